@@ -1,0 +1,17 @@
+"""conformance_test: a Criterion binary that loads the implementation under test."""
+
+IMPLEMENTATIONS = [
+    "//reference:libtvm_ffi.so",
+    "@tvm_ffi_upstream//:libtvm_ffi",
+]
+
+def conformance_test(name, srcs = None, deps = [], data = [], **kwargs):
+    native.cc_test(
+        name = name,
+        srcs = srcs or [name + ".c"],
+        copts = ["-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"],
+        deps = ["//conformance:impl"] + deps,
+        data = IMPLEMENTATIONS + data,
+        size = kwargs.pop("size", "small"),
+        **kwargs
+    )

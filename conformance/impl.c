@@ -1,0 +1,86 @@
+#include "impl.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TffiApi tffi_api;
+
+static char impl_path[PATH_MAX];
+static char load_error[1024];
+static void* impl_handle;
+static int impl_is_reference;
+
+const char* tffi_runfile(const char* path) {
+  static _Thread_local char buf[PATH_MAX];
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* workspace = getenv("TEST_WORKSPACE");
+  if (srcdir == NULL || workspace == NULL) return path;
+  snprintf(buf, sizeof buf, "%s/%s/%s", srcdir, workspace, path);
+  return buf;
+}
+
+/* TVMFFI_IMPL: unset, empty or "reference" picks the bundled runtime;
+ * "upstream" the pinned pip library; anything else is a path. */
+static void resolve_path(void) {
+  const char* want = getenv("TVMFFI_IMPL");
+  const char* path;
+  if (want == NULL || *want == '\0' || strcmp(want, "reference") == 0) {
+    path = tffi_runfile("reference/libtvm_ffi.so");
+    impl_is_reference = 1;
+  } else if (strcmp(want, "upstream") == 0) {
+    path = tffi_runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so");
+  } else {
+    path = want;
+  }
+  if (realpath(path, impl_path) == NULL) snprintf(impl_path, sizeof impl_path, "%s", path);
+}
+
+static void resolve_api(void) {
+#define TFFI_API_RESOLVE(name) \
+  tffi_api.name = (__typeof__(&name))dlsym(impl_handle, #name);
+  TFFI_API_FUNCTIONS(TFFI_API_RESOLVE)
+#undef TFFI_API_RESOLVE
+}
+
+/* Runs before main in the runner and in every test worker (Criterion starts
+ * workers as fresh processes), so each has the library loaded before any
+ * test code runs. */
+__attribute__((constructor)) static void load_impl(void) {
+  resolve_path();
+  impl_handle = dlopen(impl_path, RTLD_NOW | RTLD_GLOBAL);
+  if (impl_handle == NULL) {
+    const char* why = dlerror();
+    snprintf(load_error, sizeof load_error, "%s", why ? why : "unknown dlopen failure");
+    return;
+  }
+  resolve_api();
+}
+
+/* The banner, printed once by the runner: which library this run checks. */
+ReportHook(PRE_ALL)(struct criterion_test_set* set) {
+  (void)set;
+  fprintf(stderr, "conformance: implementation under test: %s\n", impl_path);
+  if (impl_handle == NULL) {
+    fprintf(stderr, "conformance: cannot load it: %s\n", load_error);
+    return;
+  }
+  TVMFFIVersion v = {0, 0, 0};
+  if (tffi_api.TVMFFIGetVersion) tffi_api.TVMFFIGetVersion(&v);
+  fprintf(stderr, "conformance: TVMFFIGetVersion: %u.%u.%u%s\n", v.major, v.minor, v.patch,
+          tffi_api.TVMFFIGetVersion ? "" : " (symbol missing)");
+}
+
+const char* tffi_impl_path(void) { return impl_path; }
+void* tffi_impl_handle(void) { return impl_handle; }
+int tffi_impl_is_reference(void) { return impl_is_reference; }
+
+void tffi_impl_require(void) {
+  if (impl_handle == NULL) cr_assert_fail("cannot load %s: %s", impl_path, load_error);
+}
+
+void tffi_impl_need(const void* fn, const char* name) {
+  if (fn == NULL) criterion_skip_test("%s does not export %s", impl_path, name);
+}

@@ -1,0 +1,99 @@
+/*
+ * The implementation under test, loaded at run time.
+ *
+ * The suite never links a runtime: it dlopens one (the reference by default,
+ * the pip library with --config=upstream, or the path in TVMFFI_IMPL) and
+ * reaches the C API through `tffi_api`. A symbol the library lacks leaves its
+ * slot NULL, and API(name) turns that into a SKIP naming the symbol.
+ */
+#ifndef TFFI_CONFORMANCE_IMPL_H_
+#define TFFI_CONFORMANCE_IMPL_H_
+
+#include <criterion/criterion.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+#define TFFI_API_FUNCTIONS(X)                    \
+  X(TVMFFIGetVersion)                            \
+  X(TVMFFIObjectIncRef)                          \
+  X(TVMFFIObjectDecRef)                          \
+  X(TVMFFIObjectCreateOpaque)                    \
+  X(TVMFFIGetCustomAllocator)                    \
+  X(TVMFFISetCustomAllocator)                    \
+  X(TVMFFITypeKeyToIndex)                        \
+  X(TVMFFIFunctionCreate)                        \
+  X(TVMFFIFunctionGetGlobal)                     \
+  X(TVMFFIFunctionSetGlobal)                     \
+  X(TVMFFIFunctionSetGlobalFromMethodInfo)       \
+  X(TVMFFIAnyViewToOwnedAny)                     \
+  X(TVMFFIFunctionCall)                          \
+  X(TVMFFIErrorMoveFromRaised)                   \
+  X(TVMFFIErrorSetRaised)                        \
+  X(TVMFFIErrorSetRaisedFromCStr)                \
+  X(TVMFFIErrorSetRaisedFromCStrParts)           \
+  X(TVMFFIErrorCreate)                           \
+  X(TVMFFIErrorCreateWithCauseAndExtraContext)   \
+  X(TVMFFITensorFromDLPack)                      \
+  X(TVMFFITensorToDLPack)                        \
+  X(TVMFFITensorFromDLPackVersioned)             \
+  X(TVMFFITensorToDLPackVersioned)               \
+  X(TVMFFITensorCreateUnsafeView)                \
+  X(TVMFFIStringFromByteArray)                   \
+  X(TVMFFIBytesFromByteArray)                    \
+  X(TVMFFIBigIntFromByteArray)                   \
+  X(TVMFFIBigIntGetContentByteArray)             \
+  X(TVMFFIDataTypeFromString)                    \
+  X(TVMFFIDataTypeToString)                      \
+  X(TVMFFITypeRegisterField)                     \
+  X(TVMFFITypeRegisterMethod)                    \
+  X(TVMFFITypeRegisterMetadata)                  \
+  X(TVMFFITypeRegisterAttr)                      \
+  X(TVMFFIGetTypeAttrColumn)                     \
+  X(TVMFFIBacktrace)                             \
+  X(TVMFFITypeGetOrAllocIndex)                   \
+  X(TVMFFIGetTypeInfo)                           \
+  X(TVMFFIHandleInitOnce)                        \
+  X(TVMFFIHandleDeinitOnce)                      \
+  X(TVMFFIEnvSetStream)                          \
+  X(TVMFFIEnvGetStream)                          \
+  X(TVMFFIEnvSetDLPackManagedTensorAllocator)    \
+  X(TVMFFIEnvGetDLPackManagedTensorAllocator)    \
+  X(TVMFFIEnvTensorAlloc)                        \
+  X(TVMFFIEnvCheckSignals)                       \
+  X(TVMFFIEnvRegisterCAPI)                       \
+  X(TVMFFIEnvModLookupFromImports)               \
+  X(TVMFFIEnvModRegisterContextSymbol)           \
+  X(TVMFFIEnvModRegisterSystemLibSymbol)
+
+typedef struct {
+#define TFFI_API_SLOT(name) __typeof__(&name) name;
+  TFFI_API_FUNCTIONS(TFFI_API_SLOT)
+#undef TFFI_API_SLOT
+} TffiApi;
+
+extern TffiApi tffi_api;
+
+/* Absolute path of the library under test, and its dlopen handle. */
+const char* tffi_impl_path(void);
+void* tffi_impl_handle(void);
+
+/* 1 when the library under test is the bundled reference runtime. */
+int tffi_impl_is_reference(void);
+
+/* Fixture run before every conformance test: fails it with the dlerror()
+ * text when the library did not load. */
+void tffi_impl_require(void);
+
+/* Skips the running test, naming the symbol, when `fn` is NULL. */
+void tffi_impl_need(const void* fn, const char* name);
+
+/* Path of a file in the test's runfiles (e.g. "kernels/libscale_cpu.so"),
+ * or of an external repository's file ("../tvm_ffi_upstream/..."). */
+const char* tffi_runfile(const char* path);
+
+#define API(name) (tffi_impl_need((const void*)tffi_api.name, #name), tffi_api.name)
+
+/* Every conformance test: Test() with the load check as its fixture. */
+#define TEST(suite, name, ...) Test(suite, name, .init = tffi_impl_require, ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,201 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "object.h"
+
+/* One error object per thread, owned by the slot until moved out. */
+static _Thread_local TVMFFIObject* tffi_raised;
+
+/*
+ * Error objects are one allocation: header, cell, then kind and message
+ * bytes (NUL-terminated for C callers). The backtrace can be replaced or
+ * appended to later, so it lives in its own buffer.
+ */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIErrorCell cell;
+  char* backtrace_buf;
+} TffiError;
+
+static const char tffi_empty[1] = "";
+
+static void tffi_error_delete(void* self, int flags) {
+  TffiError* err = self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (err->cell.cause_chain) tffi_decref(err->cell.cause_chain);
+    if (err->cell.extra_context) tffi_decref(err->cell.extra_context);
+    free(err->backtrace_buf);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
+}
+
+static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
+                                        int32_t update_mode) {
+  TffiError* err = self;
+  if (backtrace == NULL) return;
+  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
+  if (backtrace->size > SIZE_MAX - keep - 1) return;
+  char* buf = malloc(keep + backtrace->size + 1);
+  if (buf == NULL) return; /* the old backtrace stays: better than none */
+  if (keep) memcpy(buf, err->cell.backtrace.data, keep);
+  if (backtrace->size) memcpy(buf + keep, backtrace->data, backtrace->size);
+  buf[keep + backtrace->size] = '\0';
+  free(err->backtrace_buf);
+  err->backtrace_buf = buf;
+  err->cell.backtrace.data = buf;
+  err->cell.backtrace.size = keep + backtrace->size;
+}
+
+static size_t tffi_len(const TVMFFIByteArray* bytes) { return bytes ? bytes->size : 0; }
+
+static char* tffi_put(char* at, const TVMFFIByteArray* bytes, TVMFFIByteArray* out) {
+  size_t n = tffi_len(bytes);
+  if (n) memcpy(at, bytes->data, n);
+  at[n] = '\0';
+  out->data = at;
+  out->size = n;
+  return at + n + 1;
+}
+
+TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                             const TVMFFIByteArray* backtrace, TVMFFIObjectHandle cause_chain,
+                             TVMFFIObjectHandle extra_context) {
+  size_t nkind = tffi_len(kind), nmsg = tffi_len(message);
+  if (nkind > SIZE_MAX / 4 || nmsg > SIZE_MAX / 4) return NULL;
+  TffiError* err = calloc(1, sizeof(TffiError) + nkind + nmsg + 2);
+  if (err == NULL) return NULL;
+  err->header.combined_ref_count = TFFI_REF_BOTH_ONE;
+  err->header.type_index = kTVMFFIError;
+  err->header.deleter = tffi_error_delete;
+  char* at = (char*)(err + 1);
+  at = tffi_put(at, kind, &err->cell.kind);
+  tffi_put(at, message, &err->cell.message);
+  err->cell.backtrace.data = tffi_empty;
+  err->cell.update_backtrace = tffi_error_update_backtrace;
+  if (tffi_len(backtrace)) {
+    tffi_error_update_backtrace(err, backtrace, kTVMFFIBacktraceUpdateModeReplace);
+    if (err->backtrace_buf == NULL) {
+      free(err);
+      return NULL;
+    }
+  }
+  if (cause_chain) tffi_incref(cause_chain);
+  if (extra_context) tffi_incref(extra_context);
+  err->cell.cause_chain = cause_chain;
+  err->cell.extra_context = extra_context;
+  return &err->header;
+}
+
+/* Raised when not even an error object can be allocated. Its reference count
+ * starts so high that no sequence of releases brings it to zero. */
+static TffiError tffi_oom_error = {
+    .header = {.combined_ref_count = TFFI_REF_WEAK_ONE | 0x40000000u,
+               .type_index = kTVMFFIError},
+    .cell = {.kind = {"MemoryError", 11},
+             .message = {"out of memory while raising an error", 36},
+             .backtrace = {tffi_empty, 0},
+             .update_backtrace = NULL},
+};
+
+void tffi_set_raised(TVMFFIObject* error) {
+  TVMFFIObject* old = tffi_raised;
+  tffi_raised = error;
+  if (old) tffi_decref(old);
+}
+
+static void tffi_raise_bytes(const char* kind, const char* msg, size_t nmsg) {
+  TVMFFIByteArray k = {kind, strlen(kind)}, m = {msg, nmsg};
+  TVMFFIObject* err = tffi_error_new(&k, &m, NULL, NULL, NULL);
+  if (err == NULL) {
+    err = &tffi_oom_error.header;
+    tffi_incref(err);
+  }
+  tffi_set_raised(err);
+}
+
+int tffi_raise(const char* kind, const char* fmt, ...) {
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  if ((size_t)n < sizeof small) {
+    tffi_raise_bytes(kind, small, (size_t)n);
+    return -1;
+  }
+  char* big = malloc((size_t)n + 1);
+  if (big == NULL) {
+    tffi_raise_bytes(kind, small, sizeof small - 1);
+    return -1;
+  }
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  tffi_raise_bytes(kind, big, (size_t)n);
+  free(big);
+  return -1;
+}
+
+int tffi_raise_oom(size_t size) {
+  return tffi_raise(TFFI_MEMORY_ERROR, "failed to allocate %zu bytes", size);
+}
+
+void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
+  const char* k = kind ? kind : "";
+  const char* m = message ? message : "";
+  tffi_raise_bytes(k, m, strlen(m));
+}
+
+void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_parts,
+                                       int32_t num_parts) {
+  size_t total = 0;
+  for (int32_t i = 0; i < num_parts; ++i)
+    if (message_parts[i]) total += strlen(message_parts[i]);
+  char* msg = malloc(total + 1);
+  if (msg == NULL) {
+    tffi_raise_oom(total + 1);
+    return;
+  }
+  size_t at = 0;
+  for (int32_t i = 0; i < num_parts; ++i) {
+    if (message_parts[i] == NULL) continue;
+    size_t n = strlen(message_parts[i]);
+    memcpy(msg + at, message_parts[i], n);
+    at += n;
+  }
+  tffi_raise_bytes(kind ? kind : "", msg, at);
+  free(msg);
+}
+
+void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
+  /* The slot keeps its own reference; the caller keeps theirs. */
+  if (error) tffi_incref(error);
+  tffi_set_raised(error);
+}
+
+void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result) {
+  *result = tffi_raised;
+  tffi_raised = NULL;
+}
+
+int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                      const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  return TVMFFIErrorCreateWithCauseAndExtraContext(kind, message, backtrace, NULL, NULL, out);
+}
+
+int TVMFFIErrorCreateWithCauseAndExtraContext(const TVMFFIByteArray* kind,
+                                              const TVMFFIByteArray* message,
+                                              const TVMFFIByteArray* backtrace,
+                                              TVMFFIObjectHandle cause_chain,
+                                              TVMFFIObjectHandle extra_context,
+                                              TVMFFIObjectHandle* out) {
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIErrorCreate: out is NULL");
+  *out = tffi_error_new(kind, message, backtrace, cause_chain, extra_context);
+  if (*out == NULL) return -1; /* upstream signals OOM here with -1 and nothing raised */
+  return 0;
+}

@@ -1,0 +1,39 @@
+/* Errors of the reference runtime: the per-thread raised slot and helpers
+ * that raise the documented kinds. */
+#ifndef TFFI_ERROR_H_
+#define TFFI_ERROR_H_
+
+#include <stddef.h>
+#include <tvm/ffi/c_api.h>
+
+/*
+ * Makes a new Error object holding copies of kind, message and backtrace
+ * (any may be NULL, meaning empty). Takes a new reference to cause_chain
+ * and extra_context when they are not NULL. Returns NULL when memory runs
+ * out (nothing raised: the caller decides).
+ */
+TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                             const TVMFFIByteArray* backtrace, TVMFFIObjectHandle cause_chain,
+                             TVMFFIObjectHandle extra_context);
+
+/* Raises an error of `kind` whose message is printf-formatted. Returns -1 so
+ * that boundary checks read `return tffi_raise(...)`. */
+int tffi_raise(const char* kind, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Raises MemoryError for a failed allocation of `size` bytes. Works without
+ * allocating: when even the error object cannot be made, a preallocated one
+ * is raised instead. Returns -1. */
+int tffi_raise_oom(size_t size);
+
+/* Replaces the calling thread's raised error, releasing the one it held. */
+void tffi_set_raised(TVMFFIObject* error);
+
+/* Kind names used across the runtime. */
+#define TFFI_TYPE_ERROR "TypeError"
+#define TFFI_VALUE_ERROR "ValueError"
+#define TFFI_RUNTIME_ERROR "RuntimeError"
+#define TFFI_INDEX_ERROR "IndexError"
+#define TFFI_KEY_ERROR "KeyError"
+#define TFFI_MEMORY_ERROR "MemoryError"
+
+#endif

@@ -1,0 +1,44 @@
+/* Heap objects of the reference runtime: allocation and reference counts. */
+#ifndef TFFI_OBJECT_H_
+#define TFFI_OBJECT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tvm/ffi/c_api.h>
+
+/* A new object starts with one strong reference and the weak reference that
+ * all strong references hold together. */
+#define TFFI_REF_STRONG_ONE ((uint64_t)1)
+#define TFFI_REF_WEAK_ONE ((uint64_t)1 << 32)
+#define TFFI_REF_BOTH_ONE (TFFI_REF_STRONG_ONE | TFFI_REF_WEAK_ONE)
+
+/*
+ * Allocates a zeroed object of `size` bytes (header included), with one
+ * strong reference, the given type index and deleter. Returns NULL with a
+ * MemoryError raised when memory runs out.
+ */
+void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags));
+
+/* Releases the storage of an object made by tffi_object_alloc. */
+void tffi_object_free(void* obj);
+
+/* The deleter for objects that own nothing beyond their own storage. */
+void tffi_object_delete_plain(void* self, int flags);
+
+static inline void tffi_incref(TVMFFIObject* obj) {
+  __atomic_fetch_add(&obj->combined_ref_count, TFFI_REF_STRONG_ONE, __ATOMIC_RELAXED);
+}
+
+void tffi_decref_slow(TVMFFIObject* obj, uint64_t before);
+
+static inline void tffi_decref(TVMFFIObject* obj) {
+  uint64_t before =
+      __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_STRONG_ONE, __ATOMIC_RELEASE);
+  if ((before & 0xffffffffu) == 1) tffi_decref_slow(obj, before);
+}
+
+static inline uint32_t tffi_strong_count(const TVMFFIObject* obj) {
+  return (uint32_t)(__atomic_load_n(&obj->combined_ref_count, __ATOMIC_RELAXED) & 0xffffffffu);
+}
+
+#endif
