@@ -4,6 +4,7 @@
  * Bazel asks (XML_OUTPUT_FILE), so each test case shows up by name with its
  * verdict; CONFORMANCE_JSON=path adds Criterion's JSON report.
  */
+#include <stdio.h> /* criterion/output.h uses FILE without including it */
 #include <criterion/criterion.h>
 #include <criterion/options.h>
 #include <criterion/output.h>
