@@ -1,22 +1,59 @@
 #include "object.h"
 
-#include <stdlib.h>
+#include <string.h>
 
+#include "allocator.h"
 #include "error.h"
 
-void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
-  TVMFFIObject* obj = calloc(1, size);
-  if (obj == NULL) {
-    tffi_raise_oom(size);
-    return NULL;
-  }
+/* Set while a custom allocator runs on this thread. A custom allocator that
+ * fails must raise an error, and making that error object allocates again:
+ * that nested allocation goes to the default allocator, not back into the
+ * custom one (which would recurse without end). */
+static _Thread_local int tffi_in_custom_allocate;
+
+/* Allocates through the allocator in charge; *custom tells whether it was
+ * a custom one (which then raised its own error if it failed). */
+static void* tffi_allocate(size_t size, int32_t type_index, int* custom) {
+  TVMFFICustomAllocator* allocator = tffi_allocator_current();
+  *custom = !tffi_allocator_is_default(allocator) && !tffi_in_custom_allocate;
+  if (!*custom) allocator = tffi_allocator_default();
+  if (*custom) tffi_in_custom_allocate = 1;
+  void* body = allocator->allocate(size, _Alignof(TVMFFIObject), type_index, allocator->context);
+  if (*custom) tffi_in_custom_allocate = 0;
+  return body;
+}
+
+static void* tffi_object_init(TVMFFIObject* obj, size_t size, int32_t type_index,
+                              void (*deleter)(void* self, int flags)) {
+  /* Allocators hand back uninitialised storage. */
+  memset(obj, 0, size);
   obj->combined_ref_count = TFFI_REF_BOTH_ONE;
   obj->type_index = type_index;
   obj->deleter = deleter;
   return obj;
 }
 
-void tffi_object_free(void* obj) { free(obj); }
+void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
+                              void (*deleter)(void* self, int flags)) {
+  int custom;
+  TVMFFIObject* obj = tffi_allocate(size, type_index, &custom);
+  return obj ? tffi_object_init(obj, size, type_index, deleter) : NULL;
+}
+
+void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
+  int custom;
+  TVMFFIObject* obj = tffi_allocate(size, type_index, &custom);
+  if (obj) return tffi_object_init(obj, size, type_index, deleter);
+  if (!custom) tffi_raise_oom(size);
+  return NULL;
+}
+
+/* The block goes back to whichever allocator made it, through the header
+ * that allocator placed just before the body. */
+void tffi_object_free(void* obj) {
+  TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)obj - 1;
+  if (header->delete_space) header->delete_space(obj);
+}
 
 void tffi_object_delete_plain(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
@@ -25,7 +62,9 @@ void tffi_object_delete_plain(void* self, int flags) {
 /* The last strong reference went. Destroy the contents, then give back the
  * storage once no weak reference remains either. */
 void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  /* Acquire the writes of every earlier release (an acquire load instead of
+   * a fence, which TSan cannot model). */
+  (void)__atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE);
   if (before == TFFI_REF_BOTH_ONE) {
     if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
     return;

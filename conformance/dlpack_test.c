@@ -1,0 +1,390 @@
+/* Clauses of spec/tensors.md: DLPack import and export. */
+#include <stdlib.h>
+
+#include "tensor_support.h"
+
+static TVMFFIObjectHandle import_v(Producer* p, int32_t align, int32_t contig) {
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
+  cr_assert_eq(rc, 0, "versioned import failed (rc %d)", rc);
+  cr_assert_not_null(out);
+  return out;
+}
+
+/* An import that must fail: checks -1, the error, and that the deleter did
+ * not run (the caller keeps ownership, TEN-012). */
+static void expect_import_v_fails(Producer* p, int32_t align, int32_t contig, const char* kind,
+                                  const char* part) {
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
+  if (rc == 0) API(TVMFFIObjectDecRef)(out);
+  cr_assert_eq(rc, -1, "import should fail with -1, got %d", rc);
+  expect_raised(kind, part);
+  cr_expect_eq(p->deleted, 0, "deleter ran %d times after a failed import", p->deleted);
+}
+
+/* ---- import ---- */
+
+/* TEN-001: the versioned import is zero-copy and makes a Tensor object. */
+TEST(dlpack, TEN_001_versioned_import_zero_copy) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.device.device_id = 0;
+  p.v.dl_tensor.byte_offset = 8;
+  p.v.dl_tensor.dtype = (DLDataType){kDLInt, 16, 1};
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  cr_expect_eq(((TVMFFIObject*)t)->type_index, kTVMFFITensor, "type index %d",
+               ((TVMFFIObject*)t)->type_index);
+  expect_same_tensor(tensor_dl(t), &p.v.dl_tensor);
+  API(TVMFFIObjectDecRef)(t);
+}
+
+/* TEN-002: the pre-1.0 import is zero-copy too. */
+TEST(dlpack, TEN_002_legacy_import_zero_copy) {
+  Producer p;
+  producer_init(&p);
+  p.legacy.dl_tensor.byte_offset = 4;
+  TVMFFIObjectHandle t = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &t), 0);
+  cr_expect_eq(((TVMFFIObject*)t)->type_index, kTVMFFITensor);
+  expect_same_tensor(tensor_dl(t), &p.legacy.dl_tensor);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-003: the versioned deleter runs once, when the last reference goes. */
+TEST(dlpack, TEN_003_versioned_deleter_once_at_last_ref) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  API(TVMFFIObjectIncRef)(t);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0, "deleter ran while a reference remained");
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1, "deleter ran %d times", p.deleted);
+  cr_expect_eq(p.deleted_arg, &p.v, "deleter got a different pointer");
+}
+
+/* TEN-004: the legacy deleter runs once, when the last reference goes. */
+TEST(dlpack, TEN_004_legacy_deleter_once_at_last_ref) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &t), 0);
+  API(TVMFFIObjectIncRef)(t);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1, "deleter ran %d times", p.deleted);
+  cr_expect_eq(p.deleted_arg, &p.legacy);
+}
+
+/* TEN-005: explicit strides are kept. */
+TEST(dlpack, TEN_005_explicit_strides_kept) {
+  Producer p;
+  producer_init(&p);
+  p.strides[0] = 1;
+  p.strides[1] = 2; /* column-major */
+  p.v.dl_tensor.strides = p.strides;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLTensor* dl = tensor_dl(t);
+  cr_assert_not_null(dl->strides);
+  cr_expect_eq(dl->strides[0], 1);
+  cr_expect_eq(dl->strides[1], 2);
+  API(TVMFFIObjectDecRef)(t);
+}
+
+/* TEN-006: NULL strides mean compact row-major, and the tensor says so. */
+TEST(dlpack, TEN_006_null_strides_are_compact) {
+  Producer p;
+  producer_init(&p);
+  p.shape[0] = 4;
+  p.shape[1] = 5;
+  p.shape[2] = 6;
+  p.v.dl_tensor.ndim = 3;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLTensor* dl = tensor_dl(t);
+  cr_assert_not_null(dl->strides, "strides left NULL");
+  cr_expect_eq(dl->strides[0], 30);
+  cr_expect_eq(dl->strides[1], 6);
+  cr_expect_eq(dl->strides[2], 1);
+  API(TVMFFIObjectDecRef)(t);
+}
+
+/* TEN-007: a scalar (ndim 0) imports. */
+TEST(dlpack, TEN_007_scalar_import) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = 0;
+  p.v.dl_tensor.shape = NULL;
+  TVMFFIObjectHandle t = import_v(&p, 0, 1);
+  cr_expect_eq(tensor_dl(t)->ndim, 0);
+  cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-008: a misaligned import under require_alignment is a RuntimeError. */
+TEST(dlpack, TEN_008_misaligned_is_runtime_error) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.data = (char*)producer_buffer + 4;
+  expect_import_v_fails(&p, 64, 0, "RuntimeError", "aligned");
+  p.v.deleter(&p.v);
+}
+
+/* TEN-009: the alignment check counts byte_offset. */
+TEST(dlpack, TEN_009_alignment_counts_byte_offset) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.byte_offset = 4;
+  expect_import_v_fails(&p, 64, 0, "RuntimeError", "aligned");
+  p.v.dl_tensor.data = (char*)producer_buffer + 60;
+  p.v.dl_tensor.byte_offset = 4;
+  TVMFFIObjectHandle t = import_v(&p, 64, 0);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-010: non-contiguous strides under require_contiguous: RuntimeError. */
+TEST(dlpack, TEN_010_noncontiguous_is_runtime_error) {
+  Producer p;
+  producer_init(&p);
+  p.strides[0] = 1;
+  p.strides[1] = 2;
+  p.v.dl_tensor.strides = p.strides;
+  expect_import_v_fails(&p, 0, 1, "RuntimeError", "contiguous");
+  p.v.deleter(&p.v);
+}
+
+/* TEN-011: what require_contiguous accepts. */
+TEST(dlpack, TEN_011_contiguous_accepts) {
+  Producer p;
+  producer_init(&p);
+  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1)); /* NULL strides */
+  p.shape[0] = 1;
+  p.shape[1] = 3;
+  p.strides[0] = 999; /* size-1 dimension: any stride */
+  p.strides[1] = 1;
+  p.v.dl_tensor.strides = p.strides;
+  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1));
+  p.shape[0] = 0; /* empty: any strides */
+  p.strides[0] = 7;
+  p.strides[1] = 5;
+  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1));
+  cr_expect_eq(p.deleted, 3);
+}
+
+/* TEN-012: after a failed import the caller still owns the managed tensor:
+ * the deleter has not run, and the caller runs it exactly once itself. */
+TEST(dlpack, TEN_012_failed_import_leaves_ownership) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.data = (char*)producer_buffer + 1;
+  expect_import_v_fails(&p, 16, 0, "RuntimeError", NULL);
+  p.legacy.dl_tensor.data = (char*)producer_buffer + 1;
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 16, 0, &out);
+  cr_assert_eq(rc, -1);
+  expect_raised("RuntimeError", NULL);
+  cr_expect_eq(p.deleted, 0, "legacy deleter ran after a failed import");
+  p.v.deleter(&p.v);
+  p.legacy.deleter(&p.legacy);
+  cr_expect_eq(p.deleted, 2);
+}
+
+/* TEN-013: an unknown DLPack major version is refused with ValueError. */
+TEST(dlpack, TEN_013_unknown_major_refused) {
+  Producer p;
+  producer_init(&p);
+  p.v.version.major = DLPACK_MAJOR_VERSION + 1;
+  expect_import_v_fails(&p, 0, 0, "ValueError", "version");
+  p.v.deleter(&p.v);
+}
+
+/* TEN-014: the read-only flag does not stop a zero-copy import. */
+TEST(dlpack, TEN_014_read_only_imports) {
+  Producer p;
+  producer_init(&p);
+  p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  expect_same_tensor(tensor_dl(t), &p.v.dl_tensor);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-015: padded sub-byte layouts are refused with RuntimeError. */
+TEST(dlpack, TEN_015_subbyte_padded_refused) {
+  Producer p;
+  producer_init(&p);
+  p.v.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  p.v.dl_tensor.dtype = (DLDataType){kDLInt, 4, 1};
+  expect_import_v_fails(&p, 0, 0, "RuntimeError", NULL);
+  p.v.deleter(&p.v);
+}
+
+/* TEN-016: a NULL deleter is allowed and nothing is called on release. */
+TEST(dlpack, TEN_016_null_deleter) {
+  Producer p;
+  producer_init(&p);
+  p.v.deleter = NULL;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0);
+}
+
+/* TEN-017: read-only survives import and re-export (also through a view). */
+TEST(dlpack, TEN_017_read_only_survives_export) {
+  Producer p;
+  producer_init(&p);
+  p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  cr_expect(e->flags & DLPACK_FLAG_BITMASK_READ_ONLY, "export of a read-only tensor has flags %llu",
+            (unsigned long long)e->flags);
+  e->deleter(e);
+  int64_t strides[2] = {3, 1};
+  DLTensor proto = *tensor_dl(t);
+  proto.strides = strides;
+  TVMFFIObjectHandle view = NULL;
+  cr_assert_eq(API(TVMFFITensorCreateUnsafeView)(t, &proto, &view), 0);
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(view, &e), 0);
+  cr_expect(e->flags & DLPACK_FLAG_BITMASK_READ_ONLY, "export of a view of a read-only tensor has "
+            "flags %llu", (unsigned long long)e->flags);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(view);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* ---- export ---- */
+
+/* TEN-020: the versioned export carries version 1.x, flags 0 and the same
+ * DLTensor. */
+TEST(dlpack, TEN_020_versioned_export_fields) {
+  Producer p;
+  producer_init(&p);
+  p.strides[0] = 1;
+  p.strides[1] = 2;
+  p.v.dl_tensor.strides = p.strides;
+  p.v.dl_tensor.byte_offset = 12;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  cr_assert_not_null(e);
+  cr_expect_eq(e->version.major, 1u, "major %u", e->version.major);
+  cr_expect_eq(e->flags, 0u, "flags %llu", (unsigned long long)e->flags);
+  cr_assert_not_null(e->deleter);
+  expect_same_tensor(&e->dl_tensor, &p.v.dl_tensor);
+  cr_assert_not_null(e->dl_tensor.strides);
+  cr_expect_eq(e->dl_tensor.strides[0], 1);
+  cr_expect_eq(e->dl_tensor.strides[1], 2);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-021: the versioned export keeps the tensor alive until its deleter. */
+TEST(dlpack, TEN_021_versioned_export_lifetime) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0, "tensor freed while its export is alive");
+  cr_expect_eq(e->dl_tensor.shape[1], 3, "exported shape no longer readable");
+  e->deleter(e);
+  cr_expect_eq(p.deleted, 1, "producer deleter ran %d times", p.deleted);
+}
+
+/* TEN-022: the legacy export carries the same DLTensor. */
+TEST(dlpack, TEN_022_legacy_export_fields) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.byte_offset = 16;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensor* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPack)(t, &e), 0);
+  cr_assert_not_null(e);
+  cr_assert_not_null(e->deleter);
+  expect_same_tensor(&e->dl_tensor, &p.v.dl_tensor);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-023: the legacy export keeps the tensor alive until its deleter. */
+TEST(dlpack, TEN_023_legacy_export_lifetime) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensor* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPack)(t, &e), 0);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0);
+  e->deleter(e);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-024: import(export(t)) round trips, and the producer's deleter runs
+ * once when everything is released. */
+TEST(dlpack, TEN_024_round_trip) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.byte_offset = 8;
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  TVMFFIObjectHandle t2 = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPackVersioned)(e, 0, 0, &t2), 0);
+  expect_same_tensor(tensor_dl(t2), &p.v.dl_tensor);
+  DLManagedTensor* l = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPack)(t2, &l), 0);
+  TVMFFIObjectHandle t3 = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(l, 0, 0, &t3), 0);
+  expect_same_tensor(tensor_dl(t3), &p.v.dl_tensor);
+  API(TVMFFIObjectDecRef)(t);
+  API(TVMFFIObjectDecRef)(t2);
+  cr_expect_eq(p.deleted, 0, "freed while a round-tripped tensor is alive");
+  API(TVMFFIObjectDecRef)(t3);
+  cr_expect_eq(p.deleted, 1, "producer deleter ran %d times", p.deleted);
+}
+
+/* TEN-025: two exports are independent. */
+TEST(dlpack, TEN_025_exports_independent) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  DLManagedTensorVersioned *a = NULL, *b = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &a), 0);
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &b), 0);
+  cr_expect_neq(a, b, "two exports returned the same managed tensor");
+  a->deleter(a);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 0, "freed while the second export is alive");
+  b->deleter(b);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-026: exporting NULL or a non-Tensor is a TypeError naming `from`. */
+TEST(dlpack, TEN_026_export_non_tensor) {
+  if (!tffi_impl_is_reference()) {
+    cr_skip_test("upstream 0.1.16 dereferences the handle unchecked (crash); "
+                 "see spec/deviations.md TEN-026");
+  }
+  DLManagedTensorVersioned* e = NULL;
+  cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(NULL, &e), -1);
+  expect_raised("TypeError", "from");
+  DLManagedTensor* l = NULL;
+  cr_expect_eq(API(TVMFFITensorToDLPack)(NULL, &l), -1);
+  expect_raised("TypeError", "from");
+  TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
+  TVMFFIObjectHandle err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
+  cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(err, &e), -1);
+  expect_raised("TypeError", "from");
+  API(TVMFFIObjectDecRef)(err);
+}

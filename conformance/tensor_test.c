@@ -1,0 +1,200 @@
+/* Clauses of spec/tensors.md: tensor views and hostile tensor metadata. */
+#include <stdlib.h>
+
+#include "tensor_support.h"
+
+static TVMFFIObjectHandle import_v(Producer* p) {
+  TVMFFIObjectHandle out = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out), 0);
+  return out;
+}
+
+/* ---- views ---- */
+
+/* TEN-030: a view has the prototype's metadata. */
+TEST(tensor, TEN_030_view_has_prototype_metadata) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = import_v(&p);
+  int64_t shape[1] = {3}, strides[1] = {2};
+  DLTensor proto = {.data = producer_buffer + 1,
+                    .device = {kDLCPU, 0},
+                    .ndim = 1,
+                    .dtype = {kDLFloat, 32, 1},
+                    .shape = shape,
+                    .strides = strides,
+                    .byte_offset = 4};
+  TVMFFIObjectHandle view = NULL;
+  cr_assert_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), 0);
+  cr_expect_eq(((TVMFFIObject*)view)->type_index, kTVMFFITensor);
+  expect_same_tensor(tensor_dl(view), &proto);
+  cr_assert_not_null(tensor_dl(view)->strides);
+  cr_expect_eq(tensor_dl(view)->strides[0], 2);
+  API(TVMFFIObjectDecRef)(view);
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-031: a view keeps its source alive. */
+TEST(tensor, TEN_031_view_keeps_source_alive) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = import_v(&p);
+  DLTensor proto = *tensor_dl(src);
+  TVMFFIObjectHandle view = NULL;
+  cr_assert_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), 0);
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 0, "source freed while its view is alive");
+  API(TVMFFIObjectDecRef)(view);
+  cr_expect_eq(p.deleted, 1, "producer deleter ran %d times", p.deleted);
+}
+
+/* TEN-032: a view copies the prototype's shape and strides. */
+TEST(tensor, TEN_032_view_copies_shape_and_strides) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = import_v(&p);
+  int64_t* shape = malloc(2 * sizeof(int64_t));
+  int64_t* strides = malloc(2 * sizeof(int64_t));
+  shape[0] = 3;
+  shape[1] = 2;
+  strides[0] = 1;
+  strides[1] = 3;
+  DLTensor proto = *tensor_dl(src);
+  proto.shape = shape;
+  proto.strides = strides;
+  TVMFFIObjectHandle view = NULL;
+  cr_assert_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), 0);
+  shape[0] = shape[1] = strides[0] = strides[1] = -77;
+  free(shape);
+  free(strides);
+  DLTensor* dl = tensor_dl(view);
+  cr_expect_eq(dl->shape[0], 3);
+  cr_expect_eq(dl->shape[1], 2);
+  cr_expect_eq(dl->strides[0], 1);
+  cr_expect_eq(dl->strides[1], 3);
+  API(TVMFFIObjectDecRef)(view);
+  API(TVMFFIObjectDecRef)(src);
+}
+
+/* TEN-033: a bad source is a TypeError, a hostile prototype a ValueError. */
+TEST(tensor, TEN_033_view_bad_arguments) {
+  if (!tffi_impl_is_reference()) {
+    cr_skip_test("upstream 0.1.16 accepts a NULL source and segfaults on a NULL prototype "
+                 "shape; see spec/deviations.md TEN-033");
+  }
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = import_v(&p);
+  DLTensor proto = *tensor_dl(src);
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(NULL, &proto, &view), -1);
+  expect_raised("TypeError", "source");
+  TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
+  TVMFFIObjectHandle err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(err, &proto, &view), -1);
+  expect_raised("TypeError", "source");
+  API(TVMFFIObjectDecRef)(err);
+  int64_t neg[2] = {2, -3};
+  proto.shape = neg;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), -1);
+  expect_raised("ValueError", "prototype");
+  proto.shape = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), -1);
+  expect_raised("ValueError", "prototype");
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 1, "a failed view changed the source's references");
+}
+
+/* ---- hostile metadata ---- */
+
+/* Versioned import that must be refused with ValueError mentioning `part`,
+ * the deleter not run. An implementation that accepts it is released again
+ * so that the failure is reported, not a leak. */
+static void expect_hostile_refused(Producer* p, const char* part) {
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out);
+  if (rc == 0) {
+    API(TVMFFIObjectDecRef)(out);
+    cr_assert_fail("hostile metadata was accepted (%s)", part);
+  }
+  cr_assert_eq(rc, -1);
+  expect_raised("ValueError", part);
+  cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
+}
+
+/* TEN-040: a negative dimension is refused. */
+TEST(tensor, TEN_040_negative_dimension) {
+  Producer p;
+  producer_init(&p);
+  p.shape[1] = -3;
+  expect_hostile_refused(&p, "shape");
+}
+
+/* TEN-041: ndim 1000 is refused. */
+TEST(tensor, TEN_041_ndim_1000) {
+  Producer p;
+  producer_init(&p);
+  int64_t* shape = malloc(1000 * sizeof(int64_t));
+  for (int i = 0; i < 1000; ++i) shape[i] = 1;
+  p.v.dl_tensor.shape = shape;
+  p.v.dl_tensor.ndim = 1000;
+  expect_hostile_refused(&p, "ndim");
+  free(shape);
+}
+
+/* TEN-042: an element count that overflows int64 is refused. */
+TEST(tensor, TEN_042_element_count_overflow) {
+  Producer p;
+  producer_init(&p);
+  p.shape[0] = (int64_t)1 << 40;
+  p.shape[1] = (int64_t)1 << 40;
+  expect_hostile_refused(&p, "shape");
+}
+
+/* TEN-043: a NULL shape with ndim > 0 is refused without reading it. */
+TEST(tensor, TEN_043_null_shape) {
+  if (!tffi_impl_is_reference()) {
+    cr_skip_test("upstream 0.1.16 dereferences the NULL shape (segfault); "
+                 "see spec/deviations.md TEN-043");
+  }
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.shape = NULL;
+  expect_hostile_refused(&p, "shape");
+}
+
+/* TEN-044: a negative ndim is refused. */
+TEST(tensor, TEN_044_negative_ndim) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = -1;
+  expect_hostile_refused(&p, "ndim");
+}
+
+/* TEN-045: the pre-1.0 import refuses the same metadata. */
+TEST(tensor, TEN_045_legacy_refuses_hostile) {
+  Producer p;
+  producer_init(&p);
+  p.shape[0] = -1;
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &out);
+  if (rc == 0) {
+    API(TVMFFIObjectDecRef)(out);
+    cr_assert_fail("negative dimension accepted by TVMFFITensorFromDLPack");
+  }
+  expect_raised("ValueError", "shape");
+  int64_t* shape = calloc(1000, sizeof(int64_t));
+  for (int i = 0; i < 1000; ++i) shape[i] = 1;
+  p.legacy.dl_tensor.shape = shape;
+  p.legacy.dl_tensor.ndim = 1000;
+  rc = API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &out);
+  free(shape);
+  if (rc == 0) {
+    API(TVMFFIObjectDecRef)(out);
+    cr_assert_fail("ndim 1000 accepted by TVMFFITensorFromDLPack");
+  }
+  expect_raised("ValueError", "ndim");
+  cr_expect_eq(p.deleted, 0);
+}

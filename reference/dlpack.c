@@ -1,0 +1,136 @@
+/* DLPack exchange: importing managed tensors as Tensor objects and
+ * exporting Tensor objects as managed tensors. */
+#include <stdlib.h>
+
+#include "error.h"
+#include "object.h"
+#include "tensor.h"
+
+/* Devices whose data pointer is a plain address, so that alignment can be
+ * judged on data + byte_offset; elsewhere the pointer is an opaque handle
+ * and only byte_offset can be judged. */
+static int tffi_direct_address(DLDevice device) {
+  return device.device_type <= kDLCUDAHost || device.device_type == kDLCUDAManaged ||
+         device.device_type == kDLROCM || device.device_type == kDLROCMHost;
+}
+
+static int tffi_check_requirements(const DLTensor* t, const char* arg_name,
+                                   int32_t require_alignment, int32_t require_contiguous) {
+  if (require_alignment < 0) {
+    return tffi_raise(TFFI_VALUE_ERROR, "require_alignment is negative (%d)", require_alignment);
+  }
+  if (require_alignment > 0) {
+    uintptr_t at = (uintptr_t)t->byte_offset;
+    if (tffi_direct_address(t->device)) at += (uintptr_t)t->data;
+    if (at % (uintptr_t)require_alignment != 0) {
+      return tffi_raise(TFFI_RUNTIME_ERROR, "%s: data is not aligned to %d bytes", arg_name,
+                        require_alignment);
+    }
+  }
+  if (require_contiguous && !tffi_dltensor_is_contiguous(t)) {
+    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: tensor is not contiguous", arg_name);
+  }
+  return 0;
+}
+
+static void tffi_release_versioned(void* ctx) {
+  DLManagedTensorVersioned* m = ctx;
+  if (m->deleter != NULL) m->deleter(m);
+}
+
+static void tffi_release_legacy(void* ctx) {
+  DLManagedTensor* m = ctx;
+  if (m->deleter != NULL) m->deleter(m);
+}
+
+int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg_name,
+                                 int32_t require_alignment, int32_t require_contiguous,
+                                 TVMFFIObject** out) {
+  if (from == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s is NULL", arg_name);
+  /* A different major version means a different layout: nothing past the
+   * version field may be read. */
+  if (from->version.major != DLPACK_MAJOR_VERSION) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s.version.major is %u; only DLPack major %d is understood",
+                      arg_name, from->version.major, DLPACK_MAJOR_VERSION);
+  }
+  if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
+    return tffi_raise(TFFI_RUNTIME_ERROR, "%s.flags: padded sub-byte types are not supported",
+                      arg_name);
+  }
+  if (tffi_dltensor_check(&from->dl_tensor, arg_name) != 0) return -1;
+  if (tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
+    return -1;
+  }
+  if (tffi_tensor_new(&from->dl_tensor, arg_name, tffi_release_versioned, from, out) != 0) {
+    return -1;
+  }
+  tffi_tensor_set_flags(*out, from->flags);
+  return 0;
+}
+
+int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,
+                                    int32_t require_contiguous, TVMFFIObjectHandle* out) {
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  return tffi_tensor_import_versioned(from, "from", require_alignment, require_contiguous,
+                                      (TVMFFIObject**)out);
+}
+
+int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
+                           int32_t require_contiguous, TVMFFIObjectHandle* out) {
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (from == NULL) return tffi_raise(TFFI_VALUE_ERROR, "from is NULL");
+  if (tffi_dltensor_check(&from->dl_tensor, "from") != 0) return -1;
+  if (tffi_check_requirements(&from->dl_tensor, "from", require_alignment, require_contiguous)) {
+    return -1;
+  }
+  return tffi_tensor_new(&from->dl_tensor, "from", tffi_release_legacy, from,
+                         (TVMFFIObject**)out);
+}
+
+/* An exported managed tensor holds one strong reference to the tensor (its
+ * manager_ctx); the DLTensor it carries points into that tensor. */
+static void tffi_export_delete_versioned(DLManagedTensorVersioned* self) {
+  tffi_decref(self->manager_ctx);
+  free(self);
+}
+
+static void tffi_export_delete_legacy(DLManagedTensor* self) {
+  tffi_decref(self->manager_ctx);
+  free(self);
+}
+
+static int tffi_export_check(TVMFFIObjectHandle from, const void* out) {
+  if (!tffi_is_tensor(from)) {
+    return tffi_raise(TFFI_TYPE_ERROR, "from is %s, expected a Tensor object",
+                      from == NULL ? "NULL" : "not a Tensor");
+  }
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  return 0;
+}
+
+int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
+  if (tffi_export_check(from, out) != 0) return -1;
+  DLManagedTensorVersioned* m = calloc(1, sizeof *m);
+  if (m == NULL) return tffi_raise_oom(sizeof *m);
+  m->version.major = DLPACK_MAJOR_VERSION;
+  m->version.minor = DLPACK_MINOR_VERSION;
+  m->manager_ctx = from;
+  m->deleter = tffi_export_delete_versioned;
+  m->flags = tffi_tensor_flags(from);
+  m->dl_tensor = *tffi_tensor_dl(from);
+  tffi_incref(from);
+  *out = m;
+  return 0;
+}
+
+int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
+  if (tffi_export_check(from, out) != 0) return -1;
+  DLManagedTensor* m = calloc(1, sizeof *m);
+  if (m == NULL) return tffi_raise_oom(sizeof *m);
+  m->manager_ctx = from;
+  m->deleter = tffi_export_delete_legacy;
+  m->dl_tensor = *tffi_tensor_dl(from);
+  tffi_incref(from);
+  *out = m;
+  return 0;
+}

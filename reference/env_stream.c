@@ -1,0 +1,129 @@
+/*
+ * Per-thread streams: TVMFFIEnvSetStream / TVMFFIEnvGetStream.
+ *
+ * Kernels read their stream on every call, so the read is one thread-local
+ * access: a fixed table covers the device types and ids that real machines
+ * have. Pairs outside it (still within the accepted range) go to a small
+ * per-thread list that grows with the number of pairs set, never with the
+ * size of an id.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <tvm/ffi/extra/c_env_api.h>
+
+#include "error.h"
+
+/* Accepted range: generous for any real system, small enough that a
+ * hostile id is refused instead of sizing anything. */
+#define TFFI_STREAM_MAX_TYPE 1024
+#define TFFI_STREAM_MAX_ID 65536
+
+/* The fast table: device types up to 31 (DLPack defines up to 18) and up
+ * to 16 devices of each. */
+#define TFFI_STREAM_FAST_TYPES 32
+#define TFFI_STREAM_FAST_IDS 16
+
+typedef struct {
+  int32_t device_type;
+  int32_t device_id;
+  TVMFFIStreamHandle stream;
+} TffiStreamEntry;
+
+typedef struct {
+  TVMFFIStreamHandle fast[TFFI_STREAM_FAST_TYPES][TFFI_STREAM_FAST_IDS];
+  TffiStreamEntry* more; /* pairs outside the fast table, unordered */
+  size_t n_more, cap_more;
+} TffiStreams;
+
+static _Thread_local TffiStreams tffi_streams;
+
+/* The overflow list is released when its thread exits: the key's value is
+ * the list itself (not the thread-local struct, which may be gone first). */
+static pthread_key_t tffi_streams_key;
+static pthread_once_t tffi_streams_once = PTHREAD_ONCE_INIT;
+
+static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, free); }
+
+static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t type, int32_t id) {
+  for (size_t i = 0; i < s->n_more; ++i) {
+    if (s->more[i].device_type == type && s->more[i].device_id == id) return s->more[i].stream;
+  }
+  return NULL;
+}
+
+TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
+  TffiStreams* s = &tffi_streams;
+  if ((uint32_t)device_type < TFFI_STREAM_FAST_TYPES && (uint32_t)device_id < TFFI_STREAM_FAST_IDS) {
+    return s->fast[device_type][device_id];
+  }
+  return tffi_stream_lookup_slow(s, device_type, device_id);
+}
+
+static void tffi_streams_publish(TffiStreams* s) {
+  pthread_once(&tffi_streams_once, tffi_streams_key_init);
+  pthread_setspecific(tffi_streams_key, s->more);
+}
+
+/* Removes entry i (order does not matter); frees the list when empty. */
+static void tffi_stream_remove(TffiStreams* s, size_t i) {
+  s->more[i] = s->more[--s->n_more];
+  if (s->n_more == 0) {
+    free(s->more);
+    s->more = NULL;
+    s->cap_more = 0;
+    tffi_streams_publish(s);
+  }
+}
+
+static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFIStreamHandle stream) {
+  if (s->n_more == s->cap_more) {
+    size_t cap = s->cap_more ? s->cap_more * 2 : 8;
+    TffiStreamEntry* grown = realloc(s->more, cap * sizeof *grown);
+    if (grown == NULL) return tffi_raise_oom(cap * sizeof *grown);
+    s->more = grown;
+    s->cap_more = cap;
+    tffi_streams_publish(s);
+  }
+  s->more[s->n_more++] = (TffiStreamEntry){type, id, stream};
+  return 0;
+}
+
+static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
+                                TVMFFIStreamHandle stream, TVMFFIStreamHandle* old) {
+  for (size_t i = 0; i < s->n_more; ++i) {
+    if (s->more[i].device_type == type && s->more[i].device_id == id) {
+      *old = s->more[i].stream;
+      if (stream == NULL) {
+        tffi_stream_remove(s, i);
+      } else {
+        s->more[i].stream = stream;
+      }
+      return 0;
+    }
+  }
+  *old = NULL;
+  return stream == NULL ? 0 : tffi_stream_append(s, type, id, stream);
+}
+
+int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
+                       TVMFFIStreamHandle* opt_out_original_stream) {
+  if (device_type < 0 || device_type >= TFFI_STREAM_MAX_TYPE) {
+    return tffi_raise(TFFI_VALUE_ERROR, "device_type %d is outside [0, %d)", device_type,
+                      TFFI_STREAM_MAX_TYPE);
+  }
+  if (device_id < 0 || device_id >= TFFI_STREAM_MAX_ID) {
+    return tffi_raise(TFFI_VALUE_ERROR, "device_id %d is outside [0, %d)", device_id,
+                      TFFI_STREAM_MAX_ID);
+  }
+  TffiStreams* s = &tffi_streams;
+  TVMFFIStreamHandle old;
+  if (device_type < TFFI_STREAM_FAST_TYPES && device_id < TFFI_STREAM_FAST_IDS) {
+    old = s->fast[device_type][device_id];
+    s->fast[device_type][device_id] = stream;
+  } else if (tffi_stream_set_slow(s, device_type, device_id, stream, &old) != 0) {
+    return -1;
+  }
+  if (opt_out_original_stream != NULL) *opt_out_original_stream = old;
+  return 0;
+}

@@ -1,0 +1,185 @@
+#include "tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "object.h"
+
+/*
+ * One allocation per tensor: header, DLTensor (where callers expect it),
+ * the release hook, then shape and strides (2 * ndim int64 values).
+ */
+typedef struct {
+  TVMFFIObject header;
+  DLTensor dl;
+  TffiTensorRelease release;
+  void* ctx;
+  uint64_t flags; /* DLPack flags kept for export (read-only only) */
+  int64_t dims[];
+} TffiTensor;
+
+_Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
+               "the DLTensor must follow the object header directly");
+
+int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
+  if (t == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s is NULL", arg_name);
+  if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s.ndim is %d, outside [0, %d]", arg_name, t->ndim,
+                      TFFI_TENSOR_MAX_NDIM);
+  }
+  if (t->ndim > 0 && t->shape == NULL) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s.shape is NULL while ndim is %d", arg_name, t->ndim);
+  }
+  int has_zero = 0;
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0) {
+      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape[%d] is negative (%lld)", arg_name, i,
+                        (long long)t->shape[i]);
+    }
+    if (t->shape[i] == 0) has_zero = 1;
+  }
+  /* With a zero dimension the tensor is empty whatever the other sizes are. */
+  if (has_zero) return 0;
+  int64_t numel = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (__builtin_mul_overflow(numel, t->shape[i], &numel)) {
+      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape: element count overflows int64", arg_name);
+    }
+  }
+  int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
+  if (__builtin_mul_overflow(numel, bits, &total) || total > INT64_MAX - 7) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: byte size overflows int64", arg_name);
+  }
+  return 0;
+}
+
+int64_t tffi_dltensor_numel(const DLTensor* t) {
+  /* A zero dimension first: the check lets the other dimensions of an empty
+   * tensor be anything, so their running product may overflow. */
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] == 0) return 0;
+  }
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+int64_t tffi_dltensor_nbytes(const DLTensor* t) {
+  int64_t numel = tffi_dltensor_numel(t);
+  return (numel * t->dtype.bits * t->dtype.lanes + 7) / 8;
+}
+
+int tffi_dltensor_is_contiguous(const DLTensor* t) {
+  if (t->strides == NULL) return 1;
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] == 0) return 1;
+  }
+  int64_t expect = 1;
+  for (int32_t i = t->ndim - 1; i >= 0; --i) {
+    /* A dimension of size 1 is never stepped over: its stride is free. */
+    if (t->shape[i] == 1) continue;
+    if (t->strides[i] != expect) return 0;
+    expect *= t->shape[i];
+  }
+  return 1;
+}
+
+void tffi_fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* strides) {
+  int64_t step = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    strides[i] = step;
+    /* Only an empty tensor (a zero dimension) can overflow here, and its
+     * strides are never stepped over: saturate instead of wrapping. */
+    if (__builtin_mul_overflow(step, shape[i], &step)) step = INT64_MAX;
+  }
+}
+
+uint64_t tffi_tensor_flags(const TVMFFIObject* tensor) {
+  return ((const TffiTensor*)tensor)->flags;
+}
+
+void tffi_tensor_set_flags(TVMFFIObject* tensor, uint64_t flags) {
+  ((TffiTensor*)tensor)->flags = flags & DLPACK_FLAG_BITMASK_READ_ONLY;
+}
+
+static void tffi_tensor_delete(void* self, int flags) {
+  TffiTensor* t = self;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && t->release != NULL) {
+    TffiTensorRelease release = t->release;
+    t->release = NULL;
+    release(t->ctx);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
+}
+
+int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
+                    void* ctx, TVMFFIObject** out) {
+  if (tffi_dltensor_check(proto, arg_name) != 0) return -1;
+  size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
+  TffiTensor* t = tffi_object_alloc(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
+                                    kTVMFFITensor, tffi_tensor_delete);
+  if (t == NULL) return -1;
+  t->dl = *proto;
+  t->dl.shape = t->dims;
+  t->dl.strides = t->dims + ndim;
+  if (ndim) memcpy(t->dl.shape, proto->shape, ndim * sizeof(int64_t));
+  if (proto->strides != NULL) {
+    if (ndim) memcpy(t->dl.strides, proto->strides, ndim * sizeof(int64_t));
+  } else {
+    tffi_fill_compact_strides(t->dl.shape, proto->ndim, t->dl.strides);
+  }
+  t->release = release;
+  t->ctx = ctx;
+  *out = &t->header;
+  return 0;
+}
+
+static void tffi_free_buffer(void* ctx) { free(ctx); }
+
+int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                          TVMFFIObject** out) {
+  DLTensor proto = {.data = NULL,
+                    .device = {kDLCPU, 0},
+                    .ndim = ndim,
+                    .dtype = dtype,
+                    .shape = (int64_t*)shape,
+                    .strides = NULL,
+                    .byte_offset = 0};
+  if (tffi_dltensor_check(&proto, "shape") != 0) return -1;
+  int64_t nbytes = tffi_dltensor_nbytes(&proto);
+  if (nbytes > INT64_MAX - 64) return tffi_raise_oom((size_t)-1);
+  /* aligned_alloc wants a multiple of the alignment, and never size 0. */
+  size_t size = ((size_t)nbytes + 63) / 64 * 64;
+  if (size == 0) size = 64;
+  void* data = aligned_alloc(64, size);
+  if (data == NULL) return tffi_raise_oom(size);
+  memset(data, 0, size);
+  proto.data = data;
+  if (tffi_tensor_new(&proto, "shape", tffi_free_buffer, data, out) != 0) {
+    free(data);
+    return -1;
+  }
+  return 0;
+}
+
+static void tffi_release_source(void* ctx) { tffi_decref(ctx); }
+
+int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
+                                 TVMFFIObjectHandle* out) {
+  if (!tffi_is_tensor(source)) {
+    return tffi_raise(TFFI_TYPE_ERROR, "source is %s, expected a Tensor object",
+                      source == NULL ? "NULL" : "not a Tensor");
+  }
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  /* The view keeps the source alive, since it points into its data. */
+  tffi_incref(source);
+  if (tffi_tensor_new(prototype, "prototype", tffi_release_source, source,
+                      (TVMFFIObject**)out) != 0) {
+    tffi_decref(source);
+    return -1;
+  }
+  /* A view of read-only memory is read-only too. */
+  tffi_tensor_set_flags(*out, tffi_tensor_flags(source));
+  return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * Tensor objects of the reference runtime and the checks on DLTensor
+ * metadata that every entry point taking a tensor from outside runs first.
+ *
+ * Layout (same as upstream, which C callers rely on through
+ * TVMFFITensorGetDLTensorPtr): the TVMFFIObject header, then the DLTensor,
+ * then private fields. A tensor always owns copies of its shape and strides
+ * (stored after the private fields), so a producer's arrays may go away once
+ * the tensor exists, and strides are never NULL when ndim > 0 (a NULL
+ * strides in the input means compact row-major and is filled in).
+ */
+#ifndef TFFI_TENSOR_H_
+#define TFFI_TENSOR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tvm/ffi/c_api.h>
+
+/*
+ * The largest ndim accepted anywhere in the runtime. NumPy and PyTorch both
+ * stop at 64 dimensions; a larger value in untrusted metadata is refused
+ * rather than used to size an allocation.
+ */
+#define TFFI_TENSOR_MAX_NDIM 64
+
+/*
+ * Checks DLTensor metadata before anything reads shape or strides. Raises
+ * ValueError naming `arg_name` (e.g. "prototype", "from.dl_tensor") and
+ * returns -1 when: t is NULL; ndim < 0 or ndim > TFFI_TENSOR_MAX_NDIM; shape
+ * is NULL while ndim > 0; a dimension is negative; the element count or the
+ * byte size (elements * bits * lanes, rounded up to bytes) does not fit in
+ * int64. Returns 0 otherwise. Reads exactly t->ndim shape entries, never
+ * more. Strides are not checked: negative and zero strides are legal.
+ */
+int tffi_dltensor_check(const DLTensor* t, const char* arg_name);
+
+/* Element count of checked metadata (1 for ndim 0). */
+int64_t tffi_dltensor_numel(const DLTensor* t);
+
+/* Byte size of checked metadata: ceil(numel * bits * lanes / 8). */
+int64_t tffi_dltensor_nbytes(const DLTensor* t);
+
+/*
+ * 1 when checked metadata is compact row-major: NULL strides, any dimension
+ * of size 0, or every stride equal to the product of the later dimensions
+ * (dimensions of size 1 may carry any stride).
+ */
+int tffi_dltensor_is_contiguous(const DLTensor* t);
+
+/* Writes the compact row-major strides of `shape[0..ndim)` to `strides`. */
+void tffi_fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* strides);
+
+/*
+ * What a tensor does when its last strong reference goes: `release(ctx)`,
+ * exactly once. A NULL release means the tensor owns nothing beyond itself
+ * (a view of memory that outlives it).
+ */
+typedef void (*TffiTensorRelease)(void* ctx);
+
+/*
+ * Makes a Tensor object from DLTensor metadata: data pointer, device, dtype,
+ * byte_offset are copied; shape and strides are copied into the object
+ * (strides computed when `proto->strides` is NULL). The object calls
+ * release(ctx) once when freed. On failure returns -1 with ValueError
+ * (metadata, named `arg_name`) or MemoryError raised, and does NOT call
+ * release: the caller still owns ctx. On success *out is a new reference.
+ */
+int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
+                    void* ctx, TVMFFIObject** out);
+
+/*
+ * Makes a CPU tensor that owns zero-filled, 64-byte aligned memory of the
+ * given shape and dtype (compact strides). For tests and kernels that need
+ * a real buffer. Errors as tffi_tensor_new (arg_name "shape").
+ */
+int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                          TVMFFIObject** out);
+
+/*
+ * Imports a DLPack 1.x managed tensor (what TVMFFITensorFromDLPackVersioned
+ * and TVMFFIEnvTensorAlloc share). Checks version, flags, metadata (errors
+ * name `arg_name`), and the alignment / contiguity requirements (0 = none).
+ * On success the tensor owns `from` and runs its deleter once when freed;
+ * on failure nothing is called and the caller still owns `from`.
+ */
+int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg_name,
+                                 int32_t require_alignment, int32_t require_contiguous,
+                                 TVMFFIObject** out);
+
+/*
+ * DLPack flags a tensor carries from its import to its exports. Only
+ * DLPACK_FLAG_BITMASK_READ_ONLY is kept: a consumer must not be told it may
+ * write to memory its producer declared read-only. Views inherit it.
+ */
+uint64_t tffi_tensor_flags(const TVMFFIObject* tensor);
+void tffi_tensor_set_flags(TVMFFIObject* tensor, uint64_t flags);
+
+/* The DLTensor inside a Tensor object (no check of the type index). */
+static inline DLTensor* tffi_tensor_dl(TVMFFIObject* tensor) {
+  return (DLTensor*)((char*)tensor + sizeof(TVMFFIObject));
+}
+
+/* 1 when `obj` is a non-NULL Tensor object. */
+static inline int tffi_is_tensor(const TVMFFIObject* obj) {
+  return obj != NULL && obj->type_index == kTVMFFITensor;
+}
+
+#endif
