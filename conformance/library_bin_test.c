@@ -1,0 +1,316 @@
+/* Clauses of spec/library_bin.md: decoding `__tvm_ffi__library_bin` at
+ * load. Well-formed trees come from the libmod_packed libraries of
+ * testlibs/ (blobs made by `libbin pack`); malformed blobs are the .bin files
+ * of testdata/, loaded through libmod_blob_env.so in a child process (see
+ * module_support.h). */
+#include "module_support.h"
+
+/* ---- the test loader for kind "testkind" ---- */
+
+#define MAX_CALLS 8
+static struct {
+  int calls;
+  size_t size[MAX_CALLS];
+  unsigned char data[MAX_CALLS][64];
+  int32_t type[MAX_CALLS];
+  TVMFFIObjectHandle returned[MAX_CALLS]; /* a reference each, for inspection */
+} seen;
+
+/* The k-th call returns libmod_other.so (k even) or libmod_third.so. */
+static int testkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  int k = seen.calls++;
+  if (n != 1 || k >= MAX_CALLS) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "testkind loader: want one argument");
+    return -1;
+  }
+  seen.type[k] = args[0].type_index;
+  if (args[0].type_index == kTVMFFISmallBytes) {
+    seen.size[k] = args[0].small_str_len;
+    memcpy(seen.data[k], args[0].v_bytes, seen.size[k]);
+  } else if (args[0].type_index == kTVMFFIBytes) {
+    TVMFFIByteArray* b = TVMFFIBytesGetByteArrayPtr(args[0].v_obj);
+    seen.size[k] = b->size < 64 ? b->size : 64;
+    memcpy(seen.data[k], b->data, seen.size[k]);
+  }
+  TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
+  TVMFFIAny path = mod_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
+  int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
+  API(TVMFFIObjectDecRef)(fn);
+  if (rc == 0) {
+    seen.returned[k] = result->v_obj;
+    API(TVMFFIObjectIncRef)(result->v_obj);
+  }
+  return rc;
+}
+
+static void register_loader(TVMFFISafeCallType call) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &fn), 0);
+  TVMFFIByteArray n = {"ffi.Module.load_from_bytes.testkind", 35};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+static void release_seen(void) {
+  for (int k = 0; k < seen.calls && k < MAX_CALLS; ++k) {
+    if (seen.returned[k]) API(TVMFFIObjectDecRef)(seen.returned[k]);
+    seen.returned[k] = NULL;
+  }
+}
+
+/* ---- well-formed trees ---- */
+
+/* LIB-001: the blob is decoded and module 0 is returned. */
+TEST(library_bin, LIB_001_blob_decoded_root_returned) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  cr_expect_eq(((TVMFFIObject*)root)->type_index, kTVMFFIModule);
+  cr_expect_eq(seen.calls, 2, "the loader ran %d times for 2 custom entries", seen.calls);
+  /* root = entry 0 (_lib): own add_one; other_fn only through imports. */
+  cr_expect_eq(mod_implements(root, "add_one", 0), 1);
+  cr_expect_eq(mod_implements(root, "other_fn", 0), 0);
+  cr_expect_eq(mod_implements(root, "other_fn", 1), 1);
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
+/* LIB-002: `_lib` is the library's own module. */
+TEST(library_bin, LIB_002_lib_entry_is_the_library) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  TVMFFIObjectHandle fn = mod_get_function(root, "add_one", 0);
+  cr_assert_not_null(fn, "the library's add_one is not on the root");
+  TVMFFIAny arg = mod_int(9);
+  cr_expect_eq(mod_call_int(fn, &arg, 1), 10);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
+/* LIB-003: loaders get exactly the payload bytes, in entry order. */
+TEST(library_bin, LIB_003_loader_gets_payload_bytes) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  cr_assert_eq(seen.calls, 2);
+  for (int k = 0; k < 2; ++k) {
+    cr_expect(seen.type[k] == kTVMFFIBytes || seen.type[k] == kTVMFFISmallBytes,
+              "call %d got type index %d, not Bytes", k, seen.type[k]);
+  }
+  cr_expect_eq(seen.size[0], 11);
+  cr_expect_eq(memcmp(seen.data[0], "payload-one", 11), 0);
+  cr_expect_eq(seen.size[1], 4);
+  cr_expect_eq(memcmp(seen.data[1], "\x00\xff\x00\x41", 4), 0, "binary payload altered");
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
+/* LIB-004: imports follow indptr/child_indices in order: root -> [1, 2],
+ * 1 -> [2], 2 -> []. */
+TEST(library_bin, LIB_004_import_tree_rebuilt) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  cr_assert_eq(seen.calls, 2);
+  TVMFFIObjectHandle m1 = seen.returned[0], m2 = seen.returned[1];
+  TVMFFIObjectHandle fn = mod_get_function(root, "which", 1);
+  cr_assert_not_null(fn);
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "root's first import is not module 1");
+  API(TVMFFIObjectDecRef)(fn);
+  cr_expect_eq(mod_implements(m1, "third_fn", 0), 0);
+  cr_expect_eq(mod_implements(m1, "third_fn", 1), 1, "module 1 does not import module 2");
+  cr_expect_eq(mod_implements(m2, "other_fn", 1), 0, "module 2 imports something");
+  cr_expect_eq(mod_implements(m2, "add_one", 1), 0);
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
+/* LIB-005: library_ctx is the `_lib` module, not the root. */
+TEST(library_bin, LIB_005_ctx_is_lib_module) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed_ctx.so");
+  cr_assert_eq(seen.calls, 2);
+  TVMFFIObjectHandle call = mod_get_function(root, "call_import", 1);
+  cr_assert_not_null(call, "the library's call_import is not reachable from the root");
+  TVMFFIAny arg = mod_str("third_fn"), r;
+  cr_expect_eq(mod_call_int(call, &arg, 1), 43); /* an import of _lib */
+  arg = mod_str("other_fn");                     /* the root's own: not an import */
+  cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1, "lookup searched the root's functions");
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  API(TVMFFIObjectDecRef)(call);
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
+/* LIB-006: a kind without loader: the error names the loader. */
+TEST(library_bin, LIB_006_missing_loader_named) {
+  TVMFFIObjectHandle mod;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed_nokind.so"), &mod), -1);
+  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.no_such_kind") != NULL,
+            "message: %s", mod_err.message);
+}
+
+static int failing_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n, (void)result;
+  API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "testkind loader refuses payload");
+  return -1;
+}
+
+/* LIB-007: the loader's error fails the load unchanged. */
+TEST(library_bin, LIB_007_loader_error_propagates) {
+  register_loader(failing_loader);
+  TVMFFIObjectHandle mod;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "KeyError");
+  cr_expect(strstr(mod_err.message, "testkind loader refuses payload") != NULL, "message: %s",
+            mod_err.message);
+}
+
+static int int_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 3;
+  return 0;
+}
+
+/* LIB-008: a loader returning a non-module: TypeError. */
+TEST(library_bin, LIB_008_loader_non_module_is_type_error) {
+  register_loader(int_loader);
+  TVMFFIObjectHandle mod;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+}
+
+static const char* blob_path(const char* name) {
+  static char buf[4096];
+  char rel[256];
+  snprintf(rel, sizeof rel, "conformance/testdata/%s", name);
+  snprintf(buf, sizeof buf, "%s", tffi_runfile(rel));
+  return buf;
+}
+
+/* Loads libmod_blob_env.so with the blob in this process (well-formed
+ * blobs only). */
+static int load_blob_here(const char* name, TVMFFIObjectHandle* mod) {
+  setenv("TFFI_TEST_LIBRARY_BIN", blob_path(name), 1);
+  return mod_load_path(mod_lib_path("libmod_blob_env.so"), mod);
+}
+
+/* LIB-009: an empty payload reaches the loader as empty Bytes. */
+TEST(library_bin, LIB_009_empty_payload) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(load_blob_here("empty_payload.bin", &mod), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  cr_expect_eq(seen.calls, 1);
+  cr_expect(seen.type[0] == kTVMFFIBytes || seen.type[0] == kTVMFFISmallBytes, "type index %d",
+            seen.type[0]);
+  cr_expect_eq(seen.size[0], 0);
+  cr_expect_eq(mod_implements(mod, "other_fn", 1), 1);
+  API(TVMFFIObjectDecRef)(mod);
+  release_seen();
+}
+
+/* LIB-010: bytes past 8 + nbytes are padding. */
+TEST(library_bin, LIB_010_padding_ignored) {
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(load_blob_here("padded.bin", &mod), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* ---- malformed blobs, each loaded in a child process ---- */
+
+typedef struct {
+  const char* file;
+  size_t offset;
+  const char* field;
+} Malformed;
+
+static const Malformed malformed[] = {
+    {"empty_indptr.bin", 8, "indptr"},
+    {"zero_modules.bin", 8, "indptr"},
+    {"indptr_nonzero_start.bin", 16, "indptr"},
+    {"indptr_decreasing.bin", 32, "indptr"},
+    {"indptr_past_children.bin", 32, "indptr"},
+    {"child_out_of_range.bin", 40, "child_indices"},
+    {"import_cycle.bin", 72, "child_indices"},
+    {"huge_string.bin", 40, "kind"},
+    {"huge_vector.bin", 8, "indptr"},
+    {"nbytes_past_symbol.bin", 0, "nbytes"},
+    {"trailing_bytes.bin", 52, "entries"},
+    {"duplicate_lib.bin", 60, "kind"},
+    {"empty_kind.bin", 40, "kind"},
+    {"truncated.bin", 8, "indptr"},
+};
+
+/* Checks one malformed blob: the child survived, the load returned -1 with
+ * ValueError, and the message names "offset N" and the field. */
+static void expect_malformed(int index) {
+  register_loader(testkind_loader); /* inherited by the child */
+  const Malformed* m = &malformed[index];
+  ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"), blob_path(m->file));
+  cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
+  cr_assert_eq(o.rc, -1, "%s: the load succeeded (returned type index %d)", m->file,
+               o.result_type);
+  cr_expect_str_eq(o.error.kind, "ValueError", "%s: raised %s: %s", m->file, o.error.kind,
+                   o.error.message);
+  char want[64];
+  snprintf(want, sizeof want, "offset %zu", m->offset);
+  cr_expect(strstr(o.error.message, want) != NULL, "%s: message lacks '%s': %s", m->file, want,
+            o.error.message);
+  cr_expect(strstr(o.error.message, m->field) != NULL, "%s: message lacks field '%s': %s",
+            m->file, m->field, o.error.message);
+}
+
+/* LIB-020: empty indptr. */
+TEST(library_bin, LIB_020_empty_indptr) { expect_malformed(0); }
+
+/* LIB-021: zero modules. */
+TEST(library_bin, LIB_021_zero_modules) { expect_malformed(1); }
+
+/* LIB-022: indptr not starting at 0. */
+TEST(library_bin, LIB_022_indptr_nonzero_start) { expect_malformed(2); }
+
+/* LIB-023: decreasing indptr. */
+TEST(library_bin, LIB_023_indptr_decreasing) { expect_malformed(3); }
+
+/* LIB-024: indptr pointing past child_indices. */
+TEST(library_bin, LIB_024_indptr_past_children) { expect_malformed(4); }
+
+/* LIB-025: child index out of range. */
+TEST(library_bin, LIB_025_child_out_of_range) { expect_malformed(5); }
+
+/* LIB-026: an import cycle. */
+TEST(library_bin, LIB_026_import_cycle) { expect_malformed(6); }
+
+/* LIB-027: a 2^40-byte string length. */
+TEST(library_bin, LIB_027_huge_string_length) { expect_malformed(7); }
+
+/* LIB-028: a 2^40-element vector. */
+TEST(library_bin, LIB_028_huge_vector_count) { expect_malformed(8); }
+
+/* LIB-029: nbytes larger than the symbol. */
+TEST(library_bin, LIB_029_nbytes_past_symbol) { expect_malformed(9); }
+
+/* LIB-030: trailing bytes inside nbytes. */
+TEST(library_bin, LIB_030_trailing_bytes) { expect_malformed(10); }
+
+/* LIB-031: a second `_lib`. */
+TEST(library_bin, LIB_031_duplicate_lib) { expect_malformed(11); }
+
+/* LIB-032: an empty kind. */
+TEST(library_bin, LIB_032_empty_kind) { expect_malformed(12); }
+
+/* LIB-033: nbytes ending inside a field. */
+TEST(library_bin, LIB_033_truncated) { expect_malformed(13); }
+
+/* LIB-034: no malformed blob crashes the loading process. */
+TEST(library_bin, LIB_034_no_blob_crashes) {
+  register_loader(testkind_loader);
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
+    ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"),
+                                     blob_path(malformed[i].file));
+    cr_expect(o.exited, "%s: the loading process was killed by signal %d", malformed[i].file,
+              o.signal);
+  }
+}

@@ -1,0 +1,259 @@
+/*
+ * Helpers for the module tests (symbol_test.c, module_test.c,
+ * library_bin_test.c): calling `ffi.Module*` globals as a pure-C host does,
+ * reading results and raised errors, and running a risky load in a child
+ * process so that an implementation that crashes fails one test instead of
+ * killing the run.
+ */
+#ifndef TFFI_CONFORMANCE_MODULE_SUPPORT_H_
+#define TFFI_CONFORMANCE_MODULE_SUPPORT_H_
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "impl.h"
+
+/* The last error taken from the raised slot. */
+typedef struct {
+  char kind[64];
+  char message[2048];
+} ModError;
+
+static ModError mod_err;
+
+static inline TVMFFIAny mod_none(void) {
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  return v;
+}
+
+static inline TVMFFIAny mod_int(int64_t x) {
+  TVMFFIAny v = mod_none();
+  v.type_index = kTVMFFIInt;
+  v.v_int64 = x;
+  return v;
+}
+
+static inline TVMFFIAny mod_bool(int x) {
+  TVMFFIAny v = mod_none();
+  v.type_index = kTVMFFIBool;
+  v.v_int64 = x != 0;
+  return v;
+}
+
+static inline TVMFFIAny mod_str(const char* s) {
+  TVMFFIAny v = mod_none();
+  v.type_index = kTVMFFIRawStr;
+  v.v_c_str = s;
+  return v;
+}
+
+static inline TVMFFIAny mod_obj(TVMFFIObjectHandle obj) {
+  TVMFFIAny v = mod_none();
+  v.type_index = ((TVMFFIObject*)obj)->type_index;
+  v.v_obj = (TVMFFIObject*)obj;
+  return v;
+}
+
+static inline void mod_release(TVMFFIAny* v) {
+  if (v->type_index >= kTVMFFIStaticObjectBegin && v->v_obj) API(TVMFFIObjectDecRef)(v->v_obj);
+  *v = mod_none();
+}
+
+/* Moves the raised error into mod_err (kind "" when nothing was raised). */
+static inline void mod_take_error(void) {
+  TVMFFIObjectHandle err = NULL;
+  mod_err.kind[0] = mod_err.message[0] = '\0';
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  if (err == NULL) return;
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  snprintf(mod_err.kind, sizeof mod_err.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
+  snprintf(mod_err.message, sizeof mod_err.message, "%.*s", (int)cell->message.size,
+           cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* The global function `name`, a new reference; fails the test if absent. */
+static inline TVMFFIObjectHandle mod_global(const char* name) {
+  TVMFFIByteArray n = {name, strlen(name)};
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "TVMFFIFunctionGetGlobal(%s) failed",
+               name);
+  cr_assert_not_null(fn, "global function %s is not registered", name);
+  return fn;
+}
+
+/* Calls the global `name`; on failure the error is in mod_err. */
+static inline int mod_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  TVMFFIObjectHandle fn = mod_global(name);
+  *result = mod_none();
+  int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
+  if (rc != 0) mod_take_error();
+  API(TVMFFIObjectDecRef)(fn);
+  return rc;
+}
+
+/* Calls a function object; on failure the error is in mod_err. */
+static inline int mod_call_fn(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
+                              TVMFFIAny* result) {
+  *result = mod_none();
+  int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
+  if (rc != 0) mod_take_error();
+  return rc;
+}
+
+/* Runfiles path of a test library built in conformance/testlibs. */
+static inline const char* mod_lib_path(const char* file) {
+  static char buf[8][4096];
+  static int next;
+  char rel[512];
+  snprintf(rel, sizeof rel, "conformance/testlibs/%s", file);
+  char* out = buf[next++ % 8];
+  snprintf(out, sizeof buf[0], "%s", tffi_runfile(rel));
+  return out;
+}
+
+/* ffi.ModuleLoadFromFile(path): 0 and *mod (a new reference), or -1 with
+ * the error in mod_err. */
+static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
+  TVMFFIAny arg = mod_str(path), result;
+  *mod = NULL;
+  int rc = mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result);
+  if (rc == 0) *mod = result.v_obj;
+  return rc;
+}
+
+/* Loads a test library, failing the test if that fails. */
+static inline TVMFFIObjectHandle mod_load(const char* file) {
+  TVMFFIObjectHandle mod;
+  int rc = mod_load_path(mod_lib_path(file), &mod);
+  cr_assert_eq(rc, 0, "loading %s failed: %s: %s", file, mod_err.kind, mod_err.message);
+  cr_assert_not_null(mod);
+  return mod;
+}
+
+/* ffi.ModuleGetFunction(mod, name, query_imports): the Function (new
+ * reference) or NULL for None; fails the test on error or a non-function. */
+static inline TVMFFIObjectHandle mod_get_function_n(TVMFFIObjectHandle mod, const char* name,
+                                                    size_t len, int query_imports) {
+  TVMFFIByteArray bytes = {name, len};
+  TVMFFIAny key;
+  /* A str the runtime made, so names with NUL bytes travel whole. */
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &key), 0);
+  TVMFFIAny args[3] = {mod_obj(mod), key, mod_bool(query_imports)};
+  TVMFFIAny result;
+  int rc = mod_call("ffi.ModuleGetFunction", args, 3, &result);
+  mod_release(&key);
+  cr_assert_eq(rc, 0, "ffi.ModuleGetFunction(%s) failed: %s: %s", name, mod_err.kind,
+               mod_err.message);
+  if (result.type_index == kTVMFFINone) return NULL;
+  cr_assert_eq(result.type_index, kTVMFFIFunction,
+               "ffi.ModuleGetFunction returned type index %d", result.type_index);
+  return result.v_obj;
+}
+
+static inline TVMFFIObjectHandle mod_get_function(TVMFFIObjectHandle mod, const char* name,
+                                                  int query_imports) {
+  return mod_get_function_n(mod, name, strlen(name), query_imports);
+}
+
+/* ffi.ModuleImplementsFunction as 0/1; fails the test on error. */
+static inline int mod_implements(TVMFFIObjectHandle mod, const char* name, int query_imports) {
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(query_imports)};
+  TVMFFIAny result;
+  cr_assert_eq(mod_call("ffi.ModuleImplementsFunction", args, 3, &result), 0, "%s: %s",
+               mod_err.kind, mod_err.message);
+  cr_assert_eq(result.type_index, kTVMFFIBool, "got type index %d", result.type_index);
+  return result.v_int64 != 0;
+}
+
+/* Copies the content of a str result (small or heap) into buf and releases
+ * it; returns buf, or NULL when the result is not a str. */
+static inline const char* mod_take_str(TVMFFIAny* v, char* buf, size_t cap) {
+  const char* out = NULL;
+  if (v->type_index == kTVMFFISmallStr) {
+    snprintf(buf, cap, "%.*s", (int)v->small_str_len, v->v_bytes);
+    out = buf;
+  } else if (v->type_index == kTVMFFIStr) {
+    TVMFFIByteArray* b = TVMFFIBytesGetByteArrayPtr(v->v_obj);
+    snprintf(buf, cap, "%.*s", (int)b->size, b->data);
+    out = buf;
+  }
+  mod_release(v);
+  return out;
+}
+
+/* Calls fn() expecting an int result. */
+static inline int64_t mod_call_int(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n) {
+  TVMFFIAny result;
+  cr_assert_eq(mod_call_fn(fn, args, n, &result), 0, "call failed: %s: %s", mod_err.kind,
+               mod_err.message);
+  cr_assert_eq(result.type_index, kTVMFFIInt, "got type index %d", result.type_index);
+  return result.v_int64;
+}
+
+/* 1 while the shared library at `path` is mapped in this process. */
+static inline int mod_is_loaded(const char* path) {
+  void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  return h != NULL;
+}
+
+/* ---- running a load in a child process ---- */
+
+typedef struct {
+  int exited;      /* 1: the child reported; 0: it died (see signal) */
+  int signal;      /* the signal that killed it */
+  int rc;          /* the call's return code */
+  ModError error;  /* the raised error when rc != 0 */
+  int32_t result_type;
+} ModOutcome;
+
+/* Loads `path` (via ffi.ModuleLoadFromFile) in a forked child with
+ * TFFI_TEST_LIBRARY_BIN=blob, a 4 GB address-space cap (not under ASan,
+ * which reserves more than that for its shadow), and reports back through a
+ * pipe. */
+static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
+  ModOutcome out;
+  memset(&out, 0, sizeof out);
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(fds[0]);
+#ifndef __SANITIZE_ADDRESS__
+    struct rlimit cap = {4000000000ull, 4000000000ull};
+    setrlimit(RLIMIT_AS, &cap);
+#endif
+    if (blob) setenv("TFFI_TEST_LIBRARY_BIN", blob, 1);
+    ModOutcome child;
+    memset(&child, 0, sizeof child);
+    TVMFFIObjectHandle mod = NULL;
+    child.exited = 1;
+    child.rc = mod_load_path(path, &mod);
+    child.error = mod_err;
+    child.result_type = mod ? ((TVMFFIObject*)mod)->type_index : 0;
+    if (write(fds[1], &child, sizeof child) != (ssize_t)sizeof child) _exit(3);
+    _exit(0); /* no teardown: the point was the load */
+  }
+  close(fds[1]);
+  ssize_t got = read(fds[0], &out, sizeof out);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != (ssize_t)sizeof out) {
+    memset(&out, 0, sizeof out);
+    out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+  }
+  return out;
+}
+
+#endif

@@ -1,0 +1,220 @@
+/* Clauses of spec/symbols.md: which exported symbol a name means. Every
+ * case loads conformance/testlibs/libmod_basic.so. */
+#include "module_support.h"
+
+/* SYM-001: ffi.ModuleGetFunction(mod, name, false) returns a Function that
+ * calls `__tvm_ffi_<name>` with the caller's arguments and result. */
+TEST(symbol, SYM_001_prefixed_symbol_is_the_function) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "add_one", 0);
+  cr_assert_not_null(fn, "add_one not found");
+  cr_expect_eq(((TVMFFIObject*)fn)->type_index, kTVMFFIFunction);
+  TVMFFIAny arg = mod_int(41);
+  cr_expect_eq(mod_call_int(fn, &arg, 1), 42);
+  arg = mod_int(-8);
+  cr_expect_eq(mod_call_int(fn, &arg, 1), -7);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-002: the exported symbol is called with a NULL handle. */
+TEST(symbol, SYM_002_symbol_gets_null_handle) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "handle_is_null", 0);
+  cr_assert_not_null(fn);
+  TVMFFIAny result;
+  cr_assert_eq(mod_call_fn(fn, NULL, 0, &result), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(result.type_index, kTVMFFIBool);
+  cr_expect_eq(result.v_int64, 1, "the symbol saw a non-NULL handle");
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-003: `__tvm_ffi_main` is found as `main`. */
+TEST(symbol, SYM_003_main_is_the_default_entry) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "main", 0);
+  cr_assert_not_null(fn, "main not found");
+  TVMFFIAny args[2] = {mod_int(1), mod_int(2)};
+  cr_expect_eq(mod_call_int(fn, args, 2), 7002); /* 7000 + num_args */
+  cr_expect_eq(mod_implements(mod, "main", 0), 1);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-004: a safe-call symbol without the prefix is not a function of the
+ * module. */
+TEST(symbol, SYM_004_unprefixed_symbol_is_not_exported) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  cr_expect_null(mod_get_function(mod, "plain_add_one", 0));
+  cr_expect_null(mod_get_function(mod, "plain_add_one", 1));
+  cr_expect_eq(mod_implements(mod, "plain_add_one", 1), 0);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-005: the prefix is added exactly once; the full symbol name and the
+ * empty name find nothing. */
+TEST(symbol, SYM_005_prefix_added_exactly_once) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  cr_expect_null(mod_get_function(mod, "__tvm_ffi_add_one", 0));
+  cr_expect_null(mod_get_function(mod, "", 0));
+  cr_expect_eq(mod_implements(mod, "__tvm_ffi_add_one", 0), 0);
+  cr_expect_eq(mod_implements(mod, "", 0), 0);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-006: a name that is no C identifier is looked up verbatim. */
+TEST(symbol, SYM_006_non_identifier_name_found_verbatim) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "add.v2", 0);
+  cr_assert_not_null(fn, "add.v2 not found");
+  TVMFFIAny arg = mod_int(40);
+  cr_expect_eq(mod_call_int(fn, &arg, 1), 42);
+  cr_expect_null(mod_get_function(mod, "add_v2", 0), "the name was mangled");
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-007: a name holding a NUL byte finds nothing (not `__tvm_ffi_a` for
+ * "a\0b"). */
+TEST(symbol, SYM_007_name_with_nul_finds_nothing) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle plain = mod_get_function(mod, "a", 0);
+  cr_assert_not_null(plain, "the control name `a` is not found");
+  API(TVMFFIObjectDecRef)(plain);
+  TVMFFIObjectHandle fn = mod_get_function_n(mod, "a\0b", 3, 0);
+  cr_expect_null(fn, "\"a\\0b\" found a function (the name was cut at the NUL)");
+  if (fn) API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-008: a data symbol with the prefix is not returned as a function
+ * (the test never calls what it gets). */
+TEST(symbol, SYM_008_data_symbol_is_not_a_function) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  const char* names[] = {"data_symbol", "_library_ctx"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIObjectHandle fn = mod_get_function(mod, names[i], 0);
+    cr_expect_null(fn, "data symbol __tvm_ffi_%s was returned as a function", names[i]);
+    if (fn) API(TVMFFIObjectDecRef)(fn);
+    cr_expect_eq(mod_implements(mod, names[i], 0), 0, "ImplementsFunction(%s) is true", names[i]);
+  }
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+static int info_call(const char* global, TVMFFIObjectHandle mod, const char* name, int qi,
+                     TVMFFIAny* result) {
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(qi)};
+  return mod_call(global, args, 3, result);
+}
+
+/* SYM-009: metadata comes from `__tvm_ffi__metadata_<name>`; None when
+ * absent. */
+TEST(symbol, SYM_009_metadata_symbol) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny r;
+  char buf[256];
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "add_one", 0, &r), 0, "%s: %s",
+               mod_err.kind, mod_err.message);
+  const char* s = mod_take_str(&r, buf, sizeof buf);
+  cr_assert_not_null(s, "metadata is not a str");
+  cr_expect_str_eq(s, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "main", 0, &r), 0);
+  cr_expect_eq(r.type_index, kTVMFFINone, "metadata of main: type index %d", r.type_index);
+  mod_release(&r);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-010: the doc string comes from `__tvm_ffi__doc_<name>`. */
+TEST(symbol, SYM_010_doc_symbol) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny r;
+  char buf[256];
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "add_one", 1, &r), 0, "%s: %s",
+               mod_err.kind, mod_err.message);
+  const char* s = mod_take_str(&r, buf, sizeof buf);
+  cr_assert_not_null(s, "doc is not a str");
+  cr_expect_str_eq(s, "Returns its integer argument plus one.");
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "no_such_fn", 1, &r), 0);
+  cr_expect_eq(r.type_index, kTVMFFINone);
+  mod_release(&r);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-011: a failing getter fails the query with its own error; a getter
+ * returning a non-str fails it with TypeError. */
+TEST(symbol, SYM_011_getter_errors_propagate) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny r;
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "fail", 0, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "mod_basic: doc getter failed") != NULL, "message: %s",
+            mod_err.message);
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "bad_meta", 0, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  mod_release(&r);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+static int sym012_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 1212;
+  return 0;
+}
+
+/* SYM-012: `__tvm_ffi__library_ctx` is set to a non-NULL value that
+ * TVMFFIEnvModLookupFromImports accepts (here it falls back to a global). */
+TEST(symbol, SYM_012_library_ctx_is_filled) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "get_ctx", 0);
+  cr_assert_not_null(fn);
+  TVMFFIAny result;
+  cr_assert_eq(mod_call_fn(fn, NULL, 0, &result), 0);
+  cr_assert_eq(result.type_index, kTVMFFIOpaquePtr);
+  cr_expect_not_null(result.v_ptr, "__tvm_ffi__library_ctx was left NULL");
+  API(TVMFFIObjectDecRef)(fn);
+  TVMFFIObjectHandle global = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, sym012_answer, NULL, &global), 0);
+  TVMFFIByteArray name = {"tffi_test.sym012", 16};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&name, global, 1), 0);
+  API(TVMFFIObjectDecRef)(global);
+  fn = mod_get_function(mod, "call_import", 0);
+  TVMFFIAny arg = mod_str("tffi_test.sym012");
+  cr_expect_eq(mod_call_int(fn, &arg, 1), 1212);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-013: an error raised by the exported function reaches the caller. */
+TEST(symbol, SYM_013_symbol_error_reaches_caller) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "fail", 0);
+  cr_assert_not_null(fn);
+  TVMFFIAny result;
+  cr_expect_eq(mod_call_fn(fn, NULL, 0, &result), -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "mod_basic: fail was asked to fail") != NULL, "message: %s",
+            mod_err.message);
+  TVMFFIObjectHandle add = mod_get_function(mod, "add_one", 0);
+  TVMFFIAny bad = mod_str("x");
+  cr_expect_eq(mod_call_fn(add, &bad, 1, &result), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  API(TVMFFIObjectDecRef)(add);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-014: each lookup gives its own Function; all call the same symbol and
+ * releasing one leaves the other working. */
+TEST(symbol, SYM_014_each_lookup_is_independent) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle a = mod_get_function(mod, "add_one", 0);
+  TVMFFIObjectHandle b = mod_get_function(mod, "add_one", 0);
+  cr_assert(a && b);
+  API(TVMFFIObjectDecRef)(a);
+  TVMFFIAny arg = mod_int(1);
+  cr_expect_eq(mod_call_int(b, &arg, 1), 2);
+  API(TVMFFIObjectDecRef)(b);
+  API(TVMFFIObjectDecRef)(mod);
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Writes the library_bin blobs of conformance/testdata/ (committed; rerun
+only to change them). Each is loaded through testlibs/libmod_blob_env.so,
+whose 512-byte `__tvm_ffi__library_bin` is filled from the file; bytes of
+the file past 8 + nbytes are padding. Offsets in the comments are where the
+reference reports the fault (library_bin_test.c checks them)."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def u64(v):
+    return struct.pack('<Q', v)
+
+
+def vec(items):
+    return u64(len(items)) + b''.join(u64(i) for i in items)
+
+
+def s(data):
+    data = data.encode() if isinstance(data, str) else data
+    return u64(len(data)) + data
+
+
+def blob(body, nbytes=None):
+    return u64(len(body) if nbytes is None else nbytes) + body
+
+
+BLOBS = {
+    # valid: the library imports a custom module whose payload is empty
+    'empty_payload.bin': blob(vec([0, 1, 1]) + vec([1]) + s('_lib') + s('testkind') + s(b'')),
+    # valid: only the library, then non-zero padding past nbytes
+    'padded.bin': blob(vec([0, 0]) + vec([]) + s('_lib')) + b'\xee' * 40,
+    # offset 8: the indptr vector is empty
+    'empty_indptr.bin': blob(vec([]) + vec([])),
+    # offset 8: indptr [0] describes zero modules
+    'zero_modules.bin': blob(vec([0]) + vec([])),
+    # offset 16: indptr starts at 1
+    'indptr_nonzero_start.bin': blob(vec([1, 1]) + vec([0]) + s('_lib')),
+    # offset 32: indptr goes 0, 1, 0
+    'indptr_decreasing.bin':
+        blob(vec([0, 1, 0]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
+    # offset 32: indptr ends at 4 but there is 1 child index
+    'indptr_past_children.bin':
+        blob(vec([0, 4, 4]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
+    # offset 40: child index 7 of 1 module
+    'child_out_of_range.bin': blob(vec([0, 1]) + vec([7]) + s('_lib')),
+    # offset 72: 0 -> 1 -> 2 -> 1
+    'import_cycle.bin': blob(vec([0, 1, 2, 3]) + vec([1, 2, 1]) + s('_lib') + s('testkind') +
+                             s('a') + s('testkind') + s('b')),
+    # offset 40: a kind of 2^40 bytes
+    'huge_string.bin': blob(vec([0, 0]) + vec([]) + u64(1 << 40) + b'_lib'),
+    # offset 8: an indptr of 2^40 elements
+    'huge_vector.bin': blob(u64(1 << 40) + u64(0) * 4),
+    # offset 0: nbytes 2000 in a 512-byte symbol; the kind claims 1000 bytes,
+    # so a parser trusting nbytes reads past the end of the symbol
+    'nbytes_past_symbol.bin': blob(vec([0, 0]) + vec([]) + u64(1000) + b'kind', nbytes=2000),
+    # offset 52: 8 bytes inside nbytes after the last entry
+    'trailing_bytes.bin': blob(vec([0, 0]) + vec([]) + s('_lib') + u64(0)),
+    # offset 60: a second _lib
+    'duplicate_lib.bin': blob(vec([0, 0, 0]) + vec([]) + s('_lib') + s('_lib')),
+    # offset 40: an empty kind
+    'empty_kind.bin': blob(vec([0, 0]) + vec([]) + s('') + s('x')),
+    # offset 8: nbytes 20 ends inside the indptr vector
+    'truncated.bin': blob(vec([0, 1, 1]) + vec([1]) + s('_lib') + s('testkind') + s('x'),
+                          nbytes=20),
+}
+
+if __name__ == '__main__':
+    for name, data in BLOBS.items():
+        assert len(data) <= 512, name
+        with open(os.path.join(HERE, name), 'wb') as f:
+            f.write(data)

@@ -1,0 +1,12 @@
+/* Test library that cannot load: a data reference to a symbol nobody
+ * defines must be resolved at load time, so the loader refuses it. */
+#include "mod_common.h"
+
+extern int tffi_symbol_nobody_defines;
+TFFI_EXPORT int* tffi_unresolved_ref = &tffi_symbol_nobody_defines;
+
+TFFI_EXPORT int __tvm_ffi_never(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                TVMFFIAny* result) {
+  (void)handle, (void)args, (void)num_args;
+  return tffi_lib_return_int(result, *tffi_unresolved_ref);
+}

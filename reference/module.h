@@ -1,0 +1,86 @@
+/*
+ * Module objects (type index kTVMFFIModule) of the reference runtime.
+ *
+ * A C host sees only the object header; everything else goes through the
+ * `ffi.Module*` global functions (module_globals.c). A module here is always
+ * a library module: functions come from `__tvm_ffi_<name>` symbols of a
+ * dlopen'ed shared library or of the system-library symbol table. Modules
+ * of other kinds come from `ffi.Module.load_from_bytes.<kind>` loaders that
+ * the host registers, and those return library modules too.
+ */
+#ifndef TFFI_MODULE_H_
+#define TFFI_MODULE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tvm/ffi/c_api.h>
+
+#define TFFI_SYMBOL_PREFIX "__tvm_ffi_"
+#define TFFI_SYMBOL_LIBRARY_CTX "__tvm_ffi__library_ctx"
+#define TFFI_SYMBOL_LIBRARY_BIN "__tvm_ffi__library_bin"
+#define TFFI_SYMBOL_METADATA_PREFIX "__tvm_ffi__metadata_"
+#define TFFI_SYMBOL_DOC_PREFIX "__tvm_ffi__doc_"
+
+/* Property bits reported by ffi.ModuleGetPropertyMask (values as upstream). */
+#define TFFI_MODULE_BINARY_SERIALIZABLE 1
+#define TFFI_MODULE_RUNNABLE 2
+
+/* Where a library module finds its symbols: shared by the module and every
+ * function taken from it, so the code stays mapped while any is alive. */
+typedef struct TffiLibrary TffiLibrary;
+
+/* The module object. Only module.c and library_module.c look inside. */
+typedef struct TffiModule TffiModule;
+
+/* 1 when `obj` is a module object. */
+int tffi_is_module(const TVMFFIObject* obj);
+
+/* Makes a library module over `lib` (takes a reference to lib). Returns a
+ * new reference, or NULL with MemoryError raised. */
+TVMFFIObject* tffi_module_new(TffiLibrary* lib);
+
+/* The symbol `name` of the module's library, or NULL. */
+void* tffi_module_symbol(TVMFFIObject* mod, const char* name);
+
+/* The function `__tvm_ffi_<name>` of this module alone (imports not
+ * searched). *out is a new reference or NULL when absent. Names holding a NUL
+ * byte and symbols that are data, not code, are absent. */
+int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len,
+                                 TVMFFIObject** out);
+
+/* Own function, then (query_imports) each import depth-first in order. */
+int tffi_module_get_function(TVMFFIObject* mod, const char* name, size_t len, int query_imports,
+                             TVMFFIObject** out);
+
+/* Calls `<prefix><name>` (metadata or doc getter) if the module or, with
+ * query_imports, an import defines it; *out is an owned string or None. */
+int tffi_module_get_info(TVMFFIObject* mod, const char* prefix, const char* name, size_t len,
+                         int query_imports, TVMFFIAny* out);
+
+/* Appends `child` to the imports (new reference); RuntimeError when that
+ * would close a cycle. */
+int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child);
+
+void tffi_module_clear_imports(TVMFFIObject* mod);
+
+/* Backs TVMFFIEnvModLookupFromImports: searches imports then the global
+ * registry; the result is borrowed from the module's cache. */
+int tffi_module_lookup_from_imports(TVMFFIObject* mod, const char* name, TVMFFIObject** out);
+
+/* Library handles. */
+TffiLibrary* tffi_library_open(const char* path); /* NULL + RuntimeError */
+TffiLibrary* tffi_library_system(const char* prefix, size_t len); /* NULL + MemoryError */
+void tffi_library_retain(TffiLibrary* lib);
+void tffi_library_release(TffiLibrary* lib);
+/* Looks `name` up exactly; `with_prefix` asks for a function symbol (system
+ * libraries then also try their own prefix). */
+void* tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix);
+
+/* The whole load: context symbols, the library_bin blob (bounded by the
+ * symbol's size), library_ctx. Returns the root module, new reference. */
+int tffi_library_module_create(TffiLibrary* lib, TVMFFIObject** out);
+
+/* Backs ffi.SystemLib: one module per prefix for the process lifetime. */
+int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out);
+
+#endif
