@@ -14,12 +14,19 @@
 
 /*
  * Allocates a zeroed object of `size` bytes (header included), with one
- * strong reference, the given type index and deleter. Returns NULL with a
+ * strong reference, the given type index and deleter, from the registered
+ * custom allocator (TVMFFISetCustomAllocator) or the built-in default. Returns NULL with a
  * MemoryError raised when memory runs out.
  */
 void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags));
 
-/* Releases the storage of an object made by tffi_object_alloc. */
+/* As tffi_object_alloc, but raises nothing on failure (for code that runs
+ * while an error is being raised). */
+void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
+                              void (*deleter)(void* self, int flags));
+
+/* Releases the storage of an object made by tffi_object_alloc: hands it to
+ * the delete_space of the allocation header before the object. */
 void tffi_object_free(void* obj);
 
 /* The deleter for objects that own nothing beyond their own storage. */

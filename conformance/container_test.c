@@ -1,0 +1,200 @@
+/* Clauses of spec/containers.md: Shape and Array objects made, passed and
+ * read across the ABI through the global functions that build them. */
+#include <string.h>
+
+#include "core_support.h"
+
+static TVMFFIObjectHandle global(const char* name) {
+  TVMFFIByteArray n = {name, strlen(name)};
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "looking up %s failed", name);
+  cr_assert_not_null(fn, "no global function %s", name);
+  return fn;
+}
+
+/* Calls the global `name`; returns its status, the result in *result. */
+static int call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  TVMFFIObjectHandle fn = global(name);
+  memset(result, 0, sizeof *result);
+  int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
+  API(TVMFFIObjectDecRef)(fn);
+  return rc;
+}
+
+static TVMFFIAny int_arg(int64_t v) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = kTVMFFIInt;
+  a.v_int64 = v;
+  return a;
+}
+
+static TVMFFIAny obj_arg(void* obj) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = ((TVMFFIObject*)obj)->type_index;
+  a.v_obj = obj;
+  return a;
+}
+
+static TVMFFISeqCell seq_cell(const TVMFFIAny* arr) {
+  TVMFFISeqCell cell;
+  memcpy(&cell, (const char*)arr->v_obj + sizeof(TVMFFIObject), sizeof cell);
+  return cell;
+}
+
+/* SHP-001: "ffi.Shape" called with int arguments returns an ffi.Shape whose
+ * TVMFFIShapeCell (right after the header) holds the extents in order; with
+ * no arguments the shape is empty. */
+TEST(container, SHP_001_shape_from_ints) {
+  TVMFFIAny args[3] = {int_arg(2), int_arg(-3), int_arg(1LL << 40)}, out;
+  cr_assert_eq(call("ffi.Shape", args, 3, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIShape, "type_index %d", out.type_index);
+  cr_expect_eq(out.v_obj->type_index, kTVMFFIShape);
+  TVMFFIShapeCell cell;
+  memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+  cr_assert_eq(cell.size, 3u);
+  cr_expect_eq(cell.data[0], 2);
+  cr_expect_eq(cell.data[1], -3);
+  cr_expect_eq(cell.data[2], 1LL << 40);
+  cr_expect_eq(core_strong(out.v_obj), 1u);
+  core_release(&out);
+  cr_assert_eq(call("ffi.Shape", args, 0, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIShape);
+  memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+  cr_expect_eq(cell.size, 0u);
+  core_release(&out);
+}
+
+/* SHP-002: a non-integer argument (float, string) is refused: -1 and a
+ * ValueError that says the shape takes int arguments. */
+TEST(container, SHP_002_non_int_refused) {
+  TVMFFIAny args[2] = {int_arg(1), int_arg(0)}, out;
+  args[1].type_index = kTVMFFIFloat;
+  args[1].v_float64 = 2.0;
+  cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
+  core_expect_raised("ValueError", "int arguments");
+  args[1].type_index = kTVMFFIRawStr;
+  args[1].v_c_str = "3";
+  cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
+  core_expect_raised("ValueError", "int arguments");
+}
+
+/* SHP-003: a shape passed as an argument keeps its identity: the array
+ * built from it holds the same object, one reference more. */
+TEST(container, SHP_003_shape_passes_by_reference) {
+  TVMFFIAny dims[2] = {int_arg(4), int_arg(5)}, shape, arr;
+  cr_assert_eq(call("ffi.Shape", dims, 2, &shape), 0);
+  TVMFFIAny arg = obj_arg(shape.v_obj);
+  cr_assert_eq(call("ffi.Array", &arg, 1, &arr), 0);
+  TVMFFISeqCell cell = seq_cell(&arr);
+  const TVMFFIAny* elems = cell.data;
+  cr_expect_eq(elems[0].type_index, kTVMFFIShape);
+  cr_expect_eq(elems[0].v_obj, shape.v_obj);
+  cr_expect_eq(core_strong(shape.v_obj), 2u);
+  core_release(&arr);
+  cr_expect_eq(core_strong(shape.v_obj), 1u);
+  core_release(&shape);
+}
+
+/* ARR-001: "ffi.Array" returns an ffi.Array whose TVMFFISeqCell (right after
+ * the header) has size = number of arguments, capacity >= size, and data
+ * pointing at that many TVMFFIAny elements; no arguments give size 0. */
+TEST(container, ARR_001_array_layout) {
+  TVMFFIAny args[3] = {int_arg(10), int_arg(20), int_arg(30)}, out;
+  cr_assert_eq(call("ffi.Array", args, 3, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIArray, "type_index %d", out.type_index);
+  TVMFFISeqCell cell = seq_cell(&out);
+  cr_assert_eq(cell.size, 3);
+  cr_expect_geq(cell.capacity, 3);
+  cr_assert_not_null(cell.data);
+  const TVMFFIAny* elems = cell.data;
+  for (int i = 0; i < 3; ++i) {
+    cr_expect_eq(elems[i].type_index, kTVMFFIInt);
+    cr_expect_eq(elems[i].v_int64, 10 * (i + 1));
+  }
+  core_release(&out);
+  cr_assert_eq(call("ffi.Array", args, 0, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIArray);
+  cr_expect_eq(seq_cell(&out).size, 0);
+  core_release(&out);
+}
+
+/* ARR-002: elements are the owned forms of the argument views (as
+ * TVMFFIAnyViewToOwnedAny makes them): inline values copied, a const char*
+ * turned into a string, an object shared with one more reference. */
+TEST(container, ARR_002_elements_are_owned) {
+  TVMFFIByteArray in = {"shared heap string", 18};
+  TVMFFIAny str, out;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &str), 0);
+  TVMFFIAny args[4] = {int_arg(7), int_arg(0), obj_arg(str.v_obj), int_arg(0)};
+  args[1].type_index = kTVMFFIRawStr;
+  args[1].v_c_str = "a raw C string here";
+  args[3].type_index = kTVMFFINone;
+  cr_assert_eq(call("ffi.Array", args, 4, &out), 0);
+  const TVMFFIAny* elems = seq_cell(&out).data;
+  cr_expect_eq(elems[0].type_index, kTVMFFIInt);
+  cr_expect_eq(elems[0].v_int64, 7);
+  cr_expect_eq(elems[1].type_index, kTVMFFIStr, "const char* element: type_index %d",
+               elems[1].type_index);
+  TVMFFIByteArray b = core_str_bytes(&elems[1]);
+  cr_expect(b.size == 19 && memcmp(b.data, "a raw C string here", 19) == 0);
+  cr_expect_neq(b.data, args[1].v_c_str, "the element must own a copy");
+  cr_expect_eq(elems[2].v_obj, str.v_obj);
+  cr_expect_eq(core_strong(str.v_obj), 2u);
+  cr_expect_eq(elems[3].type_index, kTVMFFINone);
+  core_release(&out);
+  cr_expect_eq(core_strong(str.v_obj), 1u, "releasing the array must release its elements");
+  core_release(&str);
+}
+
+/* ARR-003: "ffi.ArraySize" returns the size as an int, and
+ * "ffi.ArrayGetItem" the element at an index as an owned value. */
+TEST(container, ARR_003_size_and_get_item) {
+  TVMFFIAny args[3] = {int_arg(5), int_arg(6), int_arg(0)}, arr, out;
+  args[2].type_index = kTVMFFIRawStr;
+  args[2].v_c_str = "third element!";
+  cr_assert_eq(call("ffi.Array", args, 3, &arr), 0);
+  TVMFFIAny q[2] = {arr, int_arg(1)};
+  cr_assert_eq(call("ffi.ArraySize", q, 1, &out), 0);
+  cr_expect_eq(out.type_index, kTVMFFIInt);
+  cr_expect_eq(out.v_int64, 3);
+  cr_assert_eq(call("ffi.ArrayGetItem", q, 2, &out), 0);
+  cr_expect_eq(out.type_index, kTVMFFIInt);
+  cr_expect_eq(out.v_int64, 6);
+  q[1].v_int64 = 2;
+  cr_assert_eq(call("ffi.ArrayGetItem", q, 2, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIStr);
+  const TVMFFIAny* elems = seq_cell(&arr).data;
+  cr_expect_eq(out.v_obj, elems[2].v_obj, "the item is the element itself, shared");
+  cr_expect_eq(core_strong(out.v_obj), 2u);
+  core_release(&out);
+  core_release(&arr);
+}
+
+/* ARR-004: an index outside [0, size) is refused: -1 and an IndexError
+ * saying it is out of bounds. */
+TEST(container, ARR_004_index_out_of_bounds) {
+  TVMFFIAny args[2] = {int_arg(1), int_arg(2)}, arr, out;
+  cr_assert_eq(call("ffi.Array", args, 2, &arr), 0);
+  static const int64_t bad[] = {2, -1, 1LL << 40};
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIAny q[2] = {arr, int_arg(bad[i])};
+    cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1, "index %lld accepted",
+                 (long long)bad[i]);
+    core_expect_raised("IndexError", "out of bounds");
+  }
+  core_release(&arr);
+}
+
+/* ARR-005: a non-array argument or a wrong argument count is refused with
+ * -1 and a TypeError. */
+TEST(container, ARR_005_wrong_arguments_refused) {
+  TVMFFIAny q[2] = {int_arg(3), int_arg(0)}, out;
+  cr_expect_eq(call("ffi.ArraySize", q, 1, &out), -1);
+  core_expect_raised("TypeError", NULL);
+  cr_expect_eq(call("ffi.ArraySize", q, 0, &out), -1);
+  core_expect_raised("TypeError", NULL);
+  cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1);
+  core_expect_raised("TypeError", NULL);
+}

@@ -1,0 +1,258 @@
+/* Clauses of spec/dtype.md: TVMFFIDataTypeFromString and
+ * TVMFFIDataTypeToString. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_support.h"
+
+typedef struct {
+  const char* text;
+  uint8_t code, bits;
+  uint16_t lanes;
+} Case;
+
+static int parse(const char* text, size_t n, DLDataType* out) {
+  TVMFFIByteArray in = {text, n};
+  return API(TVMFFIDataTypeFromString)(&in, out);
+}
+
+static void expect_parse(const Case* c) {
+  DLDataType got = {0xee, 0xee, 0xeeee};
+  int rc = parse(c->text, strlen(c->text), &got);
+  cr_expect_eq(rc, 0, "\"%s\" refused", c->text);
+  if (rc != 0) {
+    core_expect_raised("ValueError", "");
+    return;
+  }
+  cr_expect(got.code == c->code && got.bits == c->bits && got.lanes == c->lanes,
+            "\"%s\": expected {%u, %u, %u}, got {%u, %u, %u}", c->text, c->code, c->bits,
+            c->lanes, got.code, got.bits, got.lanes);
+}
+
+/* Formats dtype and checks the text. */
+static void expect_format(DLDataType dtype, const char* want) {
+  TVMFFIAny out;
+  memset(&out, 0, sizeof out);
+  int rc = API(TVMFFIDataTypeToString)(&dtype, &out);
+  cr_expect_eq(rc, 0, "{%u, %u, %u} refused", dtype.code, dtype.bits, dtype.lanes);
+  if (rc != 0) {
+    core_expect_raised("ValueError", "");
+    return;
+  }
+  TVMFFIByteArray text = core_str_bytes(&out);
+  cr_expect(out.type_index == kTVMFFISmallStr || out.type_index == kTVMFFIStr,
+            "result type_index %d is not a string", out.type_index);
+  cr_expect(text.size == strlen(want) && memcmp(text.data, want, text.size) == 0,
+            "{%u, %u, %u}: expected \"%s\", got \"%.*s\"", dtype.code, dtype.bits, dtype.lanes,
+            want, (int)text.size, text.data ? text.data : "");
+  core_release(&out);
+}
+
+/* The canonical spelling of every type code, with its default width. */
+static const Case canonical[] = {
+    {"int8", kDLInt, 8, 1},
+    {"int16", kDLInt, 16, 1},
+    {"int32", kDLInt, 32, 1},
+    {"int64", kDLInt, 64, 1},
+    {"uint1", kDLUInt, 1, 1},
+    {"uint8", kDLUInt, 8, 1},
+    {"uint64", kDLUInt, 64, 1},
+    {"float16", kDLFloat, 16, 1},
+    {"float32", kDLFloat, 32, 1},
+    {"float64", kDLFloat, 64, 1},
+    {"bfloat16", kDLBfloat, 16, 1},
+    {"bool", kDLBool, 8, 1},
+    {"float8_e3m4", kDLFloat8_e3m4, 8, 1},
+    {"float8_e4m3", kDLFloat8_e4m3, 8, 1},
+    {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8, 1},
+    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8, 1},
+    {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8, 1},
+    {"float8_e5m2", kDLFloat8_e5m2, 8, 1},
+    {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8, 1},
+    {"float8_e8m0fnu", kDLFloat8_e8m0fnu, 8, 1},
+    {"float6_e2m3fn", kDLFloat6_e2m3fn, 6, 1},
+    {"float6_e3m2fn", kDLFloat6_e3m2fn, 6, 1},
+    {"float4_e2m1fn", kDLFloat4_e2m1fn, 4, 1},
+};
+#define NCANON (sizeof canonical / sizeof *canonical)
+
+/* DT-001: every canonical name parses to its exact {code, bits, lanes}. */
+TEST(dtype, DT_001_canonical_names_parse) {
+  for (size_t i = 0; i < NCANON; ++i) expect_parse(&canonical[i]);
+}
+
+/* DT-002: TVMFFIDataTypeToString gives back the canonical name, so
+ * FromString(ToString(t)) == t for each of them. */
+TEST(dtype, DT_002_canonical_names_round_trip) {
+  for (size_t i = 0; i < NCANON; ++i) {
+    DLDataType t = {canonical[i].code, canonical[i].bits, canonical[i].lanes};
+    expect_format(t, canonical[i].text);
+  }
+  expect_format((DLDataType){kDLOpaqueHandle, 64, 1}, "handle");
+}
+
+/* DT-003: a lane count "xN" (N from 1 to 65535) sets lanes; ToString writes
+ * "xN" for 1 < N <= 32767 and the text parses back to the same value. */
+TEST(dtype, DT_003_vector_lanes) {
+  static const Case cases[] = {
+      {"float16x4", kDLFloat, 16, 4},
+      {"int8x16", kDLInt, 8, 16},
+      {"uint32x1", kDLUInt, 32, 1},
+      {"boolx4", kDLBool, 8, 4},
+      {"bfloat16x2", kDLBfloat, 16, 2},
+      {"float8_e4m3fnx4", kDLFloat8_e4m3fn, 8, 4},
+      {"int8x32767", kDLInt, 8, 32767},
+      {"int8x65535", kDLInt, 8, 65535},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
+  expect_format((DLDataType){kDLFloat, 16, 4}, "float16x4");
+  expect_format((DLDataType){kDLBool, 8, 4}, "boolx4");
+  expect_format((DLDataType){kDLFloat8_e4m3fn, 8, 4}, "float8_e4m3fnx4");
+  expect_format((DLDataType){kDLInt, 8, 32767}, "int8x32767");
+}
+
+/* DT-004: "xvscalexN" marks a scalable vector: lanes holds -N as int16;
+ * ToString writes "xvscalexN" back. */
+TEST(dtype, DT_004_scalable_vectors) {
+  static const Case cases[] = {
+      {"float32xvscalex4", kDLFloat, 32, (uint16_t)-4},
+      {"int8xvscalex16", kDLInt, 8, (uint16_t)-16},
+  };
+  for (size_t i = 0; i < 2; ++i) expect_parse(&cases[i]);
+  expect_format((DLDataType){kDLFloat, 32, (uint16_t)-4}, "float32xvscalex4");
+  expect_format((DLDataType){kDLInt, 8, (uint16_t)-16}, "int8xvscalex16");
+}
+
+/* DT-005: the short spellings: i/u/f/bf followed by a digit, fp8_/f8_,
+ * fp6_/f6_, fp4_/f4_, and "_xN" lanes after a float4 name. */
+TEST(dtype, DT_005_short_spellings) {
+  static const Case cases[] = {
+      {"i8", kDLInt, 8, 1},
+      {"u16", kDLUInt, 16, 1},
+      {"f16x4", kDLFloat, 16, 4},
+      {"bf16", kDLBfloat, 16, 1},
+      {"fp8_e4m3fn", kDLFloat8_e4m3fn, 8, 1},
+      {"f8_e5m2x2", kDLFloat8_e5m2, 8, 2},
+      {"fp6_e2m3fn", kDLFloat6_e2m3fn, 6, 1},
+      {"f6_e3m2fn", kDLFloat6_e3m2fn, 6, 1},
+      {"fp4_e2m1fn", kDLFloat4_e2m1fn, 4, 1},
+      {"f4_e2m1fn", kDLFloat4_e2m1fn, 4, 1},
+      {"float4_e2m1fn_x2", kDLFloat4_e2m1fn, 4, 2},
+      {"float4_e2m1fnx2", kDLFloat4_e2m1fn, 4, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
+  expect_format((DLDataType){kDLFloat4_e2m1fn, 4, 2}, "float4_e2m1fnx2");
+}
+
+/* DT-006: widths default when absent or 0: int, uint and float 32, bfloat
+ * 16, handle 64, bool 8. */
+TEST(dtype, DT_006_default_widths) {
+  static const Case cases[] = {
+      {"int", kDLInt, 32, 1},     {"uint", kDLUInt, 32, 1},
+      {"float", kDLFloat, 32, 1}, {"bfloat", kDLBfloat, 16, 1},
+      {"handle", kDLOpaqueHandle, 64, 1}, {"bool", kDLBool, 8, 1},
+      {"int0", kDLInt, 32, 1},    {"floatx2", kDLFloat, 32, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
+}
+
+/* DT-007: "" and "void" are the void type {kDLOpaqueHandle, 0, 0}, which
+ * ToString writes as "". */
+TEST(dtype, DT_007_void) {
+  static const Case cases[] = {{"", kDLOpaqueHandle, 0, 0}, {"void", kDLOpaqueHandle, 0, 0}};
+  expect_parse(&cases[0]);
+  expect_parse(&cases[1]);
+  expect_format((DLDataType){kDLOpaqueHandle, 0, 0}, "");
+}
+
+static const char* const malformed[] = {
+    "garbage", "complex64", "Int8",          " int8",        "int8 ",
+    "int-8",   "uint8x4x2", "float8_e9m9",   "float6_e4m3",  "float4_e3m2fn",
+    "int8x",   "int8x0",    "float8_e4m3x0", "int8x65536",   "int256",
+    "bool8x",  "f8_",       "handlex",       "int4294967296",
+};
+#define NMALFORMED (sizeof malformed / sizeof *malformed)
+
+/* DT-008: malformed strings are refused: -1 and a ValueError. */
+TEST(dtype, DT_008_malformed_refused) {
+  for (size_t i = 0; i < NMALFORMED; ++i) {
+    DLDataType got = {7, 7, 7};
+    int rc = parse(malformed[i], strlen(malformed[i]), &got);
+    cr_expect_eq(rc, -1, "\"%s\" accepted as {%u, %u, %u}", malformed[i], got.code, got.bits,
+                 got.lanes);
+    if (rc == -1) core_expect_raised("ValueError", NULL);
+  }
+}
+
+/* DT-014: the ValueError's message quotes the input exactly as given. */
+TEST(dtype, DT_014_error_quotes_input) {
+  for (size_t i = 0; i < NMALFORMED; ++i) {
+    DLDataType got;
+    if (parse(malformed[i], strlen(malformed[i]), &got) == -1)
+      core_expect_raised("ValueError", malformed[i]);
+  }
+}
+
+/* DT-009: ToString refuses a type code with no name (kDLComplex, and codes
+ * 18 to 128): -1 and a ValueError naming the type code. */
+TEST(dtype, DT_009_unnamed_code_refused) {
+  static const uint8_t codes[] = {kDLComplex, 18, 100, 128};
+  for (size_t i = 0; i < 4; ++i) {
+    DLDataType t = {codes[i], 64, 1};
+    TVMFFIAny out;
+    memset(&out, 0, sizeof out);
+    cr_expect_eq(API(TVMFFIDataTypeToString)(&t, &out), -1, "code %u accepted", codes[i]);
+    core_expect_raised("ValueError", "type_code");
+  }
+}
+
+/* DT-010: any width from 1 to 255 is kept as written for the plain codes,
+ * and ToString writes it back. */
+TEST(dtype, DT_010_any_width_kept) {
+  static const Case cases[] = {
+      {"float33", kDLFloat, 33, 1}, {"int255", kDLInt, 255, 1},
+      {"uint7", kDLUInt, 7, 1},     {"bool16", kDLBool, 16, 1},
+  };
+  for (size_t i = 0; i < 4; ++i) expect_parse(&cases[i]);
+  expect_format((DLDataType){kDLFloat, 33, 1}, "float33");
+  expect_format((DLDataType){kDLInt, 255, 1}, "int255");
+  expect_format((DLDataType){kDLBool, 16, 1}, "bool16");
+}
+
+/* DT-011: ToString's result is an owned string value (inline or heap) that
+ * the caller releases; long names come back whole. */
+TEST(dtype, DT_011_result_is_owned_string) {
+  expect_format((DLDataType){kDLFloat8_e4m3b11fnuz, 8, 16}, "float8_e4m3b11fnuzx16");
+  expect_format((DLDataType){kDLFloat6_e3m2fn, 6, (uint16_t)-2}, "float6_e3m2fnxvscalex2");
+}
+
+/* DT-012: NULL arguments are refused with ValueError naming them. */
+TEST(dtype, DT_012_null_arguments_refused) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFIDataTypeFromString(NULL, ...) dereferences NULL");
+  DLDataType t = {kDLInt, 8, 1};
+  TVMFFIByteArray in = {"int8", 4};
+  TVMFFIAny out;
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(NULL, &t), -1);
+  core_expect_raised("ValueError", "str");
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&in, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
+  core_expect_raised("ValueError", "dtype");
+}
+
+/* DT-013: the parser reads only the `size` bytes it was given: a name
+ * embedded in a longer buffer parses by its length, and a 100000-byte
+ * string is refused with ValueError. */
+TEST(dtype, DT_013_bounded_input) {
+  DLDataType t;
+  cr_expect_eq(parse("int16x4 trailing", 7, &t), 0);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "got {%u, %u, %u}", t.code,
+            t.bits, t.lanes);
+  size_t n = 100000;
+  char* big = malloc(n);
+  cr_assert_not_null(big);
+  memset(big, 'z', n);
+  cr_expect_eq(parse(big, n, &t), -1);
+  core_expect_raised("ValueError", "");
+  free(big);
+}

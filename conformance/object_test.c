@@ -1,0 +1,300 @@
+/* Clauses of spec/object.md: reference counts and deleters, opaque objects,
+ * and the custom allocator. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_support.h"
+
+#define ONE_STRONG ((uint64_t)1)
+#define ONE_WEAK ((uint64_t)1 << 32)
+
+/* An object made by the test itself, so its deleter can be watched. The
+ * counting functions do not care who allocated the header. */
+typedef struct {
+  TVMFFIObject header;
+  int calls;
+  int flags[4];
+} Watched;
+
+static void watched_delete(void* self, int flags) {
+  Watched* w = self;
+  if (w->calls < 4) w->flags[w->calls] = flags;
+  __atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
+}
+
+static Watched watched_new(uint64_t count) {
+  Watched w;
+  memset(&w, 0, sizeof w);
+  w.header.combined_ref_count = count;
+  w.header.type_index = kTVMFFIObject;
+  w.header.deleter = watched_delete;
+  return w;
+}
+
+/* OBJ-003: an object fresh from the API holds one strong reference and the
+ * one weak reference the strong ones share: combined_ref_count is
+ * 1 | 1 << 32. */
+TEST(object, OBJ_003_new_object_counts) {
+  TVMFFIByteArray in = {"a heap string value", 19};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  cr_expect_eq(s.v_obj->combined_ref_count, ONE_STRONG | ONE_WEAK, "got %#llx",
+               (unsigned long long)s.v_obj->combined_ref_count);
+  TVMFFIObjectHandle opaque = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, &opaque), 0);
+  cr_expect_eq(((TVMFFIObject*)opaque)->combined_ref_count, ONE_STRONG | ONE_WEAK);
+  API(TVMFFIObjectDecRef)(opaque);
+  core_release(&s);
+}
+
+/* OBJ-004: TVMFFIObjectIncRef adds one to the low 32 bits (the strong
+ * count) and TVMFFIObjectDecRef takes one away; both return 0 and leave the
+ * high 32 bits (the weak count) alone. */
+TEST(object, OBJ_004_incref_decref_strong_count) {
+  Watched w = watched_new(ONE_STRONG | ONE_WEAK);
+  for (int i = 0; i < 3; ++i) cr_assert_eq(API(TVMFFIObjectIncRef)(&w.header), 0);
+  cr_expect_eq(w.header.combined_ref_count, 4u | ONE_WEAK);
+  cr_assert_eq(API(TVMFFIObjectDecRef)(&w.header), 0);
+  cr_assert_eq(API(TVMFFIObjectDecRef)(&w.header), 0);
+  cr_expect_eq(w.header.combined_ref_count, 2u | ONE_WEAK);
+  cr_expect_eq(w.calls, 0, "deleter ran with strong references left");
+}
+
+/* OBJ-005: when the last strong reference goes and no other weak reference
+ * exists, the deleter runs exactly once, with kTVMFFIObjectDeleterFlagBitMaskBoth. */
+TEST(object, OBJ_005_last_reference_deletes_both) {
+  Watched w = watched_new(2u | ONE_WEAK);
+  API(TVMFFIObjectDecRef)(&w.header);
+  cr_expect_eq(w.calls, 0);
+  API(TVMFFIObjectDecRef)(&w.header);
+  cr_expect_eq(w.calls, 1, "deleter calls: expected 1, got %d", w.calls);
+  cr_expect_eq(w.flags[0], kTVMFFIObjectDeleterFlagBitMaskBoth, "flags: got %d", w.flags[0]);
+}
+
+/* OBJ-006: with another weak reference held, the last strong reference
+ * going runs the deleter once with kTVMFFIObjectDeleterFlagBitMaskStrong
+ * only, and leaves the weak count one lower (the storage stays). */
+TEST(object, OBJ_006_weak_reference_keeps_storage) {
+  Watched w = watched_new(ONE_STRONG | 2 * ONE_WEAK);
+  API(TVMFFIObjectDecRef)(&w.header);
+  cr_expect_eq(w.calls, 1, "deleter calls: expected 1, got %d", w.calls);
+  cr_expect_eq(w.flags[0], kTVMFFIObjectDeleterFlagBitMaskStrong, "flags: got %d", w.flags[0]);
+  cr_expect_eq(w.header.combined_ref_count, ONE_WEAK, "count after: %#llx",
+               (unsigned long long)w.header.combined_ref_count);
+}
+
+enum { kThreads = 8, kRounds = 100000 };
+
+static void* churn(void* obj) {
+  for (int i = 0; i < kRounds; ++i) {
+    tffi_api.TVMFFIObjectIncRef(obj);
+    tffi_api.TVMFFIObjectDecRef(obj);
+  }
+  return NULL;
+}
+
+static void* drop_one(void* obj) {
+  tffi_api.TVMFFIObjectDecRef(obj);
+  return NULL;
+}
+
+static int opaque_deletes;
+static void* opaque_last_handle;
+static void count_opaque_delete(void* handle) {
+  __atomic_fetch_add(&opaque_deletes, 1, __ATOMIC_RELAXED);
+  opaque_last_handle = handle;
+}
+
+/* OBJ-007: reference counting is atomic: threads that increment and
+ * decrement concurrently lose no update, and when they drop the last
+ * references at once the deleter runs exactly once. */
+TEST(object, OBJ_007_concurrent_counting) {
+  tffi_impl_need((const void*)tffi_api.TVMFFIObjectIncRef, "TVMFFIObjectIncRef");
+  tffi_impl_need((const void*)tffi_api.TVMFFIObjectDecRef, "TVMFFIObjectDecRef");
+  TVMFFIObjectHandle obj = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x77, kTVMFFIOpaquePyObject,
+                                             count_opaque_delete, &obj),
+               0);
+  pthread_t threads[kThreads];
+  for (int i = 0; i < kThreads; ++i) pthread_create(&threads[i], NULL, churn, obj);
+  for (int i = 0; i < kThreads; ++i) pthread_join(threads[i], NULL);
+  cr_expect_eq(core_strong(obj), 1u, "strong count after churn: %u", core_strong(obj));
+  cr_expect_eq(core_weak(obj), 1u);
+  cr_expect_eq(opaque_deletes, 0);
+  for (int i = 0; i < kThreads - 1; ++i) API(TVMFFIObjectIncRef)(obj);
+  for (int i = 0; i < kThreads; ++i) pthread_create(&threads[i], NULL, drop_one, obj);
+  for (int i = 0; i < kThreads; ++i) pthread_join(threads[i], NULL);
+  cr_expect_eq(opaque_deletes, 1, "handle deleter ran %d times", opaque_deletes);
+}
+
+/* OBJ-008: TVMFFIObjectDecRef(NULL) returns 0 and does nothing. */
+TEST(object, OBJ_008_decref_null_is_noop) {
+  cr_expect_eq(API(TVMFFIObjectDecRef)(NULL), 0);
+}
+
+/* OBJ-008: TVMFFIObjectIncRef(NULL) returns 0 and does nothing. */
+TEST(object, OBJ_008_incref_null_is_noop) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFIObjectIncRef(NULL) dereferences NULL");
+  cr_expect_eq(API(TVMFFIObjectIncRef)(NULL), 0);
+}
+
+/* OBJ-010: TVMFFIObjectCreateOpaque with kTVMFFIOpaquePyObject returns 0
+ * and an object of that type whose cell (right after the header) holds the
+ * handle. */
+TEST(object, OBJ_010_create_opaque) {
+  TVMFFIObjectHandle obj = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x4242, kTVMFFIOpaquePyObject, NULL, &obj), 0);
+  cr_assert_not_null(obj);
+  cr_expect_eq(((TVMFFIObject*)obj)->type_index, kTVMFFIOpaquePyObject);
+  TVMFFIOpaqueObjectCell cell;
+  memcpy(&cell, (char*)obj + sizeof(TVMFFIObject), sizeof cell);
+  cr_expect_eq(cell.handle, (void*)0x4242);
+  API(TVMFFIObjectDecRef)(obj);
+}
+
+/* OBJ-011: the opaque object's deleter runs exactly once, with the handle,
+ * when the last reference goes; a NULL deleter is allowed. */
+TEST(object, OBJ_011_opaque_deleter_once) {
+  TVMFFIObjectHandle obj = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x99, kTVMFFIOpaquePyObject,
+                                             count_opaque_delete, &obj),
+               0);
+  API(TVMFFIObjectIncRef)(obj);
+  API(TVMFFIObjectDecRef)(obj);
+  cr_expect_eq(opaque_deletes, 0, "deleter ran with a reference left");
+  API(TVMFFIObjectDecRef)(obj);
+  cr_expect_eq(opaque_deletes, 1, "deleter calls: %d", opaque_deletes);
+  cr_expect_eq(opaque_last_handle, (void*)0x99);
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x98, kTVMFFIOpaquePyObject, NULL, &obj), 0);
+  API(TVMFFIObjectDecRef)(obj);
+  cr_expect_eq(opaque_deletes, 1);
+}
+
+/* OBJ-012: any other type index is refused: -1 with a RuntimeError that
+ * names kTVMFFIOpaquePyObject, and the handle's deleter is not run. */
+TEST(object, OBJ_012_opaque_other_type_refused) {
+  static const int32_t bad[] = {kTVMFFIObject, kTVMFFIStr, kTVMFFIDynObjectBegin + 5, 3};
+  for (size_t i = 0; i < 4; ++i) {
+    TVMFFIObjectHandle obj = NULL;
+    cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, bad[i], count_opaque_delete, &obj), -1,
+                 "type_index %d accepted", bad[i]);
+    core_expect_raised("RuntimeError", "kTVMFFIOpaquePyObject");
+  }
+  cr_expect_eq(opaque_deletes, 0);
+}
+
+/* OBJ-013: a NULL out is refused with ValueError naming `out`. */
+TEST(object, OBJ_013_opaque_null_out_refused) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFIObjectCreateOpaque(..., NULL) writes through NULL");
+  cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
+  core_expect_raised("ValueError", "out");
+}
+
+/* OBJ-020: TVMFFIGetCustomAllocator never returns NULL; the default's
+ * allocate gives a body aligned as asked, preceded by a
+ * TVMFFIObjectAllocHeader whose delete_space gives the block back. */
+TEST(object, OBJ_020_default_allocator) {
+  TVMFFICustomAllocator* a = API(TVMFFIGetCustomAllocator)();
+  cr_assert_not_null(a);
+  cr_assert_not_null(a->allocate);
+  static const size_t aligns[] = {8, 16};
+  for (size_t i = 0; i < 2; ++i) {
+    char* body = a->allocate(64, aligns[i], kTVMFFIStr, a->context);
+    cr_assert_not_null(body);
+    cr_expect_eq((uintptr_t)body % aligns[i], 0u, "body %p not %zu-aligned", (void*)body, aligns[i]);
+    memset(body, 0x5a, 64);
+    TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)body - 1;
+    cr_assert_not_null(header->delete_space);
+    header->delete_space(body);
+  }
+}
+
+typedef struct {
+  int allocs, frees;
+  size_t last_size;
+  int32_t last_type;
+  void* bodies[16];
+  int32_t types[16];
+} Tally;
+
+static Tally tally;
+
+static void tally_delete(void* body) {
+  tally.frees++;
+  free((char*)body - 16);
+}
+
+static void* tally_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
+  (void)alignment;
+  if (context != &tally) return NULL;
+  char* block = malloc(16 + size);
+  if (block == NULL) return NULL;
+  char* body = block + 16;
+  ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = tally_delete;
+  if (tally.allocs < 16) {
+    tally.bodies[tally.allocs] = body;
+    tally.types[tally.allocs] = type_index;
+  }
+  tally.allocs++;
+  tally.last_size = size;
+  tally.last_type = type_index;
+  return body;
+}
+
+static TVMFFICustomAllocator tally_allocator = {tally_allocate, &tally};
+
+/* OBJ-021: TVMFFISetCustomAllocator(a) returns 0 and makes
+ * TVMFFIGetCustomAllocator return a; Set(NULL) brings the default back. */
+TEST(object, OBJ_021_set_and_restore_allocator) {
+  TVMFFICustomAllocator* def = API(TVMFFIGetCustomAllocator)();
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(&tally_allocator), 0);
+  cr_expect_eq(API(TVMFFIGetCustomAllocator)(), &tally_allocator);
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(NULL), 0);
+  cr_expect_eq(API(TVMFFIGetCustomAllocator)(), def);
+}
+
+/* OBJ-022: while a custom allocator is registered, objects the library
+ * makes through the C API come from it, with their type index and a size
+ * that covers their layout, and their storage goes back through the
+ * header's delete_space exactly once. */
+TEST(object, OBJ_022_objects_use_custom_allocator) {
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(&tally_allocator), 0);
+  TVMFFIByteArray in = {"0123456789abcdef", 16};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  int after_string = tally.allocs;
+  size_t string_size = tally.last_size;
+  int32_t string_type = tally.last_type;
+  void* string_body = tally.bodies[0];
+  TVMFFIObjectHandle opaque = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, &opaque), 0);
+  int32_t opaque_type = tally.last_type;
+  int after_opaque = tally.allocs;
+  void* string_obj = s.v_obj;
+  API(TVMFFIObjectDecRef)(opaque);
+  core_release(&s);
+  int frees = tally.frees;
+  API(TVMFFISetCustomAllocator)(NULL);
+  cr_assert_eq(after_string, 1, "heap string: allocator called %d times", after_string);
+  cr_expect_eq(string_body, string_obj, "the string object is not the allocated body");
+  cr_expect_eq(string_type, kTVMFFIStr);
+  cr_expect_geq(string_size, sizeof(TVMFFIObject) + sizeof(TVMFFIByteArray) + 16);
+  cr_expect_eq(after_opaque, 2, "opaque object: allocator called %d times in all", after_opaque);
+  cr_expect_eq(opaque_type, kTVMFFIOpaquePyObject);
+  cr_expect_eq(frees, 2, "delete_space calls: expected 2, got %d", frees);
+}
+
+/* OBJ-023: an allocator without an allocate function is refused with
+ * ValueError naming `allocate`, and the registered one stays. */
+TEST(object, OBJ_023_allocator_without_allocate_refused) {
+  static TVMFFICustomAllocator broken = {NULL, NULL};
+  TVMFFICustomAllocator* def = API(TVMFFIGetCustomAllocator)();
+  int rc = API(TVMFFISetCustomAllocator)(&broken);
+  TVMFFICustomAllocator* now = API(TVMFFIGetCustomAllocator)();
+  API(TVMFFISetCustomAllocator)(NULL);
+  cr_expect_eq(rc, -1, "an allocator with allocate == NULL was accepted");
+  if (rc == -1) core_expect_raised("ValueError", "allocate");
+  cr_expect_eq(now, def, "the registered allocator changed");
+}

@@ -1,0 +1,212 @@
+/* Clauses of spec/types.md: type keys, indices and type information. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core_support.h"
+
+static const struct {
+  const char* key;
+  int32_t index;
+  int32_t depth;
+} statics[] = {
+    {"None", kTVMFFINone, 0},
+    {"int", kTVMFFIInt, 0},
+    {"bool", kTVMFFIBool, 0},
+    {"float", kTVMFFIFloat, 0},
+    {"void*", kTVMFFIOpaquePtr, 0},
+    {"DataType", kTVMFFIDataType, 0},
+    {"Device", kTVMFFIDevice, 0},
+    {"DLTensor*", kTVMFFIDLTensorPtr, 0},
+    {"const char*", kTVMFFIRawStr, 0},
+    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr, 0},
+    {"ObjectRValueRef", kTVMFFIObjectRValueRef, 0},
+    {"ffi.SmallStr", kTVMFFISmallStr, 0},
+    {"ffi.SmallBytes", kTVMFFISmallBytes, 0},
+    {"ffi.Unchanged", kTVMFFIUnchanged, 0},
+    {"ffi.Object", kTVMFFIObject, 0},
+    {"ffi.String", kTVMFFIStr, 1},
+    {"ffi.Bytes", kTVMFFIBytes, 1},
+    {"ffi.Error", kTVMFFIError, 1},
+    {"ffi.Function", kTVMFFIFunction, 1},
+    {"ffi.Shape", kTVMFFIShape, 1},
+    {"ffi.Tensor", kTVMFFITensor, 1},
+    {"ffi.Array", kTVMFFIArray, 1},
+    {"ffi.Map", kTVMFFIMap, 1},
+    {"ffi.Module", kTVMFFIModule, 1},
+    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject, 1},
+    {"ffi.List", kTVMFFIList, 1},
+    {"ffi.Dict", kTVMFFIDict, 1},
+    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt, 1},
+    {"ffi.BigInt", kTVMFFIBigInt, 1},
+};
+#define NSTATICS (sizeof statics / sizeof *statics)
+
+static TVMFFIByteArray key_of(const char* key) {
+  TVMFFIByteArray b = {key, strlen(key)};
+  return b;
+}
+
+static int key_eq(const TVMFFIByteArray* got, const char* want) {
+  return got->size == strlen(want) && memcmp(got->data, want, got->size) == 0;
+}
+
+/* TYP-001: TVMFFITypeKeyToIndex knows every built-in type key. */
+TEST(type, TYP_001_static_keys_to_index) {
+  for (size_t i = 0; i < NSTATICS; ++i) {
+    TVMFFIByteArray k = key_of(statics[i].key);
+    int32_t got = -99;
+    cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), 0, "`%s` unknown", statics[i].key);
+    cr_expect_eq(got, statics[i].index, "`%s`: expected %d, got %d", statics[i].key,
+                 statics[i].index, got);
+  }
+}
+
+/* TYP-002: an unknown key returns -1 with an error raised whose message
+ * names the key, and leaves *out_tindex alone. */
+TEST(type, TYP_002_unknown_key_refused) {
+  static const char* unknown[] = {"no.such.Type", "Any", "ffi.string", ""};
+  for (size_t i = 0; i < 4; ++i) {
+    TVMFFIByteArray k = key_of(unknown[i]);
+    int32_t got = -99;
+    cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1, "`%s` found", unknown[i]);
+    cr_expect_eq(got, -99, "out_tindex written for `%s`", unknown[i]);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "`%s`", unknown[i]);
+    core_expect_raised_any_kind(quoted);
+  }
+}
+
+/* TYP-003: that error is a KeyError. */
+TEST(type, TYP_003_unknown_key_is_key_error) {
+  TVMFFIByteArray k = key_of("no.such.Type");
+  int32_t got;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1);
+  core_expect_raised("KeyError", "no.such.Type");
+}
+
+/* TYP-004: TVMFFIGetTypeInfo of a built-in index gives its index, key and
+ * depth (0 for the inline kinds and ffi.Object, 1 for the object types),
+ * and a depth-1 type's single ancestor is ffi.Object's record. */
+TEST(type, TYP_004_static_type_info) {
+  const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
+  cr_assert_not_null(object);
+  for (size_t i = 0; i < NSTATICS; ++i) {
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(statics[i].index);
+    cr_assert_not_null(info, "no info for %d", statics[i].index);
+    cr_expect_eq(info->type_index, statics[i].index);
+    cr_expect(key_eq(&info->type_key, statics[i].key), "index %d: key `%.*s`, expected `%s`",
+              statics[i].index, (int)info->type_key.size, info->type_key.data, statics[i].key);
+    cr_expect_eq(info->type_depth, statics[i].depth, "`%s`: depth %d", statics[i].key,
+                 info->type_depth);
+    if (statics[i].depth == 1) {
+      cr_assert_not_null(info->type_ancestors);
+      cr_expect_eq(info->type_ancestors[0], object, "`%s`: ancestor is not ffi.Object",
+                   statics[i].key);
+    }
+  }
+}
+
+static int32_t alloc_index(const char* key, int32_t depth, int32_t slots, int32_t parent) {
+  TVMFFIByteArray k = key_of(key);
+  return API(TVMFFITypeGetOrAllocIndex)(&k, -1, depth, slots, 1, parent);
+}
+
+/* TYP-005: query-only mode (parent_type_index -2) returns -2 for an
+ * unknown key and registers nothing. */
+TEST(type, TYP_005_query_only_unknown) {
+  cr_expect_eq(alloc_index("conformance.NotThere", 1, 0, -2), -2);
+  TVMFFIByteArray k = key_of("conformance.NotThere");
+  int32_t got;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1, "query-only registered the key");
+  TVMFFIObjectHandle err = NULL;
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  if (err) API(TVMFFIObjectDecRef)(err);
+}
+
+/* TYP-006: a known key returns its index whatever the other arguments,
+ * query-only mode included. */
+TEST(type, TYP_006_known_key_returns_index) {
+  cr_expect_eq(alloc_index("ffi.String", 1, 0, -2), kTVMFFIStr);
+  cr_expect_eq(alloc_index("ffi.String", 1, 0, kTVMFFIObject), kTVMFFIStr);
+  cr_expect_eq(alloc_index("ffi.Array", 5, 9, kTVMFFIObject), kTVMFFIArray);
+  cr_expect_eq(alloc_index("int", 0, 0, -2), kTVMFFIInt);
+}
+
+/* TYP-007: a new key below ffi.Object gets a fresh index from
+ * kTVMFFIDynObjectBegin (128) on, which TVMFFITypeKeyToIndex and
+ * TVMFFIGetTypeInfo then report (depth 1, ancestor ffi.Object). */
+TEST(type, TYP_007_allocate_dynamic_type) {
+  int32_t a = alloc_index("conformance.TypA", 1, 0, kTVMFFIObject);
+  int32_t b = alloc_index("conformance.TypB", 1, 0, kTVMFFIObject);
+  cr_assert_geq(a, kTVMFFIDynObjectBegin, "index %d below 128", a);
+  cr_assert_geq(b, kTVMFFIDynObjectBegin, "index %d below 128", b);
+  cr_expect_neq(a, b);
+  cr_expect_eq(alloc_index("conformance.TypA", 1, 0, -2), a, "query-only now finds it");
+  TVMFFIByteArray k = key_of("conformance.TypA");
+  int32_t got = -1;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), 0);
+  cr_expect_eq(got, a);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(a);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_index, a);
+  cr_expect_eq(info->type_depth, 1);
+  cr_expect(key_eq(&info->type_key, "conformance.TypA"));
+  cr_expect_eq(info->type_ancestors[0], API(TVMFFIGetTypeInfo)(kTVMFFIObject));
+}
+
+/* TYP-008: a type that reserves N child slots gives its first child the
+ * next index (parent + 1); ancestors run root first, ancestors[i] having
+ * depth i. */
+TEST(type, TYP_008_child_slots_and_ancestors) {
+  int32_t parent = alloc_index("conformance.Parent", 1, 3, kTVMFFIObject);
+  cr_assert_geq(parent, kTVMFFIDynObjectBegin);
+  int32_t child = alloc_index("conformance.Child", 2, 0, parent);
+  cr_expect_eq(child, parent + 1, "child index %d, parent %d", child, parent);
+  int32_t grand = alloc_index("conformance.Grand", 3, 0, child);
+  cr_assert_gt(grand, child);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(grand);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 3);
+  int32_t want[3] = {kTVMFFIObject, parent, child};
+  for (int i = 0; i < 3; ++i) {
+    cr_expect_eq(info->type_ancestors[i]->type_index, want[i], "ancestors[%d] is %d, expected %d",
+                 i, info->type_ancestors[i]->type_index, want[i]);
+    cr_expect_eq(info->type_ancestors[i]->type_depth, i);
+  }
+}
+
+/* TYP-009: TVMFFIGetTypeInfo of an index with no type returns NULL with a
+ * KeyError raised that names the index. */
+TEST(type, TYP_009_unknown_index_info) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFIGetTypeInfo of an unknown index exits the process");
+  static const int32_t bad[] = {-1, 100, 5000};
+  for (size_t i = 0; i < 3; ++i) {
+    cr_expect_null(API(TVMFFIGetTypeInfo)(bad[i]), "info for %d", bad[i]);
+    core_expect_raised("KeyError", "type_index");
+  }
+}
+
+/* TYP-010: a NULL type_key is refused with ValueError naming it. */
+TEST(type, TYP_010_null_key_refused) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFITypeKeyToIndex(NULL, ...) dereferences NULL");
+  int32_t got;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(NULL, &got), -1);
+  core_expect_raised("ValueError", "type_key");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(NULL, -1, 1, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "type_key");
+}
+
+/* TYP-011: inconsistent registrations are refused with -1 and an error:
+ * an unknown parent, a depth that is not the parent's plus one, a taken
+ * static index. */
+TEST(type, TYP_011_inconsistent_registration_refused) {
+  CORE_SKIP_UPSTREAM_CRASH("TVMFFITypeGetOrAllocIndex exits the process on these inputs");
+  TVMFFIByteArray k = key_of("conformance.Bad");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, 9999), -1);
+  core_expect_raised("KeyError", "parent_type_index");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 4, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "type_depth");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIStr, 1, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "static_type_index");
+  cr_expect_eq(alloc_index("conformance.Bad", 1, 0, -2), -2, "a refused key was registered");
+}

@@ -1,0 +1,232 @@
+/* Dtype strings. The grammar:
+ *
+ *   dtype  := "" | "void" | base bits? lanes? | variant vlanes?
+ *   base   := "int" | "i" | "uint" | "u" | "float" | "f" | "bfloat" | "bf"
+ *           | "bool" | "handle"           (the one-letter forms need a digit)
+ *   bits   := decimal 1..255              (0 or absent: the base's default)
+ *   lanes  := "x" N | "xvscalex" N        (N in 1..65535; vscale: scalable)
+ *   variant:= ("float8_" | "fp8_" | "f8_") ("e3m4" | "e4m3" | "e4m3b11fnuz"
+ *             | "e4m3fn" | "e4m3fnuz" | "e5m2" | "e5m2fnuz" | "e8m0fnu")
+ *           | ("float6_" | "fp6_" | "f6_") ("e2m3fn" | "e3m2fn")
+ *           | ("float4_" | "fp4_" | "f4_") "e2m1fn"
+ *   vlanes := "x" N                        (float4 also takes "_x" N)
+ */
+#include "dtype.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "any.h"
+#include "error.h"
+#include "string.h"
+
+typedef struct {
+  const char* text;
+  size_t len;
+  size_t at;
+} TffiScan;
+
+static int tffi_eat(TffiScan* s, const char* word) {
+  size_t n = strlen(word);
+  if (s->len - s->at < n || memcmp(s->text + s->at, word, n) != 0) return 0;
+  s->at += n;
+  return 1;
+}
+
+static int tffi_digit_at(const TffiScan* s, size_t at) {
+  return at < s->len && s->text[at] >= '0' && s->text[at] <= '9';
+}
+
+static int tffi_bad(const TffiScan* s, const char* why) {
+  return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: %s in dtype `%.*s`", why,
+                    (int)s->len, s->text);
+}
+
+/* Reads a decimal number (possibly none: *ndigits tells). Stops counting
+ * past `limit` so overlong digit runs cannot wrap around. */
+static uint32_t tffi_number(TffiScan* s, uint32_t limit, size_t* ndigits) {
+  uint32_t value = 0;
+  size_t start = s->at;
+  while (tffi_digit_at(s, s->at)) {
+    uint32_t d = (uint32_t)(s->text[s->at++] - '0');
+    value = value > (limit - d) / 10 ? limit + 1 : value * 10 + d;
+    if (value > limit) value = limit + 1;
+  }
+  *ndigits = s->at - start;
+  return value;
+}
+
+/* Lanes: "x" N, or for plain types also "xvscalex" N (stored negated). */
+static int tffi_lanes(TffiScan* s, int allow_scalable, uint16_t* lanes) {
+  int scalable = allow_scalable && tffi_eat(s, "xvscale");
+  *lanes = 1;
+  if (!tffi_eat(s, "x")) return scalable ? tffi_bad(s, "`xvscale` without a lane count") : 0;
+  size_t ndigits;
+  uint32_t n = tffi_number(s, UINT16_MAX, &ndigits);
+  if (ndigits == 0 || n == 0) return tffi_bad(s, "lanes must be a positive integer");
+  if (n > UINT16_MAX) return tffi_bad(s, "lanes out of range for uint16");
+  if (scalable && n > 32768) return tffi_bad(s, "scalable lanes out of range");
+  *lanes = (uint16_t)(scalable ? (uint16_t)(0x10000u - n) : n);
+  return 0;
+}
+
+typedef struct {
+  const char* name;
+  uint8_t code;
+  uint8_t bits;
+} TffiVariant;
+
+/* Every narrow float format DLPack names, with its total bit width. */
+static const TffiVariant tffi_variants[] = {
+    {"float8_e3m4", kDLFloat8_e3m4, 8},
+    {"float8_e4m3", kDLFloat8_e4m3, 8},
+    {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
+    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
+    {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
+    {"float8_e5m2", kDLFloat8_e5m2, 8},
+    {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
+    {"float8_e8m0fnu", kDLFloat8_e8m0fnu, 8},
+    {"float6_e2m3fn", kDLFloat6_e2m3fn, 6},
+    {"float6_e3m2fn", kDLFloat6_e3m2fn, 6},
+    {"float4_e2m1fn", kDLFloat4_e2m1fn, 4},
+};
+
+/* A narrow float: family prefix in any spelling, then the exact format name
+ * ended by the end of input or the lanes. `family` is "8_", "6_" or "4_". */
+static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) {
+  for (size_t i = 0; i < sizeof tffi_variants / sizeof *tffi_variants; ++i) {
+    const TffiVariant* v = &tffi_variants[i];
+    if (memcmp(v->name + 5, family, 2) != 0) continue;
+    TffiScan t = *s;
+    if (!tffi_eat(&t, v->name + 7)) continue;
+    int underscore_ok = v->code == kDLFloat4_e2m1fn;
+    if (t.at != t.len && t.text[t.at] != 'x' && !(underscore_ok && t.text[t.at] == '_')) continue;
+    if (underscore_ok && t.at < t.len && t.text[t.at] == '_') {
+      t.at++;
+      if (t.at == t.len || t.text[t.at] != 'x') return tffi_bad(&t, "expected lanes after `_`");
+    }
+    uint16_t lanes;
+    if (tffi_lanes(&t, 0, &lanes)) return -1;
+    if (t.at != t.len) return tffi_bad(&t, "unknown dtype");
+    out->code = v->code;
+    out->bits = v->bits;
+    out->lanes = lanes;
+    return 0;
+  }
+  return tffi_bad(s, "unknown narrow float format");
+}
+
+typedef struct {
+  const char* prefix;
+  int needs_digit; /* the short spellings only count when a digit follows */
+  uint8_t code;
+  uint8_t default_bits;
+} TffiBase;
+
+/* Order matters: a longer spelling before any shorter one it starts with. */
+static const TffiBase tffi_bases[] = {
+    {"int", 0, kDLInt, 32},       {"uint", 0, kDLUInt, 32},      {"bool", 0, kDLBool, 8},
+    {"float", 0, kDLFloat, 32},   {"handle", 0, kDLOpaqueHandle, 64},
+    {"bfloat", 0, kDLBfloat, 16}, {"bf", 1, kDLBfloat, 16},      {"i", 1, kDLInt, 32},
+    {"u", 1, kDLUInt, 32},        {"f", 1, kDLFloat, 32},
+};
+
+static int tffi_parse_family(TffiScan* s, DLDataType* out) {
+  static const char* const families[] = {"8_", "6_", "4_"};
+  static const char* const spellings[] = {"float", "fp", "f"};
+  for (size_t f = 0; f < 3; ++f) {
+    for (size_t p = 0; p < 3; ++p) {
+      TffiScan t = *s;
+      if (tffi_eat(&t, spellings[p]) && tffi_eat(&t, families[f]))
+        return tffi_parse_variant(&t, families[f], out) == 0 ? 1 : -1;
+    }
+  }
+  return 0;
+}
+
+int tffi_dtype_parse(const char* text, size_t len, DLDataType* out) {
+  TffiScan s = {text, len, 0};
+  if (len == 0 || (len == 4 && memcmp(text, "void", 4) == 0)) {
+    *out = (DLDataType){kDLOpaqueHandle, 0, 0};
+    return 0;
+  }
+  int variant = tffi_parse_family(&s, out);
+  if (variant) return variant > 0 ? 0 : -1;
+  for (size_t i = 0; i < sizeof tffi_bases / sizeof *tffi_bases; ++i) {
+    const TffiBase* b = &tffi_bases[i];
+    TffiScan t = s;
+    if (!tffi_eat(&t, b->prefix) || (b->needs_digit && !tffi_digit_at(&t, t.at))) continue;
+    size_t ndigits;
+    uint32_t bits = tffi_number(&t, UINT8_MAX, &ndigits);
+    if (bits > UINT8_MAX) return tffi_bad(&t, "bits out of range for uint8");
+    uint16_t lanes;
+    if (tffi_lanes(&t, 1, &lanes)) return -1;
+    if (t.at != t.len) return tffi_bad(&t, "unknown dtype");
+    out->code = b->code;
+    out->bits = (uint8_t)(bits ? bits : b->default_bits);
+    out->lanes = lanes;
+    return 0;
+  }
+  return tffi_bad(&s, "unknown dtype");
+}
+
+static const char* tffi_code_name(uint8_t code) {
+  switch (code) {
+    case kDLInt: return "int";
+    case kDLUInt: return "uint";
+    case kDLFloat: return "float";
+    case kDLOpaqueHandle: return "handle";
+    case kDLBfloat: return "bfloat";
+    case kDLBool: return "bool";
+    default: break;
+  }
+  for (size_t i = 0; i < sizeof tffi_variants / sizeof *tffi_variants; ++i)
+    if (tffi_variants[i].code == code) return tffi_variants[i].name;
+  return NULL;
+}
+
+int tffi_dtype_format(DLDataType dtype, char* buf) {
+  if (dtype.code == kDLOpaqueHandle && dtype.bits == 0 && dtype.lanes == 0) {
+    buf[0] = '\0';
+    return 0;
+  }
+  const char* name = tffi_code_name(dtype.code);
+  if (name == NULL)
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: dtype has unknown type_code=%d",
+                      (int)dtype.code);
+  int n = snprintf(buf, TFFI_DTYPE_TEXT_MAX, "%s", name);
+  if (dtype.code == kDLOpaqueHandle) return n;
+  /* Narrow floats and 8-bit bool carry their width in the name. */
+  int named_width = dtype.code >= kDLFloat8_e3m4 || (dtype.code == kDLBool && dtype.bits == 8);
+  if (!named_width) n += snprintf(buf + n, (size_t)(TFFI_DTYPE_TEXT_MAX - n), "%d", dtype.bits);
+  int16_t lanes = (int16_t)dtype.lanes;
+  if (lanes > 1)
+    n += snprintf(buf + n, (size_t)(TFFI_DTYPE_TEXT_MAX - n), "x%d", lanes);
+  else if (lanes < -1)
+    n += snprintf(buf + n, (size_t)(TFFI_DTYPE_TEXT_MAX - n), "xvscalex%d", -lanes);
+  return n;
+}
+
+int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out) {
+  if (str == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: str is NULL");
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: out is NULL");
+  if (str->data == NULL && str->size != 0)
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: str->data is NULL with size %zu",
+                      str->size);
+  if (str->size > TFFI_DTYPE_STR_MAX)
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIDataTypeFromString: str is %zu bytes long, more than %d", str->size,
+                      TFFI_DTYPE_STR_MAX);
+  return tffi_dtype_parse(str->data, str->size, out);
+}
+
+int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out) {
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: out is NULL");
+  *out = tffi_any_none();
+  if (dtype == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: dtype is NULL");
+  char buf[TFFI_DTYPE_TEXT_MAX];
+  int n = tffi_dtype_format(*dtype, buf);
+  if (n < 0) return -1;
+  return tffi_any_from_bytes(kTVMFFIStr, buf, (size_t)n, out);
+}

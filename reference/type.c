@@ -1,0 +1,265 @@
+/* The type registry: TVMFFITypeKeyToIndex, TVMFFITypeGetOrAllocIndex and
+ * TVMFFIGetTypeInfo, with the built-in types registered on first use. */
+#include "type.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+/* A registered type. The public record comes first so a TVMFFITypeInfo*
+ * handed out is also a pointer to the whole entry. Entries never move or go
+ * away, so those pointers stay valid for the life of the process. */
+typedef struct {
+  TVMFFITypeInfo info;
+  int32_t num_slots;       /* indices [index, index + num_slots) belong to it */
+  int32_t allocated_slots; /* of those, how many are taken (itself included) */
+  int child_slots_can_overflow;
+  const TVMFFITypeInfo** ancestors; /* owned; info.type_ancestors points here */
+  char key[];                       /* owned copy of the key, NUL-terminated */
+} TffiType;
+
+static pthread_mutex_t tffi_types_lock = PTHREAD_MUTEX_INITIALIZER;
+static TffiType** tffi_types; /* indexed by type index; NULL where free */
+static int32_t tffi_types_cap;
+static int32_t tffi_next_dyn = TFFI_TYPE_DYN_BEGIN;
+static int tffi_types_ready;
+
+static uint64_t tffi_key_hash(const char* key, size_t len) {
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (size_t i = 0; i < len; ++i) h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Lock held. A linear scan: registries hold hundreds of types and lookups
+ * by key are rare next to lookups by index. */
+static TffiType* tffi_find_key(const char* key, size_t len) {
+  for (int32_t i = 0; i < tffi_types_cap; ++i) {
+    TffiType* t = tffi_types[i];
+    if (t && t->info.type_key.size == len && memcmp(t->key, key, len) == 0) return t;
+  }
+  return NULL;
+}
+
+static TffiType* tffi_at(int32_t index) {
+  return index >= 0 && index < tffi_types_cap ? tffi_types[index] : NULL;
+}
+
+/* Lock held. Makes room for indices below `need`. */
+static int tffi_reserve(int32_t need) {
+  if (need <= tffi_types_cap) return 0;
+  if (need > TFFI_TYPE_MAX_INDEX)
+    return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full (%d indices)",
+                      TFFI_TYPE_MAX_INDEX);
+  int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
+  while (cap < need) cap *= 2;
+  TffiType** grown = realloc(tffi_types, (size_t)cap * sizeof *grown);
+  if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
+  memset(grown + tffi_types_cap, 0, (size_t)(cap - tffi_types_cap) * sizeof *grown);
+  tffi_types = grown;
+  tffi_types_cap = cap;
+  return 0;
+}
+
+/* Lock held. Builds the entry for `index` below `parent` (NULL at depth 0). */
+static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType* parent,
+                           int32_t num_slots, int can_overflow) {
+  TffiType* t = calloc(1, sizeof *t + len + 1);
+  int32_t depth = parent ? parent->info.type_depth + 1 : 0;
+  if (t == NULL) return tffi_raise_oom(sizeof *t + len + 1);
+  if (depth) {
+    t->ancestors = calloc((size_t)depth, sizeof *t->ancestors);
+    if (t->ancestors == NULL) {
+      free(t);
+      return tffi_raise_oom((size_t)depth * sizeof *t->ancestors);
+    }
+    /* The parent's chain, then the parent itself: root first. */
+    for (int32_t i = 0; i + 1 < depth; ++i) t->ancestors[i] = parent->ancestors[i];
+    t->ancestors[depth - 1] = &parent->info;
+  }
+  memcpy(t->key, key, len);
+  t->info.type_index = index;
+  t->info.type_depth = depth;
+  t->info.type_key.data = t->key;
+  t->info.type_key.size = len;
+  t->info.type_ancestors = t->ancestors;
+  t->info.type_key_hash = tffi_key_hash(key, len);
+  t->num_slots = num_slots;
+  t->allocated_slots = 1;
+  t->child_slots_can_overflow = can_overflow && (parent == NULL || parent->child_slots_can_overflow);
+  tffi_types[index] = t;
+  return 0;
+}
+
+/* Lock held. Picks the index of a new type below `parent` that reserves
+ * `num_slots` indices (itself and its future children): from the parent's
+ * reserved range while it lasts, then from the open range above. */
+static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* key) {
+  if (parent->num_slots - parent->allocated_slots >= num_slots) {
+    int32_t index = parent->info.type_index + parent->allocated_slots;
+    parent->allocated_slots += num_slots;
+    return index;
+  }
+  if (!parent->child_slots_can_overflow)
+    return tffi_raise(TFFI_RUNTIME_ERROR,
+                      "TVMFFITypeGetOrAllocIndex: parent type `%s` has no child slot left for "
+                      "type_key `%s`",
+                      parent->key, key);
+  if (num_slots > TFFI_TYPE_MAX_INDEX - tffi_next_dyn || tffi_reserve(tffi_next_dyn + num_slots))
+    return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full");
+  int32_t index = tffi_next_dyn;
+  tffi_next_dyn += num_slots;
+  return index;
+}
+
+typedef struct {
+  const char* key;
+  int32_t index;
+  int depth; /* 0: an inline value kind; 1: an object below ffi.Object */
+} TffiBuiltin;
+
+static const TffiBuiltin tffi_builtins[] = {
+    {"None", kTVMFFINone, 0},
+    {"int", kTVMFFIInt, 0},
+    {"bool", kTVMFFIBool, 0},
+    {"float", kTVMFFIFloat, 0},
+    {"void*", kTVMFFIOpaquePtr, 0},
+    {"DataType", kTVMFFIDataType, 0},
+    {"Device", kTVMFFIDevice, 0},
+    {"DLTensor*", kTVMFFIDLTensorPtr, 0},
+    {"const char*", kTVMFFIRawStr, 0},
+    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr, 0},
+    {"ObjectRValueRef", kTVMFFIObjectRValueRef, 0},
+    {"ffi.SmallStr", kTVMFFISmallStr, 0},
+    {"ffi.SmallBytes", kTVMFFISmallBytes, 0},
+    {"ffi.Unchanged", kTVMFFIUnchanged, 0},
+    {"ffi.Object", kTVMFFIObject, 0},
+    {"ffi.String", kTVMFFIStr, 1},
+    {"ffi.Bytes", kTVMFFIBytes, 1},
+    {"ffi.Error", kTVMFFIError, 1},
+    {"ffi.Function", kTVMFFIFunction, 1},
+    {"ffi.Shape", kTVMFFIShape, 1},
+    {"ffi.Tensor", kTVMFFITensor, 1},
+    {"ffi.Array", kTVMFFIArray, 1},
+    {"ffi.Map", kTVMFFIMap, 1},
+    {"ffi.Module", kTVMFFIModule, 1},
+    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject, 1},
+    {"ffi.List", kTVMFFIList, 1},
+    {"ffi.Dict", kTVMFFIDict, 1},
+    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt, 1},
+    {"ffi.BigInt", kTVMFFIBigInt, 1},
+};
+
+/* Lock held. Registers the built-in types once; fails only for memory. */
+static int tffi_types_init(void) {
+  if (tffi_types_ready) return 0;
+  if (tffi_reserve(TFFI_TYPE_DYN_BEGIN)) return -1;
+  for (size_t i = 0; i < sizeof tffi_builtins / sizeof *tffi_builtins; ++i) {
+    const TffiBuiltin* b = &tffi_builtins[i];
+    if (tffi_types[b->index]) continue;
+    TffiType* parent = b->depth ? tffi_types[kTVMFFIObject] : NULL;
+    /* ffi.Object's children take fresh indices; the others have none. */
+    int can_overflow = b->index == kTVMFFIObject;
+    if (tffi_make_entry(b->index, b->key, strlen(b->key), parent, 1, can_overflow)) return -1;
+  }
+  tffi_types_ready = 1;
+  return 0;
+}
+
+/* Checks a caller's key; returns 0 when usable. */
+static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
+  if (type_key == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key is NULL", api);
+  if (type_key->data == NULL && type_key->size != 0)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key->data is NULL with size %zu", api,
+                      type_key->size);
+  if (type_key->size > TFFI_TYPE_KEY_MAX)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key is %zu bytes long, more than %d", api,
+                      type_key->size, TFFI_TYPE_KEY_MAX);
+  return 0;
+}
+
+int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
+  if (tffi_check_key("TVMFFITypeKeyToIndex", type_key)) return -1;
+  if (out_tindex == NULL)
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFITypeKeyToIndex: out_tindex is NULL");
+  pthread_mutex_lock(&tffi_types_lock);
+  int rc = tffi_types_init();
+  TffiType* t = rc ? NULL : tffi_find_key(type_key->data, type_key->size);
+  if (t) *out_tindex = t->info.type_index;
+  pthread_mutex_unlock(&tffi_types_lock);
+  if (rc) return -1;
+  if (t == NULL)
+    return tffi_raise(TFFI_KEY_ERROR, "TVMFFITypeKeyToIndex: Cannot find type `%.*s`",
+                      (int)type_key->size, type_key->data);
+  return 0;
+}
+
+/* Lock held. The checked body of TVMFFITypeGetOrAllocIndex. */
+static int32_t tffi_get_or_alloc(const TVMFFIByteArray* type_key, int32_t static_type_index,
+                                 int32_t type_depth, int32_t num_child_slots, int can_overflow,
+                                 int32_t parent_type_index) {
+  const char* api = "TVMFFITypeGetOrAllocIndex";
+  TffiType* found = tffi_find_key(type_key->data, type_key->size);
+  if (found) return found->info.type_index;
+  if (parent_type_index == TFFI_TYPE_QUERY_ONLY) return TFFI_TYPE_QUERY_ONLY;
+  TffiType* parent = NULL;
+  if (parent_type_index >= 0) {
+    parent = tffi_at(parent_type_index);
+    if (parent == NULL)
+      return tffi_raise(TFFI_KEY_ERROR, "%s: parent_type_index %d is not a registered type",
+                        api, (int)parent_type_index);
+  } else if (parent_type_index != -1) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: parent_type_index %d is invalid", api,
+                      (int)parent_type_index);
+  }
+  int32_t want_depth = parent ? parent->info.type_depth + 1 : 0;
+  if (type_depth != want_depth)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: type_depth %d does not match the parent's depth + 1 (%d)",
+                      api, (int)type_depth, (int)want_depth);
+  if (num_child_slots < 0 || num_child_slots > TFFI_TYPE_MAX_INDEX)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: num_child_slots %d is out of range", api,
+                      (int)num_child_slots);
+  int32_t index;
+  if (static_type_index >= 0) {
+    if (static_type_index >= TFFI_TYPE_DYN_BEGIN || tffi_types[static_type_index])
+      return tffi_raise(TFFI_VALUE_ERROR, "%s: static_type_index %d is taken or out of range",
+                        api, (int)static_type_index);
+    index = static_type_index;
+  } else {
+    if (parent == NULL)
+      return tffi_raise(TFFI_VALUE_ERROR, "%s: a dynamic type needs a parent_type_index", api);
+    index = tffi_pick_index(parent, num_child_slots + 1, tffi_at(parent_type_index)->key);
+    if (index < 0) return -1;
+  }
+  if (tffi_make_entry(index, type_key->data, type_key->size, parent, num_child_slots + 1,
+                      can_overflow))
+    return -1;
+  return index;
+}
+
+int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t static_type_index,
+                                  int32_t type_depth, int32_t num_child_slots,
+                                  int32_t child_slots_can_overflow, int32_t parent_type_index) {
+  if (tffi_check_key("TVMFFITypeGetOrAllocIndex", type_key)) return -1;
+  pthread_mutex_lock(&tffi_types_lock);
+  int32_t index = tffi_types_init() ? -1
+                                    : tffi_get_or_alloc(type_key, static_type_index, type_depth,
+                                                        num_child_slots,
+                                                        child_slots_can_overflow != 0,
+                                                        parent_type_index);
+  pthread_mutex_unlock(&tffi_types_lock);
+  return index;
+}
+
+const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
+  pthread_mutex_lock(&tffi_types_lock);
+  TffiType* t = tffi_types_init() ? NULL : tffi_at(type_index);
+  pthread_mutex_unlock(&tffi_types_lock);
+  if (t == NULL) {
+    tffi_raise(TFFI_KEY_ERROR, "TVMFFIGetTypeInfo: type_index %d is not a registered type",
+               (int)type_index);
+    return NULL;
+  }
+  return &t->info;
+}

@@ -1,0 +1,21 @@
+/* The type registry of the reference runtime: type keys, indices and the
+ * TVMFFITypeInfo records behind TVMFFIGetTypeInfo. */
+#ifndef TFFI_TYPE_H_
+#define TFFI_TYPE_H_
+
+#include <stdint.h>
+#include <tvm/ffi/c_api.h>
+
+/* TVMFFITypeGetOrAllocIndex's parent_type_index that means "look up only". */
+#define TFFI_TYPE_QUERY_ONLY (-2)
+
+/* Indices of types registered at run time start here. */
+#define TFFI_TYPE_DYN_BEGIN kTVMFFIDynObjectBegin
+
+/* Most types the registry will hold: bounds memory taken from callers. */
+#define TFFI_TYPE_MAX_INDEX (1 << 20)
+
+/* Longest type key accepted. */
+#define TFFI_TYPE_KEY_MAX 4096
+
+#endif
