@@ -1,5 +1,6 @@
 #include "error.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,39 @@
 
 /* One error object per thread, owned by the slot until moved out. */
 static _Thread_local TVMFFIObject* tffi_raised;
+
+/*
+ * An error nobody retrieved must not outlive its thread. The first raise on
+ * a thread points a pthread key at the thread's slot; the key's destructor
+ * releases whatever the slot still holds when the thread exits. The flag
+ * keeps later raises on that thread down to one load and one branch.
+ */
+static _Thread_local int tffi_raised_armed;
+static pthread_key_t tffi_raised_key;
+static pthread_once_t tffi_raised_key_once = PTHREAD_ONCE_INIT;
+static int tffi_raised_key_ok;
+
+static void tffi_raised_at_thread_exit(void* slot) {
+  TVMFFIObject** raised = slot;
+  TVMFFIObject* err = *raised;
+  *raised = NULL;
+  /* A deleter below may raise again; let that raise re-arm the key, which
+   * POSIX then runs again. */
+  tffi_raised_armed = 0;
+  if (err) tffi_decref(err);
+}
+
+static void tffi_raised_key_create(void) {
+  tffi_raised_key_ok = pthread_key_create(&tffi_raised_key, tffi_raised_at_thread_exit) == 0;
+}
+
+static void tffi_raised_arm(void) {
+  pthread_once(&tffi_raised_key_once, tffi_raised_key_create);
+  /* Without a key (key space exhausted) the error is released when the next
+   * one replaces it or it is moved out, as before. */
+  if (tffi_raised_key_ok && pthread_setspecific(tffi_raised_key, &tffi_raised) == 0)
+    tffi_raised_armed = 1;
+}
 
 /*
  * Error objects are one allocation: header, cell, then kind and message
@@ -66,7 +100,10 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
                              TVMFFIObjectHandle extra_context) {
   size_t nkind = tffi_len(kind), nmsg = tffi_len(message);
   if (nkind > SIZE_MAX / 4 || nmsg > SIZE_MAX / 4) return NULL;
-  TffiError* err = calloc(1, sizeof(TffiError) + nkind + nmsg + 2);
+  /* Through the object allocator (a custom one included); quiet because an
+   * error is being raised already. */
+  TffiError* err = tffi_object_alloc_quiet(sizeof(TffiError) + nkind + nmsg + 2, kTVMFFIError,
+                                           tffi_error_delete);
   if (err == NULL) return NULL;
   err->header.combined_ref_count = TFFI_REF_BOTH_ONE;
   err->header.type_index = kTVMFFIError;
@@ -79,7 +116,7 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
   if (tffi_len(backtrace)) {
     tffi_error_update_backtrace(err, backtrace, kTVMFFIBacktraceUpdateModeReplace);
     if (err->backtrace_buf == NULL) {
-      free(err);
+      tffi_object_free(err);
       return NULL;
     }
   }
@@ -102,6 +139,7 @@ static TffiError tffi_oom_error = {
 };
 
 void tffi_set_raised(TVMFFIObject* error) {
+  if (__builtin_expect(!tffi_raised_armed, 0)) tffi_raised_arm();
   TVMFFIObject* old = tffi_raised;
   tffi_raised = error;
   if (old) tffi_decref(old);
@@ -153,6 +191,7 @@ void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
 
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_parts,
                                        int32_t num_parts) {
+  if (message_parts == NULL) num_parts = 0; /* nothing to read: an empty message */
   size_t total = 0;
   for (int32_t i = 0; i < num_parts; ++i)
     if (message_parts[i]) total += strlen(message_parts[i]);

@@ -25,7 +25,10 @@ int tffi_raise(const char* kind, const char* fmt, ...) __attribute__((format(pri
  * is raised instead. Returns -1. */
 int tffi_raise_oom(size_t size);
 
-/* Replaces the calling thread's raised error, releasing the one it held. */
+/* Replaces the calling thread's raised error, releasing the one it held.
+ * Takes over the caller's reference to `error` (TVMFFIErrorSetRaised, by
+ * contrast, adds one). An error still held when the thread exits is
+ * released then. */
 void tffi_set_raised(TVMFFIObject* error);
 
 /* Kind names used across the runtime. */

@@ -43,3 +43,36 @@ Test(error, oom_names_the_size) {
   cr_assert_not_null(strstr(cell->message.data, "12345"));
   tffi_decref(err);
 }
+
+#include <pthread.h>
+
+static TVMFFIObject* left_behind;
+static void* raise_and_exit(void* arg) {
+  (void)arg;
+  tffi_incref(left_behind);
+  tffi_set_raised(left_behind);
+  return NULL;
+}
+
+/* The thread-exit destructor releases an unretrieved error, on every
+ * thread, not just the first one that raised. */
+Test(error, unretrieved_error_released_at_thread_exit) {
+  TVMFFIByteArray k = {"RuntimeError", 12};
+  left_behind = tffi_error_new(&k, &k, NULL, NULL, NULL);
+  for (int i = 0; i < 3; ++i) {
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, raise_and_exit, NULL), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(tffi_strong_count(left_behind), 1, "round %d", i);
+  }
+  tffi_decref(left_behind);
+}
+
+Test(error, create_rejects_null_out) {
+  TVMFFIByteArray k = {"ValueError", 10};
+  cr_assert_eq(TVMFFIErrorCreate(&k, &k, &k, NULL), -1);
+  TVMFFIObject* err = take_raised();
+  cr_assert_not_null(err);
+  cr_assert_not_null(strstr(TVMFFIErrorGetCellPtr(err)->message.data, "out"));
+  tffi_decref(err);
+}

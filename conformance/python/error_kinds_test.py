@@ -1,0 +1,92 @@
+"""Clauses of spec/errors.md on error kinds crossing into Python.
+
+A C test library raises each kind through TVMFFIErrorSetRaisedFromCStr;
+upstream's Python package must turn it into the exception class the kind
+table names, with the message bytes unchanged.
+"""
+import os
+
+import pytest
+import tvm_ffi
+
+LIB = os.environ.get("TFFI_RAISE_KINDS_LIB", "")
+
+
+@pytest.fixture(scope="module")
+def mod():
+    assert os.path.exists(LIB), f"test library not found at {LIB!r}"
+    return tvm_ffi.load_module(LIB)
+
+
+def expected_message(kind: str) -> str:
+    return f"argument `x` of raise_{kind} is bad: 42"
+
+
+def raise_and_catch(mod, kind: str) -> BaseException:
+    with pytest.raises(BaseException) as info:
+        getattr(mod, "raise_" + kind)()
+    return info.value
+
+
+def check_kind(mod, kind: str, cls: type) -> None:
+    exc = raise_and_catch(mod, kind)
+    # Exact class, not a subclass match: the table names one class per kind.
+    assert type(exc) is cls, f"{kind} became {type(exc).__name__}"
+    # args[0], not str(): str(KeyError) adds quotes.
+    assert exc.args == (expected_message(kind),)
+
+
+def test_ERR_040_library_loads_and_calls(mod):
+    assert mod.ok() == 7
+
+
+def test_ERR_041_runtime_error(mod):
+    check_kind(mod, "RuntimeError", RuntimeError)
+
+
+def test_ERR_042_value_error(mod):
+    check_kind(mod, "ValueError", ValueError)
+
+
+def test_ERR_043_type_error(mod):
+    check_kind(mod, "TypeError", TypeError)
+
+
+def test_ERR_044_attribute_error(mod):
+    check_kind(mod, "AttributeError", AttributeError)
+
+
+def test_ERR_045_key_error(mod):
+    check_kind(mod, "KeyError", KeyError)
+
+
+def test_ERR_046_index_error(mod):
+    check_kind(mod, "IndexError", IndexError)
+
+
+def test_ERR_047_assertion_error(mod):
+    check_kind(mod, "AssertionError", AssertionError)
+
+
+def test_ERR_048_memory_error(mod):
+    check_kind(mod, "MemoryError", MemoryError)
+
+
+def test_ERR_049_unregistered_kinds_become_runtime_error(mod):
+    for kind in ("NotImplementedError", "MyCustomError"):
+        exc = raise_and_catch(mod, kind)
+        assert type(exc) is RuntimeError, f"{kind} became {type(exc).__name__}"
+        assert exc.args == (expected_message(kind),)
+
+
+def test_ERR_050_kind_kept_on_the_error_object(mod):
+    exc = raise_and_catch(mod, "NotImplementedError")
+    err = exc.__tvm_ffi_error__
+    assert err.kind == "NotImplementedError"
+    assert err.message == expected_message("NotImplementedError")
+
+
+def test_ERR_051_parts_message_utf8(mod):
+    exc = raise_and_catch(mod, "parts")
+    assert type(exc) is ValueError
+    assert exc.args == ("shape [2, 3] \u00e9 mismatch",)

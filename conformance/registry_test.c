@@ -1,0 +1,385 @@
+/* Clauses of spec/functions.md: the registry of global functions. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "impl.h"
+
+static uint32_t strong_count(TVMFFIObjectHandle obj) {
+  return (uint32_t)(__atomic_load_n(&((TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                    0xffffffffu);
+}
+
+static TVMFFIObjectHandle take_raised(void) {
+  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  return err;
+}
+
+static int deletes;
+static void count_delete(void* self) {
+  (void)self;
+  __atomic_fetch_add(&deletes, 1, __ATOMIC_RELAXED);
+}
+
+static int answer_call(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+  (void)args, (void)n;
+  rv->type_index = kTVMFFIInt;
+  rv->zero_padding = 0;
+  rv->v_int64 = (int64_t)(intptr_t)handle;
+  return 0;
+}
+
+/* A function whose call returns `tag`, with a counting deleter. */
+static TVMFFIObjectHandle make_fn(intptr_t tag) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)tag, answer_call, count_delete, &fn), 0);
+  return fn;
+}
+
+static TVMFFIObjectHandle get_global(const char* name, size_t len) {
+  TVMFFIByteArray n = {name, len};
+  TVMFFIObjectHandle out = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &out), 0, "GetGlobal failed");
+  return out;
+}
+
+static int set_global(const char* name, size_t len, TVMFFIObjectHandle fn, int allow_override) {
+  TVMFFIByteArray n = {name, len};
+  return API(TVMFFIFunctionSetGlobal)(&n, fn, allow_override);
+}
+
+static int64_t call_tag(TVMFFIObjectHandle fn) {
+  TVMFFIAny rv = {0};
+  cr_assert_eq(API(TVMFFIFunctionCall)(fn, NULL, 0, &rv), 0);
+  cr_assert_eq(rv.type_index, kTVMFFIInt);
+  return rv.v_int64;
+}
+
+#define NAME(s) s, sizeof(s) - 1
+
+/* FN-020: TVMFFIFunctionSetGlobal then TVMFFIFunctionGetGlobal gives the
+ * same function object with a new reference owned by the caller. */
+TEST(registry, FN_020_set_then_get_same_object) {
+  TVMFFIObjectHandle fn = make_fn(7);
+  cr_assert_eq(set_global(NAME("conformance.fn020"), fn, 0), 0);
+  uint32_t before = strong_count(fn);
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn020"));
+  cr_assert_eq(got, fn, "GetGlobal gave %p, expected %p", got, fn);
+  cr_assert_eq(strong_count(fn), before + 1, "GetGlobal did not add a reference");
+  cr_assert_eq(call_tag(got), 7);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* FN-021: the registry keeps a reference of its own: the function stays
+ * alive and callable after the registering caller releases it. */
+TEST(registry, FN_021_registry_holds_reference) {
+  deletes = 0;
+  TVMFFIObjectHandle fn = make_fn(21);
+  cr_assert_eq(set_global(NAME("conformance.fn021"), fn, 0), 0);
+  cr_assert_eq(strong_count(fn), 2, "count after SetGlobal %u", strong_count(fn));
+  API(TVMFFIObjectDecRef)(fn);
+  cr_assert_eq(deletes, 0, "function destroyed while registered");
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn021"));
+  cr_assert_eq(got, fn);
+  cr_assert_eq(call_tag(got), 21);
+  API(TVMFFIObjectDecRef)(got);
+}
+
+/* FN-022: looking up a name nobody registered returns 0, writes NULL and
+ * raises nothing. */
+TEST(registry, FN_022_unknown_name_gives_null) {
+  cr_assert_null(get_global(NAME("conformance.no.such.function")));
+  cr_assert_null(take_raised());
+}
+
+/* FN-023: registering a taken name without override returns -1 with a
+ * RuntimeError whose message names the function, and keeps the first. */
+TEST(registry, FN_023_duplicate_without_override_fails) {
+  TVMFFIObjectHandle first = make_fn(1), second = make_fn(2);
+  cr_assert_eq(set_global(NAME("conformance.fn023"), first, 0), 0);
+  cr_assert_eq(set_global(NAME("conformance.fn023"), second, 0), -1);
+  TVMFFIObjectHandle err = take_raised();
+  cr_assert_not_null(err, "nothing raised");
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->kind.size, 12);
+  cr_assert_eq(memcmp(cell->kind.data, "RuntimeError", 12), 0, "kind %.*s", (int)cell->kind.size,
+               cell->kind.data);
+  cr_assert_not_null(strstr(cell->message.data, "conformance.fn023"), "message: %s",
+                     cell->message.data);
+  cr_assert_eq(strong_count(second), 1, "a refused function was kept");
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn023"));
+  cr_assert_eq(got, first);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(err);
+  API(TVMFFIObjectDecRef)(first);
+  API(TVMFFIObjectDecRef)(second);
+}
+
+/* FN-024: with override, registering a taken name replaces the function
+ * and releases the registry's reference to the old one. */
+TEST(registry, FN_024_override_replaces_and_releases) {
+  deletes = 0;
+  TVMFFIObjectHandle first = make_fn(1), second = make_fn(2);
+  cr_assert_eq(set_global(NAME("conformance.fn024"), first, 0), 0);
+  API(TVMFFIObjectDecRef)(first);
+  cr_assert_eq(set_global(NAME("conformance.fn024"), second, 1), 0);
+  cr_assert_eq(deletes, 1, "the replaced function was not released");
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn024"));
+  cr_assert_eq(got, second);
+  cr_assert_eq(call_tag(got), 2);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(second);
+}
+
+/* FN-025: names are byte strings of the given size: a NUL byte inside a
+ * name is part of it, so "a\0b" and "a" are different names. */
+TEST(registry, FN_025_embedded_nul_is_part_of_name) {
+  TVMFFIObjectHandle full = make_fn(3), prefix = make_fn(4);
+  cr_assert_eq(set_global(NAME("conformance.fn025\0tail"), full, 0), 0);
+  cr_assert_null(get_global(NAME("conformance.fn025")), "prefix before the NUL matched");
+  cr_assert_eq(set_global(NAME("conformance.fn025"), prefix, 0), 0, "prefix clashed");
+  TVMFFIObjectHandle a = get_global(NAME("conformance.fn025\0tail"));
+  TVMFFIObjectHandle b = get_global(NAME("conformance.fn025"));
+  cr_assert_eq(a, full);
+  cr_assert_eq(b, prefix);
+  API(TVMFFIObjectDecRef)(a);
+  API(TVMFFIObjectDecRef)(b);
+  API(TVMFFIObjectDecRef)(full);
+  API(TVMFFIObjectDecRef)(prefix);
+}
+
+/* FN-026: the empty name is a valid name: it can be registered and looked
+ * up like any other. */
+TEST(registry, FN_026_empty_name_is_a_name) {
+  TVMFFIObjectHandle fn = make_fn(26);
+  cr_assert_eq(set_global("", 0, fn, 0), 0);
+  TVMFFIObjectHandle got = get_global("", 0);
+  cr_assert_eq(got, fn);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* FN-027: names are compared byte for byte (case matters, no trimming). */
+TEST(registry, FN_027_exact_byte_match) {
+  TVMFFIObjectHandle fn = make_fn(27);
+  cr_assert_eq(set_global(NAME("conformance.Fn027"), fn, 0), 0);
+  cr_assert_null(get_global(NAME("conformance.fn027")));
+  cr_assert_null(get_global(NAME("conformance.Fn027 ")));
+  cr_assert_null(get_global(NAME("conformance.Fn02")));
+  TVMFFIObjectHandle got = get_global(NAME("conformance.Fn027"));
+  cr_assert_eq(got, fn);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* Rounds start together at a barrier, so the threads overlap as much as
+ * possible each time: an unsynchronised table breaks within a few rounds. */
+enum { THREADS = 8, PER_THREAD = 300, ROUNDS = 10 };
+
+typedef struct {
+  int id;
+  int failures;
+  pthread_barrier_t* start;
+} Worker;
+
+static void* register_and_lookup(void* arg) {
+  Worker* w = arg;
+  char name[64];
+  for (int round = 0; round < ROUNDS; ++round) {
+    pthread_barrier_wait(w->start);
+    for (int i = 0; i < PER_THREAD; ++i) {
+      TVMFFIObjectHandle fn = NULL;
+      /* Tags start at 1: a NULL self with no deleter would get the function
+       * object as handle instead (FN-003). */
+      if (tffi_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id * 1000 + i + 1), answer_call, NULL,
+                                        &fn) != 0) {
+        w->failures++;
+        continue;
+      }
+      int len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, w->id, i);
+      TVMFFIByteArray n = {name, (size_t)len};
+      if (tffi_api.TVMFFIFunctionSetGlobal(&n, fn, 0) != 0) w->failures++;
+      tffi_api.TVMFFIObjectDecRef(fn);
+      /* Look up a name another thread may be registering right now, and a
+       * shared name every thread overrides. */
+      len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, (w->id + 1) % THREADS,
+                     i);
+      TVMFFIByteArray other = {name, (size_t)len};
+      TVMFFIObjectHandle got = NULL;
+      if (tffi_api.TVMFFIFunctionGetGlobal(&other, &got) != 0) w->failures++;
+      if (got) tffi_api.TVMFFIObjectDecRef(got);
+      TVMFFIByteArray shared = {"conformance.fn028.shared", 24};
+      TVMFFIObjectHandle mine = NULL;
+      tffi_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id + 1), answer_call, NULL, &mine);
+      if (tffi_api.TVMFFIFunctionSetGlobal(&shared, mine, 1) != 0) w->failures++;
+      tffi_api.TVMFFIObjectDecRef(mine);
+    }
+  }
+  return NULL;
+}
+
+/* FN-028: registration, override and lookup from several threads at once
+ * are safe: every registered name is found afterwards with its function. */
+TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 30) {
+  (void)API(TVMFFIFunctionSetGlobal);
+  (void)API(TVMFFIFunctionGetGlobal);
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, THREADS);
+  pthread_t t[THREADS];
+  Worker w[THREADS];
+  for (int i = 0; i < THREADS; ++i) {
+    w[i] = (Worker){i, 0, &start};
+    pthread_create(&t[i], NULL, register_and_lookup, &w[i]);
+  }
+  for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&start);
+  for (int i = 0; i < THREADS; ++i) cr_assert_eq(w[i].failures, 0, "thread %d failed", i);
+  char name[64];
+  for (int round = 0; round < ROUNDS; ++round) {
+    for (int id = 0; id < THREADS; ++id) {
+      for (int i = 0; i < PER_THREAD; ++i) {
+        int len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, id, i);
+        TVMFFIObjectHandle got = get_global(name, (size_t)len);
+        cr_assert_not_null(got, "%s missing", name);
+        cr_assert_eq(call_tag(got), id * 1000 + i + 1);
+        API(TVMFFIObjectDecRef)(got);
+      }
+    }
+  }
+  TVMFFIObjectHandle shared = get_global(NAME("conformance.fn028.shared"));
+  cr_assert_not_null(shared);
+  int64_t tag = call_tag(shared);
+  cr_assert(tag >= 1 && tag <= THREADS, "shared entry holds tag %lld", (long long)tag);
+  API(TVMFFIObjectDecRef)(shared);
+}
+
+/* FN-029: TVMFFIFunctionSetGlobal with a NULL function returns -1 with a
+ * ValueError naming `f`, and registers nothing. */
+TEST(registry, FN_029_set_null_function_rejected) {
+  int rc = set_global(NAME("conformance.fn029"), NULL, 0);
+  TVMFFIObjectHandle err = take_raised();
+  cr_assert_eq(rc, -1, "NULL function accepted (rc %d)", rc);
+  cr_assert_not_null(err);
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->kind.size, 10);
+  cr_assert_eq(memcmp(cell->kind.data, "ValueError", 10), 0);
+  cr_assert_not_null(strstr(cell->message.data, "`f`"), "message: %s", cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  cr_assert_null(get_global(NAME("conformance.fn029")));
+}
+
+static TVMFFIObjectHandle lookup_target;
+static void* lookup_many(void* arg) {
+  int* failures = arg;
+  TVMFFIByteArray n = {"conformance.fn030", 17};
+  for (int i = 0; i < 20000; ++i) {
+    TVMFFIObjectHandle got = NULL;
+    if (tffi_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got != lookup_target) ++*failures;
+    if (got) tffi_api.TVMFFIObjectDecRef(got);
+  }
+  return NULL;
+}
+
+/* FN-030: lookups of a registered name from several threads at once (no
+ * registration running) each get the function with a reference of their
+ * own, and leave its count as it was. */
+TEST(registry, FN_030_concurrent_lookups) {
+  lookup_target = make_fn(30);
+  cr_assert_eq(set_global(NAME("conformance.fn030"), lookup_target, 0), 0);
+  uint32_t before = strong_count(lookup_target);
+  pthread_t t[THREADS];
+  int failures[THREADS] = {0};
+  for (int i = 0; i < THREADS; ++i) pthread_create(&t[i], NULL, lookup_many, &failures[i]);
+  for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
+  for (int i = 0; i < THREADS; ++i) cr_assert_eq(failures[i], 0, "thread %d failed", i);
+  cr_assert_eq(strong_count(lookup_target), before);
+  API(TVMFFIObjectDecRef)(lookup_target);
+}
+
+static TVMFFIMethodInfo method_info(const char* name, size_t len, TVMFFIObjectHandle fn) {
+  TVMFFIMethodInfo info;
+  memset(&info, 0, sizeof info);
+  info.name = (TVMFFIByteArray){name, len};
+  info.doc = (TVMFFIByteArray){"what it does", 12};
+  info.method.type_index = kTVMFFIFunction;
+  info.method.v_obj = fn;
+  return info;
+}
+
+/* FN-031: TVMFFIFunctionSetGlobalFromMethodInfo registers the Function in
+ * method_info.method under method_info.name, with a reference of the
+ * registry's own; TVMFFIFunctionGetGlobal then gives that function. */
+TEST(registry, FN_031_register_from_method_info) {
+  TVMFFIObjectHandle fn = make_fn(31);
+  TVMFFIMethodInfo info = method_info(NAME("conformance.fn031"), fn);
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), 0);
+  cr_assert_eq(strong_count(fn), 2, "count after registration %u", strong_count(fn));
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn031"));
+  cr_assert_eq(got, fn);
+  cr_assert_eq(call_tag(got), 31);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* FN-032: TVMFFIFunctionSetGlobalFromMethodInfo of a taken name fails with
+ * a RuntimeError containing the name unless allow_override is set, in
+ * which case it replaces the function. */
+TEST(registry, FN_032_method_info_duplicate_and_override) {
+  TVMFFIObjectHandle first = make_fn(1), second = make_fn(2);
+  TVMFFIMethodInfo a = method_info(NAME("conformance.fn032"), first);
+  TVMFFIMethodInfo b = method_info(NAME("conformance.fn032"), second);
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&a, 0), 0);
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&b, 0), -1);
+  TVMFFIObjectHandle err = take_raised();
+  cr_assert_not_null(err);
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->kind.size, 12);
+  cr_assert_eq(memcmp(cell->kind.data, "RuntimeError", 12), 0);
+  cr_assert_not_null(strstr(cell->message.data, "conformance.fn032"), "message: %s",
+                     cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  TVMFFIObjectHandle got = get_global(NAME("conformance.fn032"));
+  cr_assert_eq(got, first, "a refused registration replaced the function");
+  API(TVMFFIObjectDecRef)(got);
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&b, 1), 0);
+  got = get_global(NAME("conformance.fn032"));
+  cr_assert_eq(got, second);
+  API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(first);
+  API(TVMFFIObjectDecRef)(second);
+}
+
+/* FN-033: TVMFFIFunctionSetGlobalFromMethodInfo whose method is not a
+ * function (an int) returns -1 with a TypeError and registers nothing. */
+TEST(registry, FN_033_method_info_non_function_rejected) {
+  TVMFFIMethodInfo info = method_info(NAME("conformance.fn033"), NULL);
+  info.method.type_index = kTVMFFIInt;
+  info.method.v_int64 = 3;
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
+  TVMFFIObjectHandle err = take_raised();
+  cr_assert_not_null(err);
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->kind.size, 9);
+  cr_assert_eq(memcmp(cell->kind.data, "TypeError", 9), 0);
+  API(TVMFFIObjectDecRef)(err);
+  cr_assert_null(get_global(NAME("conformance.fn033")));
+}
+
+/* FN-034: TVMFFIFunctionSetGlobalFromMethodInfo whose method is None
+ * returns -1 with a TypeError and registers nothing (a name registered
+ * with no function would look up as NULL, like an unknown name). */
+TEST(registry, FN_034_method_info_none_rejected) {
+  TVMFFIMethodInfo info = method_info(NAME("conformance.fn034"), NULL);
+  info.method.type_index = kTVMFFINone;
+  int rc = API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0);
+  TVMFFIObjectHandle err = take_raised();
+  cr_assert_eq(rc, -1, "None accepted as a function (rc %d)", rc);
+  cr_assert_not_null(err);
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->kind.size, 9);
+  cr_assert_eq(memcmp(cell->kind.data, "TypeError", 9), 0);
+  API(TVMFFIObjectDecRef)(err);
+}

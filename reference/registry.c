@@ -1,0 +1,165 @@
+/* The process-wide table of global functions, keyed by name bytes. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "function.h"
+#include "object.h"
+
+/* Names are byte strings of a given length: embedded NULs are part of them
+ * and the empty name is a name like any other. */
+typedef struct TffiEntry {
+  struct TffiEntry* next;
+  uint64_t hash;
+  size_t len;
+  TVMFFIObject* fn; /* one reference, owned by the table */
+  char name[];
+} TffiEntry;
+
+/* Longest name accepted: bounds the copy made from caller input. */
+#define TFFI_NAME_MAX ((size_t)1 << 20)
+
+static pthread_mutex_t tffi_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static TffiEntry** tffi_buckets;
+static size_t tffi_nbuckets; /* a power of two, or 0 before the first entry */
+static size_t tffi_nentries;
+
+static uint64_t tffi_hash(const char* name, size_t len) {
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (size_t i = 0; i < len; ++i) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Where the entry for the name is, or where it would be linked. Lock held. */
+static TffiEntry** tffi_find(const char* name, size_t len, uint64_t hash) {
+  if (tffi_nbuckets == 0) return NULL;
+  TffiEntry** at = &tffi_buckets[hash & (tffi_nbuckets - 1)];
+  while (*at && !((*at)->hash == hash && (*at)->len == len &&
+                  (len == 0 || memcmp((*at)->name, name, len) == 0)))
+    at = &(*at)->next;
+  return at;
+}
+
+/* Keeps chains short by doubling once entries outnumber buckets. Lock held.
+ * Failure to grow is harmless: chains just get longer. */
+static void tffi_maybe_grow(void) {
+  if (tffi_nentries < tffi_nbuckets) return;
+  size_t n = tffi_nbuckets ? tffi_nbuckets * 2 : 64;
+  TffiEntry** fresh = calloc(n, sizeof *fresh);
+  if (fresh == NULL) return;
+  for (size_t i = 0; i < tffi_nbuckets; ++i) {
+    for (TffiEntry* e = tffi_buckets[i]; e;) {
+      TffiEntry* next = e->next;
+      e->next = fresh[e->hash & (n - 1)];
+      fresh[e->hash & (n - 1)] = e;
+      e = next;
+    }
+  }
+  free(tffi_buckets);
+  tffi_buckets = fresh;
+  tffi_nbuckets = n;
+}
+
+static int tffi_check_name(const char* api, const char* name, size_t len) {
+  if (name == NULL && len != 0)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: name.data is NULL but name.size is %zu", api, len);
+  if (len > TFFI_NAME_MAX)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: name.size %zu exceeds the limit of %zu bytes", api,
+                      len, TFFI_NAME_MAX);
+  return 0;
+}
+
+int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
+  *out = NULL;
+  if (tffi_check_name("TVMFFIFunctionGetGlobal", name, len) != 0) return -1;
+  uint64_t hash = tffi_hash(name, len);
+  pthread_mutex_lock(&tffi_registry_lock);
+  TffiEntry** at = tffi_find(name, len, hash);
+  if (at && *at) {
+    *out = (*at)->fn;
+    tffi_incref(*out);
+  }
+  pthread_mutex_unlock(&tffi_registry_lock);
+  return 0;
+}
+
+/* Links a new entry; the table takes a reference to fn. Lock held. */
+static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
+  TffiEntry* e = malloc(sizeof *e + len + 1);
+  if (e == NULL) return tffi_raise_oom(sizeof *e + len + 1);
+  if (len) memcpy(e->name, name, len);
+  e->name[len] = '\0';
+  e->hash = hash;
+  e->len = len;
+  e->fn = fn;
+  tffi_incref(fn);
+  tffi_maybe_grow();
+  TffiEntry** head = &tffi_buckets[hash & (tffi_nbuckets - 1)];
+  e->next = *head;
+  *head = e;
+  ++tffi_nentries;
+  return 0;
+}
+
+int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_override) {
+  if (tffi_check_name("TVMFFIFunctionSetGlobal", name, len) != 0) return -1;
+  if (fn == NULL)
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionSetGlobal: argument `f` is NULL");
+  if (fn->type_index != kTVMFFIFunction)
+    return tffi_raise(
+        TFFI_TYPE_ERROR,
+        "TVMFFIFunctionSetGlobal: argument `f` has type index %d, expected a Function (%d)",
+        (int)fn->type_index, (int)kTVMFFIFunction);
+  uint64_t hash = tffi_hash(name, len);
+  TVMFFIObject* old = NULL;
+  int rc = 0;
+  pthread_mutex_lock(&tffi_registry_lock);
+  TffiEntry** at = tffi_find(name, len, hash);
+  if (at && *at && !allow_override) {
+    rc = tffi_raise(TFFI_RUNTIME_ERROR, "Global Function `%.*s` is already registered",
+                    (int)(len < 4096 ? len : 4096), name);
+  } else if (at && *at) {
+    old = (*at)->fn;
+    tffi_incref(fn);
+    (*at)->fn = fn;
+  } else {
+    if (tffi_nbuckets == 0) tffi_maybe_grow();
+    rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn) : tffi_raise_oom(64 * sizeof(void*));
+  }
+  pthread_mutex_unlock(&tffi_registry_lock);
+  /* Outside the lock: the old function's deleter may itself use the table. */
+  if (old) tffi_decref(old);
+  return rc;
+}
+
+int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override) {
+  if (name == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionSetGlobal: name is NULL");
+  return tffi_global_set(name->data, name->size, f, allow_override);
+}
+
+int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
+  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionGetGlobal: out is NULL");
+  *out = NULL;
+  if (name == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionGetGlobal: name is NULL");
+  TVMFFIObject* fn = NULL;
+  int rc = tffi_global_get(name->data, name->size, &fn);
+  *out = fn;
+  return rc;
+}
+
+int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, int allow_override) {
+  if (method_info == NULL)
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIFunctionSetGlobalFromMethodInfo: argument `method_info` is NULL");
+  /* Only the function is kept: doc and metadata have no reader in the C API. */
+  const TVMFFIAny* method = &method_info->method;
+  if (method->type_index != kTVMFFIFunction || method->v_obj == NULL)
+    return tffi_raise(TFFI_TYPE_ERROR,
+                      "TVMFFIFunctionSetGlobalFromMethodInfo: `method_info.method` has type index "
+                      "%d, expected a Function (%d)",
+                      (int)method->type_index, (int)kTVMFFIFunction);
+  return tffi_global_set(method_info->name.data, method_info->name.size, method->v_obj,
+                         allow_override);
+}
