@@ -2,10 +2,13 @@
  * Per-thread streams: TVMFFIEnvSetStream / TVMFFIEnvGetStream.
  *
  * Kernels read their stream on every call, so the read is one thread-local
- * access: a fixed table covers the device types and ids that real machines
- * have. Pairs outside it (still within the accepted range) go to a small
- * per-thread list that grows with the number of pairs set, never with the
- * size of an id.
+ * load plus an index: each thread owns a table, reached through a single
+ * pointer in static TLS (initial-exec, so no __tls_get_addr call even though
+ * this is a dlopen'ed library; 8 bytes fit the surplus glibc keeps for that).
+ * The table is allocated on a thread's first SetStream, so threads that never
+ * set a stream cost nothing. Pairs outside the fast table (still within the
+ * accepted range) go to a small list that grows with the number of pairs
+ * set, never with the size of an id.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,14 +39,36 @@ typedef struct {
   size_t n_more, cap_more;
 } TffiStreams;
 
-static _Thread_local TffiStreams tffi_streams;
+static _Thread_local TffiStreams* tffi_streams __attribute__((tls_model("initial-exec")));
 
-/* The overflow list is released when its thread exits: the key's value is
- * the list itself (not the thread-local struct, which may be gone first). */
+/* A thread's table is released when the thread exits. */
 static pthread_key_t tffi_streams_key;
 static pthread_once_t tffi_streams_once = PTHREAD_ONCE_INIT;
 
-static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, free); }
+static void tffi_streams_release(void* table) {
+  TffiStreams* s = table;
+  free(s->more);
+  free(s);
+}
+
+static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, tffi_streams_release); }
+
+static TffiStreams* tffi_streams_get_or_create(void) {
+  if (tffi_streams != NULL) return tffi_streams;
+  TffiStreams* s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    tffi_raise_oom(sizeof *s);
+    return NULL;
+  }
+  pthread_once(&tffi_streams_once, tffi_streams_key_init);
+  if (pthread_setspecific(tffi_streams_key, s) != 0) {
+    free(s);
+    tffi_raise(TFFI_RUNTIME_ERROR, "cannot register the stream table for thread exit");
+    return NULL;
+  }
+  tffi_streams = s;
+  return s;
+}
 
 static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t type, int32_t id) {
   for (size_t i = 0; i < s->n_more; ++i) {
@@ -53,16 +78,12 @@ static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t 
 }
 
 TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
-  TffiStreams* s = &tffi_streams;
+  const TffiStreams* s = tffi_streams;
+  if (s == NULL) return NULL;
   if ((uint32_t)device_type < TFFI_STREAM_FAST_TYPES && (uint32_t)device_id < TFFI_STREAM_FAST_IDS) {
     return s->fast[device_type][device_id];
   }
   return tffi_stream_lookup_slow(s, device_type, device_id);
-}
-
-static void tffi_streams_publish(TffiStreams* s) {
-  pthread_once(&tffi_streams_once, tffi_streams_key_init);
-  pthread_setspecific(tffi_streams_key, s->more);
 }
 
 /* Removes entry i (order does not matter); frees the list when empty. */
@@ -72,7 +93,6 @@ static void tffi_stream_remove(TffiStreams* s, size_t i) {
     free(s->more);
     s->more = NULL;
     s->cap_more = 0;
-    tffi_streams_publish(s);
   }
 }
 
@@ -83,7 +103,6 @@ static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFISt
     if (grown == NULL) return tffi_raise_oom(cap * sizeof *grown);
     s->more = grown;
     s->cap_more = cap;
-    tffi_streams_publish(s);
   }
   s->more[s->n_more++] = (TffiStreamEntry){type, id, stream};
   return 0;
@@ -116,7 +135,8 @@ int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandl
     return tffi_raise(TFFI_VALUE_ERROR, "device_id %d is outside [0, %d)", device_id,
                       TFFI_STREAM_MAX_ID);
   }
-  TffiStreams* s = &tffi_streams;
+  TffiStreams* s = tffi_streams_get_or_create();
+  if (s == NULL) return -1;
   TVMFFIStreamHandle old;
   if (device_type < TFFI_STREAM_FAST_TYPES && device_id < TFFI_STREAM_FAST_IDS) {
     old = s->fast[device_type][device_id];
