@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 TffiApi tffi_api;
 
@@ -83,4 +84,25 @@ void tffi_impl_require(void) {
 
 void tffi_impl_need(const void* fn, const char* name) {
   if (fn == NULL) criterion_skip_test("%s does not export %s", impl_path, name);
+}
+
+/* Current size of the address space, from /proc (0 when unreadable). */
+static unsigned long long vm_size_bytes(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  if (f == NULL) return 0;
+  if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+  fclose(f);
+  return pages * 4096ull;
+}
+
+void tffi_limit_memory(void) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return;
+#else
+  unsigned long long now = vm_size_bytes();
+  if (now == 0) return;
+  struct rlimit cap = {now + TFFI_HOSTILE_HEADROOM, now + TFFI_HOSTILE_HEADROOM};
+  if (setrlimit(RLIMIT_AS, &cap) != 0) cr_log_warn("cannot cap the address space");
+#endif
 }

@@ -91,6 +91,17 @@ void tffi_impl_need(const void* fn, const char* name);
  * or of an external repository's file ("../tvm_ffi_upstream/..."). */
 const char* tffi_runfile(const char* path);
 
+/*
+ * For tests that feed hostile input: caps this test's address space at what
+ * it uses now plus TFFI_HOSTILE_HEADROOM, so an implementation that sizes an
+ * allocation from the input fails (or dies) instead of exhausting the
+ * machine. Each test runs in its own process: a crash fails only that test,
+ * and spec/deviations.md records it. No cap under ASan, whose shadow memory
+ * needs the address space.
+ */
+#define TFFI_HOSTILE_HEADROOM (1024L * 1024 * 1024)
+void tffi_limit_memory(void);
+
 #define API(name) (tffi_impl_need((const void*)tffi_api.name, #name), tffi_api.name)
 
 /* Every conformance test: Test() with the load check as its fixture. */
