@@ -1,9 +1,11 @@
-/* Helpers shared by the core-value conformance tests (any, object, string,
- * dtype, type, container): reading raised errors and string values through
- * the ABI only. */
+/* Helpers shared by the core-value, error and function conformance tests
+ * (any, object, string, dtype, type, container, error, function, registry,
+ * init-once): reading raised errors, reference counts and string values
+ * through the ABI only. */
 #ifndef TFFI_CONFORMANCE_CORE_SUPPORT_H_
 #define TFFI_CONFORMANCE_CORE_SUPPORT_H_
 
+#include <stdint.h>
 #include <string.h>
 
 #include "impl.h"
@@ -24,6 +26,16 @@ static inline void core_expect_raised(const char* kind, const char* part) {
   cr_expect(has_part, "error message lacks \"%s\": %.*s", part ? part : "",
             (int)cell->message.size, cell->message.data);
   API(TVMFFIObjectDecRef)(err);
+}
+
+/* Moves the raised error out and returns it (the caller owns it), or NULL
+ * when none was raised. The out-parameter starts as a non-NULL sentinel, so
+ * an implementation that leaves it untouched is caught by the caller's
+ * check, not hidden by a NULL that happened to be there. */
+static inline TVMFFIObjectHandle core_take_raised(void) {
+  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  return err;
 }
 
 /* Checks that some error was raised whose message contains `part`, whatever

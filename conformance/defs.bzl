@@ -6,11 +6,15 @@ IMPLEMENTATIONS = [
 ]
 
 def conformance_test(name, srcs = None, deps = [], data = [], **kwargs):
+    """A cc_test of srcs (default name.c) with the loader and the *_support.h helpers."""
     native.cc_test(
         name = name,
         srcs = srcs or [name + ".c"],
         copts = ["-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"],
-        deps = ["//conformance:impl"] + deps,
+        deps = [
+            "//conformance:impl",
+            "//conformance:support",
+        ] + deps,
         data = IMPLEMENTATIONS + data,
         size = kwargs.pop("size", "small"),
         **kwargs

@@ -3,14 +3,6 @@
 
 #include "tensor_support.h"
 
-static TVMFFIObjectHandle import_v(Producer* p, int32_t align, int32_t contig) {
-  TVMFFIObjectHandle out = NULL;
-  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
-  cr_assert_eq(rc, 0, "versioned import failed (rc %d)", rc);
-  cr_assert_not_null(out);
-  return out;
-}
-
 /* An import that must fail: checks -1, the error, and that the deleter did
  * not run (the caller keeps ownership, TEN-012). */
 static void expect_import_v_fails(Producer* p, int32_t align, int32_t contig, const char* kind,
@@ -19,7 +11,7 @@ static void expect_import_v_fails(Producer* p, int32_t align, int32_t contig, co
   int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
   if (rc == 0) API(TVMFFIObjectDecRef)(out);
   cr_assert_eq(rc, -1, "import should fail with -1, got %d", rc);
-  expect_raised(kind, part);
+  core_expect_raised(kind, part);
   cr_expect_eq(p->deleted, 0, "deleter ran %d times after a failed import", p->deleted);
 }
 
@@ -32,7 +24,7 @@ TEST(dlpack, TEN_001_versioned_import_zero_copy) {
   p.v.dl_tensor.device.device_id = 0;
   p.v.dl_tensor.byte_offset = 8;
   p.v.dl_tensor.dtype = (DLDataType){kDLInt, 16, 1};
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   cr_expect_eq(((TVMFFIObject*)t)->type_index, kTVMFFITensor, "type index %d",
                ((TVMFFIObject*)t)->type_index);
   expect_same_tensor(tensor_dl(t), &p.v.dl_tensor);
@@ -56,7 +48,7 @@ TEST(dlpack, TEN_002_legacy_import_zero_copy) {
 TEST(dlpack, TEN_003_versioned_deleter_once_at_last_ref) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   API(TVMFFIObjectIncRef)(t);
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 0, "deleter ran while a reference remained");
@@ -86,7 +78,7 @@ TEST(dlpack, TEN_005_explicit_strides_kept) {
   p.strides[0] = 1;
   p.strides[1] = 2; /* column-major */
   p.v.dl_tensor.strides = p.strides;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLTensor* dl = tensor_dl(t);
   cr_assert_not_null(dl->strides);
   cr_expect_eq(dl->strides[0], 1);
@@ -102,7 +94,7 @@ TEST(dlpack, TEN_006_null_strides_are_compact) {
   p.shape[1] = 5;
   p.shape[2] = 6;
   p.v.dl_tensor.ndim = 3;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLTensor* dl = tensor_dl(t);
   cr_assert_not_null(dl->strides, "strides left NULL");
   cr_expect_eq(dl->strides[0], 30);
@@ -117,7 +109,7 @@ TEST(dlpack, TEN_007_scalar_import) {
   producer_init(&p);
   p.v.dl_tensor.ndim = 0;
   p.v.dl_tensor.shape = NULL;
-  TVMFFIObjectHandle t = import_v(&p, 0, 1);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 1);
   cr_expect_eq(tensor_dl(t)->ndim, 0);
   cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
   API(TVMFFIObjectDecRef)(t);
@@ -141,7 +133,7 @@ TEST(dlpack, TEN_009_alignment_counts_byte_offset) {
   expect_import_v_fails(&p, 64, 0, "RuntimeError", "aligned");
   p.v.dl_tensor.data = (char*)producer_buffer + 60;
   p.v.dl_tensor.byte_offset = 4;
-  TVMFFIObjectHandle t = import_v(&p, 64, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 64, 0);
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 1);
 }
@@ -161,17 +153,17 @@ TEST(dlpack, TEN_010_noncontiguous_is_runtime_error) {
 TEST(dlpack, TEN_011_contiguous_accepts) {
   Producer p;
   producer_init(&p);
-  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1)); /* NULL strides */
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1)); /* NULL strides */
   p.shape[0] = 1;
   p.shape[1] = 3;
   p.strides[0] = 999; /* size-1 dimension: any stride */
   p.strides[1] = 1;
   p.v.dl_tensor.strides = p.strides;
-  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1));
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
   p.shape[0] = 0; /* empty: any strides */
   p.strides[0] = 7;
   p.strides[1] = 5;
-  API(TVMFFIObjectDecRef)(import_v(&p, 0, 1));
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
   cr_expect_eq(p.deleted, 3);
 }
 
@@ -186,7 +178,7 @@ TEST(dlpack, TEN_012_failed_import_leaves_ownership) {
   TVMFFIObjectHandle out = NULL;
   int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 16, 0, &out);
   cr_assert_eq(rc, -1);
-  expect_raised("RuntimeError", NULL);
+  core_expect_raised("RuntimeError", NULL);
   cr_expect_eq(p.deleted, 0, "legacy deleter ran after a failed import");
   p.v.deleter(&p.v);
   p.legacy.deleter(&p.legacy);
@@ -207,7 +199,7 @@ TEST(dlpack, TEN_014_read_only_imports) {
   Producer p;
   producer_init(&p);
   p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   expect_same_tensor(tensor_dl(t), &p.v.dl_tensor);
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 1);
@@ -228,7 +220,7 @@ TEST(dlpack, TEN_016_null_deleter) {
   Producer p;
   producer_init(&p);
   p.v.deleter = NULL;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 0);
@@ -239,7 +231,7 @@ TEST(dlpack, TEN_017_read_only_survives_export) {
   Producer p;
   producer_init(&p);
   p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensorVersioned* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
   cr_expect(e->flags & DLPACK_FLAG_BITMASK_READ_ONLY, "export of a read-only tensor has flags %llu",
@@ -270,7 +262,7 @@ TEST(dlpack, TEN_020_versioned_export_fields) {
   p.strides[1] = 2;
   p.v.dl_tensor.strides = p.strides;
   p.v.dl_tensor.byte_offset = 12;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensorVersioned* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
   cr_assert_not_null(e);
@@ -290,7 +282,7 @@ TEST(dlpack, TEN_020_versioned_export_fields) {
 TEST(dlpack, TEN_021_versioned_export_lifetime) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensorVersioned* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
   API(TVMFFIObjectDecRef)(t);
@@ -305,7 +297,7 @@ TEST(dlpack, TEN_022_legacy_export_fields) {
   Producer p;
   producer_init(&p);
   p.v.dl_tensor.byte_offset = 16;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensor* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPack)(t, &e), 0);
   cr_assert_not_null(e);
@@ -320,7 +312,7 @@ TEST(dlpack, TEN_022_legacy_export_fields) {
 TEST(dlpack, TEN_023_legacy_export_lifetime) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensor* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPack)(t, &e), 0);
   API(TVMFFIObjectDecRef)(t);
@@ -335,7 +327,7 @@ TEST(dlpack, TEN_024_round_trip) {
   Producer p;
   producer_init(&p);
   p.v.dl_tensor.byte_offset = 8;
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensorVersioned* e = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
   TVMFFIObjectHandle t2 = NULL;
@@ -357,7 +349,7 @@ TEST(dlpack, TEN_024_round_trip) {
 TEST(dlpack, TEN_025_exports_independent) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle t = import_v(&p, 0, 0);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
   DLManagedTensorVersioned *a = NULL, *b = NULL;
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &a), 0);
   cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &b), 0);
@@ -377,14 +369,14 @@ TEST(dlpack, TEN_026_export_non_tensor) {
   }
   DLManagedTensorVersioned* e = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(NULL, &e), -1);
-  expect_raised("TypeError", "from");
+  core_expect_raised("TypeError", "from");
   DLManagedTensor* l = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPack)(NULL, &l), -1);
-  expect_raised("TypeError", "from");
+  core_expect_raised("TypeError", "from");
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(err, &e), -1);
-  expect_raised("TypeError", "from");
+  core_expect_raised("TypeError", "from");
   API(TVMFFIObjectDecRef)(err);
 }

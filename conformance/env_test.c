@@ -146,7 +146,7 @@ static void expect_set_refused(int32_t type, int32_t id, const char* part) {
   TVMFFIStreamHandle old = S(0x5);
   cr_expect_eq(API(TVMFFIEnvSetStream)(type, id, S(0x60), &old), -1, "(%d, %d) accepted", type,
                id);
-  expect_raised("ValueError", part);
+  core_expect_raised("ValueError", part);
   cr_expect_null(API(TVMFFIEnvGetStream)(type, id));
 }
 
@@ -349,7 +349,7 @@ TEST(env, ENV_026_alloc_without_allocator) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  expect_raised("RuntimeError", "allocator");
+  core_expect_raised("RuntimeError", "allocator");
 }
 
 /* ENV-027: the allocated tensor matches the prototype. */
@@ -401,7 +401,7 @@ TEST(env, ENV_029_allocator_error_propagates) {
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
   cr_expect_eq(alloc_a_calls, 1);
-  expect_raised("MemoryError", "pool exhausted: 4096 bytes wanted");
+  core_expect_raised("MemoryError", "pool exhausted: 4096 bytes wanted");
 }
 
 /* ENV-030: an allocator that produces nothing gives RuntimeError. */
@@ -411,7 +411,7 @@ TEST(env, ENV_030_allocator_returns_null) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  expect_raised("RuntimeError", NULL);
+  core_expect_raised("RuntimeError", NULL);
 }
 
 /* ENV-031: a hostile prototype never reaches the allocator. */
@@ -422,14 +422,14 @@ TEST(env, ENV_031_hostile_prototype_refused) {
   shape[1] = -3;
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  expect_raised("ValueError", "prototype");
+  core_expect_raised("ValueError", "prototype");
   proto.shape = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  expect_raised("ValueError", "prototype");
+  core_expect_raised("ValueError", "prototype");
   proto.shape = shape;
   proto.ndim = 1000;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  expect_raised("ValueError", "prototype");
+  core_expect_raised("ValueError", "prototype");
   cr_expect_eq(alloc_a_calls, 0, "the allocator saw a hostile prototype");
 }
 
@@ -476,7 +476,7 @@ TEST(env, ENV_041_register_known_names) {
 /* ENV-042: any other name is a ValueError naming it. */
 TEST(env, ENV_042_register_unknown_name) {
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
-  expect_raised("ValueError", "PyErr_NoSuchThing");
+  core_expect_raised("ValueError", "PyErr_NoSuchThing");
 }
 
 /* ENV-043: the check runs inside Ensure/Release and passes when 0. */
@@ -495,7 +495,7 @@ TEST(env, ENV_044_check_signals_failure) {
   cr_expect_neq(API(TVMFFIEnvCheckSignals)(), 0);
   host_log[host_log_n] = '\0';
   cr_expect_str_eq(host_log, "ECR");
-  expect_raised("KeyboardInterrupt", "interrupted by signal 2");
+  core_expect_raised("KeyboardInterrupt", "interrupted by signal 2");
 }
 
 /* ENV-045: a NULL name is a ValueError naming `name`. */
@@ -505,5 +505,5 @@ TEST(env, ENV_045_register_null_name) {
                  "see spec/deviations.md ENV-045");
   }
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
-  expect_raised("ValueError", "name");
+  core_expect_raised("ValueError", "name");
 }

@@ -4,20 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
+#include "core_support.h"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static uint32_t strong_count(TVMFFIObjectHandle obj) {
-  return (uint32_t)(__atomic_load_n(&((TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
-}
-
-static TVMFFIObjectHandle take_raised(void) {
-  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1; /* must be overwritten */
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  return err;
-}
 
 /* Asserts that the bytes are exactly `want` (length and content). */
 static void expect_bytes(TVMFFIByteArray got, const char* want, size_t want_size,
@@ -64,7 +53,7 @@ static TVMFFIObjectHandle make_probe(void) {
  * an Error object whose kind and message are exactly the given strings. */
 TEST(err, ERR_001_cstr_roundtrip) {
   API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "argument `x` must be positive");
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "nothing was raised");
   cr_assert_eq(TVMFFIObjectGetTypeIndex(err), kTVMFFIError, "type index %d, expected %d",
                TVMFFIObjectGetTypeIndex(err), kTVMFFIError);
@@ -78,15 +67,15 @@ TEST(err, ERR_001_cstr_roundtrip) {
  * move gives NULL. */
 TEST(err, ERR_002_move_clears_slot) {
   API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "once");
-  TVMFFIObjectHandle first = take_raised();
+  TVMFFIObjectHandle first = core_take_raised();
   cr_assert_not_null(first);
-  cr_assert_null(take_raised(), "second move returned an error");
+  cr_assert_null(core_take_raised(), "second move returned an error");
   API(TVMFFIObjectDecRef)(first);
 }
 
 /* ERR-003: with nothing raised on the thread, TVMFFIErrorMoveFromRaised
  * writes NULL. */
-TEST(err, ERR_003_nothing_raised_gives_null) { cr_assert_null(take_raised()); }
+TEST(err, ERR_003_nothing_raised_gives_null) { cr_assert_null(core_take_raised()); }
 
 /* ERR-004: raising again replaces the held error with the later one and
  * releases the slot's reference to the earlier. */
@@ -94,10 +83,10 @@ TEST(err, ERR_004_later_raise_wins_and_releases_earlier) {
   TVMFFIObjectHandle first = make_error("TypeError", "first", "");
   TVMFFIObjectHandle second = make_error("KeyError", "second", "");
   API(TVMFFIErrorSetRaised)(first);
-  cr_assert_eq(strong_count(first), 2);
+  cr_assert_eq(core_strong(first), 2);
   API(TVMFFIErrorSetRaised)(second);
-  cr_assert_eq(strong_count(first), 1, "earlier error still held: count %u", strong_count(first));
-  TVMFFIObjectHandle got = take_raised();
+  cr_assert_eq(core_strong(first), 1, "earlier error still held: count %u", core_strong(first));
+  TVMFFIObjectHandle got = core_take_raised();
   cr_assert_eq(got, second, "the later error did not win");
   API(TVMFFIObjectDecRef)(got);
   API(TVMFFIObjectDecRef)(first);
@@ -109,12 +98,12 @@ TEST(err, ERR_004_later_raise_wins_and_releases_earlier) {
 TEST(err, ERR_004_later_cstr_raise_wins) {
   API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "first");
   API(TVMFFIErrorSetRaisedFromCStr)("IndexError", "second");
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   expect_str(TVMFFIErrorGetCellPtr(err)->kind, "IndexError", "kind");
   expect_str(TVMFFIErrorGetCellPtr(err)->message, "second", "message");
   API(TVMFFIObjectDecRef)(err);
-  cr_assert_null(take_raised());
+  cr_assert_null(core_take_raised());
 }
 
 typedef struct {
@@ -142,7 +131,7 @@ TEST(err, ERR_005_slot_is_per_thread) {
   cr_assert_not_null(probe.raised);
   expect_str(TVMFFIErrorGetCellPtr(probe.raised)->kind, "KeyError", "other kind");
   API(TVMFFIObjectDecRef)(probe.raised);
-  TVMFFIObjectHandle mine = take_raised();
+  TVMFFIObjectHandle mine = core_take_raised();
   cr_assert_not_null(mine, "main thread's error vanished");
   expect_str(TVMFFIErrorGetCellPtr(mine)->message, "main thread", "message");
   API(TVMFFIObjectDecRef)(mine);
@@ -152,14 +141,14 @@ TEST(err, ERR_005_slot_is_per_thread) {
  * keeps theirs) and MoveFromRaised hands that reference to the mover. */
 TEST(err, ERR_006_set_raised_adds_a_reference) {
   TVMFFIObjectHandle err = make_error("RuntimeError", "shared", "");
-  cr_assert_eq(strong_count(err), 1);
+  cr_assert_eq(core_strong(err), 1);
   API(TVMFFIErrorSetRaised)(err);
-  cr_assert_eq(strong_count(err), 2, "count after SetRaised %u, expected 2", strong_count(err));
-  TVMFFIObjectHandle got = take_raised();
+  cr_assert_eq(core_strong(err), 2, "count after SetRaised %u, expected 2", core_strong(err));
+  TVMFFIObjectHandle got = core_take_raised();
   cr_assert_eq(got, err, "moved a different object");
-  cr_assert_eq(strong_count(err), 2, "the move changed the count");
+  cr_assert_eq(core_strong(err), 2, "the move changed the count");
   API(TVMFFIObjectDecRef)(got);
-  cr_assert_eq(strong_count(err), 1);
+  cr_assert_eq(core_strong(err), 1);
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -167,9 +156,9 @@ TEST(err, ERR_006_set_raised_adds_a_reference) {
  * strong reference, owned by the mover. */
 TEST(err, ERR_007_moved_error_has_one_reference) {
   API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "x");
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
-  cr_assert_eq(strong_count(err), 1, "strong count %u", strong_count(err));
+  cr_assert_eq(core_strong(err), 1, "strong count %u", core_strong(err));
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -177,7 +166,7 @@ TEST(err, ERR_007_moved_error_has_one_reference) {
  * so C callers may print them with %s. */
 TEST(err, ERR_008_kind_and_message_nul_terminated) {
   API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "argument `y` has the wrong type");
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.data[cell->kind.size], '\0');
   cr_assert_eq(cell->message.data[cell->message.size], '\0');
@@ -199,8 +188,8 @@ TEST(err, ERR_009_unretrieved_error_released_at_thread_exit) {
   pthread_t t;
   cr_assert_eq(pthread_create(&t, NULL, raise_and_exit, NULL), 0);
   pthread_join(t, NULL);
-  cr_assert_eq(strong_count(left_behind), 1, "thread exit left %u references",
-               strong_count(left_behind));
+  cr_assert_eq(core_strong(left_behind), 1, "thread exit left %u references",
+               core_strong(left_behind));
   API(TVMFFIObjectDecRef)(left_behind);
 }
 
@@ -208,7 +197,7 @@ TEST(err, ERR_009_unretrieved_error_released_at_thread_exit) {
  * (data not NULL), update_backtrace set, no cause chain or extra context. */
 TEST(err, ERR_010_raised_cell_well_formed) {
   API(TVMFFIErrorSetRaisedFromCStr)("IndexError", "index 9 out of range");
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_not_null(cell->backtrace.data);
   if (cell->backtrace.size)
@@ -224,10 +213,10 @@ TEST(err, ERR_010_raised_cell_well_formed) {
 TEST(err, ERR_015_set_raised_null_clears) {
   TVMFFIObjectHandle err = make_error("ValueError", "to be cleared", "");
   API(TVMFFIErrorSetRaised)(err);
-  cr_assert_eq(strong_count(err), 2);
+  cr_assert_eq(core_strong(err), 2);
   API(TVMFFIErrorSetRaised)(NULL);
-  cr_assert_eq(strong_count(err), 1, "the cleared error is still held");
-  cr_assert_null(take_raised());
+  cr_assert_eq(core_strong(err), 1, "the cleared error is still held");
+  cr_assert_null(core_take_raised());
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -238,7 +227,7 @@ TEST(err, ERR_015_set_raised_null_clears) {
 TEST(err, ERR_011_parts_concatenate) {
   const char* parts[] = {"argument ", "`n`", " must be ", "< 8"};
   API(TVMFFIErrorSetRaisedFromCStrParts)("ValueError", parts, 4);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   expect_str(TVMFFIErrorGetCellPtr(err)->kind, "ValueError", "kind");
   expect_str(TVMFFIErrorGetCellPtr(err)->message, "argument `n` must be < 8", "message");
@@ -249,7 +238,7 @@ TEST(err, ERR_011_parts_concatenate) {
 TEST(err, ERR_012_null_parts_skipped) {
   const char* parts[] = {NULL, "a", NULL, NULL, "bc", NULL};
   API(TVMFFIErrorSetRaisedFromCStrParts)("TypeError", parts, 6);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   expect_str(TVMFFIErrorGetCellPtr(err)->message, "abc", "message");
   API(TVMFFIObjectDecRef)(err);
 }
@@ -258,7 +247,7 @@ TEST(err, ERR_012_null_parts_skipped) {
  * message. */
 TEST(err, ERR_013_zero_parts_empty_message) {
   API(TVMFFIErrorSetRaisedFromCStrParts)("RuntimeError", NULL, 0);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   expect_str(TVMFFIErrorGetCellPtr(err)->kind, "RuntimeError", "kind");
   expect_bytes(TVMFFIErrorGetCellPtr(err)->message, "", 0, "message");
@@ -281,10 +270,10 @@ TEST(err, ERR_014_long_messages_whole) {
   }
   want[at] = '\0';
   API(TVMFFIErrorSetRaisedFromCStrParts)("ValueError", parts, N);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   expect_bytes(TVMFFIErrorGetCellPtr(err)->message, want, at, "message");
   API(TVMFFIErrorSetRaisedFromCStr)("ValueError", want);
-  TVMFFIObjectHandle err2 = take_raised();
+  TVMFFIObjectHandle err2 = core_take_raised();
   expect_bytes(TVMFFIErrorGetCellPtr(err2)->message, want, at, "cstr message");
   free(want);
   API(TVMFFIObjectDecRef)(err);
@@ -298,14 +287,14 @@ TEST(err, ERR_014_long_messages_whole) {
 TEST(err, ERR_020_create_holds_fields) {
   TVMFFIObjectHandle err = make_error("KeyError", "key 'w' not found", "  File \"m.c\", line 3\n");
   cr_assert_eq(TVMFFIObjectGetTypeIndex(err), kTVMFFIError);
-  cr_assert_eq(strong_count(err), 1);
+  cr_assert_eq(core_strong(err), 1);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   expect_str(cell->kind, "KeyError", "kind");
   expect_str(cell->message, "key 'w' not found", "message");
   expect_str(cell->backtrace, "  File \"m.c\", line 3\n", "backtrace");
   cr_assert_null(cell->cause_chain);
   cr_assert_null(cell->extra_context);
-  cr_assert_null(take_raised(), "creating an error raised something");
+  cr_assert_null(core_take_raised(), "creating an error raised something");
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -394,10 +383,10 @@ TEST(err, ERR_026_cause_chain_owned) {
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->cause_chain, cause);
   cr_assert_null(cell->extra_context);
-  cr_assert_eq(strong_count(cause), 2, "cause count %u", strong_count(cause));
+  cr_assert_eq(core_strong(cause), 2, "cause count %u", core_strong(cause));
   expect_str(cell->message, "outer", "message");
   API(TVMFFIObjectDecRef)(err);
-  cr_assert_eq(strong_count(cause), 1, "releasing the error left cause at %u", strong_count(cause));
+  cr_assert_eq(core_strong(cause), 1, "releasing the error left cause at %u", core_strong(cause));
   API(TVMFFIObjectDecRef)(cause);
 }
 
@@ -412,7 +401,7 @@ TEST(err, ERR_027_extra_context_owned) {
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->extra_context, ctx);
   cr_assert_null(cell->cause_chain);
-  cr_assert_eq(strong_count(ctx), 2);
+  cr_assert_eq(core_strong(ctx), 2);
   API(TVMFFIObjectDecRef)(ctx);
   cr_assert_eq(deleted_count, 0, "context released while the error holds it");
   API(TVMFFIObjectDecRef)(err);
@@ -448,7 +437,7 @@ TEST(err, ERR_029_raised_error_keeps_cause) {
   API(TVMFFIObjectDecRef)(cause);
   API(TVMFFIErrorSetRaised)(err);
   API(TVMFFIObjectDecRef)(err);
-  TVMFFIObjectHandle got = take_raised();
+  TVMFFIObjectHandle got = core_take_raised();
   cr_assert_eq(got, err);
   TVMFFIObjectHandle c = TVMFFIErrorGetCellPtr(got)->cause_chain;
   cr_assert_eq(c, cause);

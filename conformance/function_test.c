@@ -3,18 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "impl.h"
-
-static uint32_t strong_count(TVMFFIObjectHandle obj) {
-  return (uint32_t)(__atomic_load_n(&((TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
-}
-
-static TVMFFIObjectHandle take_raised(void) {
-  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  return err;
-}
+#include "core_support.h"
 
 static TVMFFIAny none(void) {
   TVMFFIAny v;
@@ -76,7 +65,7 @@ TEST(fn, FN_001_create_gives_function_object) {
   TVMFFIObjectHandle fn = make_fn(&r, record_call, record_delete);
   cr_assert_eq(TVMFFIObjectGetTypeIndex(fn), kTVMFFIFunction, "type index %d",
                TVMFFIObjectGetTypeIndex(fn));
-  cr_assert_eq(strong_count(fn), 1);
+  cr_assert_eq(core_strong(fn), 1);
   cr_assert_not_null(TVMFFIFunctionGetCellPtr(fn)->safe_call);
   cr_assert_eq(r.calls, 0, "creating called the callback");
   API(TVMFFIObjectDecRef)(fn);
@@ -158,8 +147,8 @@ TEST(fn, FN_006_argument_counts_unchanged) {
   args[0].v_obj = arg;
   TVMFFIAny rv = none();
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 1, &rv), 0);
-  cr_assert_eq(strong_count(arg), 1, "argument count %u after the call", strong_count(arg));
-  cr_assert_eq(strong_count(fn), 1, "function count %u after the call", strong_count(fn));
+  cr_assert_eq(core_strong(arg), 1, "argument count %u after the call", core_strong(arg));
+  cr_assert_eq(core_strong(fn), 1, "function count %u after the call", core_strong(fn));
   API(TVMFFIObjectDecRef)(arg);
   API(TVMFFIObjectDecRef)(fn);
 }
@@ -184,7 +173,7 @@ TEST(fn, FN_007_result_owned_by_caller) {
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, NULL, 0, &rv), 0);
   cr_assert_eq(rv.type_index, kTVMFFIFunction);
   cr_assert_eq(rv.v_obj, payload);
-  cr_assert_eq(strong_count(payload), 2);
+  cr_assert_eq(core_strong(payload), 2);
   API(TVMFFIObjectDecRef)(rv.v_obj);
   API(TVMFFIObjectDecRef)(payload);
   cr_assert_eq(other.deletes, 1);
@@ -203,7 +192,7 @@ TEST(fn, FN_008_return_code_passed_through) {
   TVMFFIObjectHandle fn = make_fn(NULL, raise_call, NULL);
   TVMFFIAny rv = none();
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, NULL, 0, &rv), -1);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 10);
@@ -251,7 +240,7 @@ TEST(fn, FN_010_error_three_calls_deep) {
   TVMFFIObjectHandle outer = make_fn(&middle, forward_call, NULL);
   TVMFFIAny rv = none();
   cr_assert_eq(API(TVMFFIFunctionCall)(outer, NULL, 0, &rv), -1);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "no error came out");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 10);
@@ -259,7 +248,7 @@ TEST(fn, FN_010_error_three_calls_deep) {
   const char* want = "index 12 out of range for `axis`";
   cr_assert_eq(cell->message.size, strlen(want));
   cr_assert_eq(memcmp(cell->message.data, want, strlen(want)), 0);
-  cr_assert_null(take_raised());
+  cr_assert_null(core_take_raised());
   API(TVMFFIObjectDecRef)(err);
   API(TVMFFIObjectDecRef)(outer);
   API(TVMFFIObjectDecRef)(middle);
@@ -279,7 +268,7 @@ TEST(fn, FN_011_silent_failure_raises_nothing) {
   TVMFFIObjectHandle fn = make_fn(NULL, fail_silently, NULL);
   TVMFFIAny rv = none();
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, NULL, 0, &rv), -1);
-  cr_assert_null(take_raised(), "an error was made up");
+  cr_assert_null(core_take_raised(), "an error was made up");
   cr_assert_eq(rv.type_index, kTVMFFINone);
   API(TVMFFIObjectDecRef)(fn);
 }
@@ -355,7 +344,7 @@ TEST(fn, FN_014_concurrent_calls) {
 TEST(fn, FN_015_create_rejects_null_callback) {
   TVMFFIObjectHandle fn = (TVMFFIObjectHandle)(uintptr_t)0x1;
   int rc = API(TVMFFIFunctionCreate)(NULL, NULL, NULL, &fn);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   if (rc == 0 && fn != NULL && fn != (TVMFFIObjectHandle)(uintptr_t)0x1)
     API(TVMFFIObjectDecRef)(fn);
   cr_assert_eq(rc, -1, "accepted a NULL safe_call (rc %d)", rc);

@@ -86,8 +86,9 @@ void tffi_impl_need(const void* fn, const char* name) {
   if (fn == NULL) criterion_skip_test("%s does not export %s", impl_path, name);
 }
 
-/* Current size of the address space, from /proc (0 when unreadable). */
-static unsigned long long vm_size_bytes(void) {
+/* Current size of the address space, from /proc (0 when unreadable).
+ * Unused under the sanitizers, which get no cap (see below). */
+__attribute__((unused)) static unsigned long long vm_size_bytes(void) {
   FILE* f = fopen("/proc/self/statm", "r");
   unsigned long long pages = 0;
   if (f == NULL) return 0;

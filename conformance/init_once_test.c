@@ -3,13 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "impl.h"
-
-static TVMFFIObjectHandle take_raised(void) {
-  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  return err;
-}
+#include "core_support.h"
 
 static int init_calls;
 static int the_resource;
@@ -111,7 +105,7 @@ TEST(init_once, FN_043_init_error_propagates) {
   init_calls = 0;
   cr_assert_eq(API(TVMFFIHandleInitOnce)(&handle, init_fails), -1);
   cr_assert_null(handle);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "the init error was lost");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 12);
@@ -136,7 +130,7 @@ TEST(init_once, FN_044_null_result_is_an_error) {
   void* handle = NULL;
   cr_assert_eq(API(TVMFFIHandleInitOnce)(&handle, init_leaves_null), -1);
   cr_assert_null(handle);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 12);
@@ -179,7 +173,7 @@ TEST(init_once, FN_046_deinit_error_propagates) {
   void* handle = &the_resource;
   cr_assert_eq(API(TVMFFIHandleDeinitOnce)(&handle, deinit_fails), -1);
   cr_assert_null(handle);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   cr_assert_not_null(strstr(TVMFFIErrorGetCellPtr(err)->message.data, "`stream`"));
   API(TVMFFIObjectDecRef)(err);

@@ -4,18 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "impl.h"
-
-static uint32_t strong_count(TVMFFIObjectHandle obj) {
-  return (uint32_t)(__atomic_load_n(&((TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
-}
-
-static TVMFFIObjectHandle take_raised(void) {
-  TVMFFIObjectHandle err = (TVMFFIObjectHandle)(uintptr_t)0x1;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  return err;
-}
+#include "core_support.h"
 
 static int deletes;
 static void count_delete(void* self) {
@@ -64,10 +53,10 @@ static int64_t call_tag(TVMFFIObjectHandle fn) {
 TEST(registry, FN_020_set_then_get_same_object) {
   TVMFFIObjectHandle fn = make_fn(7);
   cr_assert_eq(set_global(NAME("conformance.fn020"), fn, 0), 0);
-  uint32_t before = strong_count(fn);
+  uint32_t before = core_strong(fn);
   TVMFFIObjectHandle got = get_global(NAME("conformance.fn020"));
   cr_assert_eq(got, fn, "GetGlobal gave %p, expected %p", got, fn);
-  cr_assert_eq(strong_count(fn), before + 1, "GetGlobal did not add a reference");
+  cr_assert_eq(core_strong(fn), before + 1, "GetGlobal did not add a reference");
   cr_assert_eq(call_tag(got), 7);
   API(TVMFFIObjectDecRef)(got);
   API(TVMFFIObjectDecRef)(fn);
@@ -79,7 +68,7 @@ TEST(registry, FN_021_registry_holds_reference) {
   deletes = 0;
   TVMFFIObjectHandle fn = make_fn(21);
   cr_assert_eq(set_global(NAME("conformance.fn021"), fn, 0), 0);
-  cr_assert_eq(strong_count(fn), 2, "count after SetGlobal %u", strong_count(fn));
+  cr_assert_eq(core_strong(fn), 2, "count after SetGlobal %u", core_strong(fn));
   API(TVMFFIObjectDecRef)(fn);
   cr_assert_eq(deletes, 0, "function destroyed while registered");
   TVMFFIObjectHandle got = get_global(NAME("conformance.fn021"));
@@ -92,7 +81,7 @@ TEST(registry, FN_021_registry_holds_reference) {
  * raises nothing. */
 TEST(registry, FN_022_unknown_name_gives_null) {
   cr_assert_null(get_global(NAME("conformance.no.such.function")));
-  cr_assert_null(take_raised());
+  cr_assert_null(core_take_raised());
 }
 
 /* FN-023: registering a taken name without override returns -1 with a
@@ -101,7 +90,7 @@ TEST(registry, FN_023_duplicate_without_override_fails) {
   TVMFFIObjectHandle first = make_fn(1), second = make_fn(2);
   cr_assert_eq(set_global(NAME("conformance.fn023"), first, 0), 0);
   cr_assert_eq(set_global(NAME("conformance.fn023"), second, 0), -1);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "nothing raised");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 12);
@@ -109,7 +98,7 @@ TEST(registry, FN_023_duplicate_without_override_fails) {
                cell->kind.data);
   cr_assert_not_null(strstr(cell->message.data, "conformance.fn023"), "message: %s",
                      cell->message.data);
-  cr_assert_eq(strong_count(second), 1, "a refused function was kept");
+  cr_assert_eq(core_strong(second), 1, "a refused function was kept");
   TVMFFIObjectHandle got = get_global(NAME("conformance.fn023"));
   cr_assert_eq(got, first);
   API(TVMFFIObjectDecRef)(got);
@@ -260,7 +249,7 @@ TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 30) {
  * ValueError naming `f`, and registers nothing. */
 TEST(registry, FN_029_set_null_function_rejected) {
   int rc = set_global(NAME("conformance.fn029"), NULL, 0);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_eq(rc, -1, "NULL function accepted (rc %d)", rc);
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
@@ -289,13 +278,13 @@ static void* lookup_many(void* arg) {
 TEST(registry, FN_030_concurrent_lookups) {
   lookup_target = make_fn(30);
   cr_assert_eq(set_global(NAME("conformance.fn030"), lookup_target, 0), 0);
-  uint32_t before = strong_count(lookup_target);
+  uint32_t before = core_strong(lookup_target);
   pthread_t t[THREADS];
   int failures[THREADS] = {0};
   for (int i = 0; i < THREADS; ++i) pthread_create(&t[i], NULL, lookup_many, &failures[i]);
   for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
   for (int i = 0; i < THREADS; ++i) cr_assert_eq(failures[i], 0, "thread %d failed", i);
-  cr_assert_eq(strong_count(lookup_target), before);
+  cr_assert_eq(core_strong(lookup_target), before);
   API(TVMFFIObjectDecRef)(lookup_target);
 }
 
@@ -316,7 +305,7 @@ TEST(registry, FN_031_register_from_method_info) {
   TVMFFIObjectHandle fn = make_fn(31);
   TVMFFIMethodInfo info = method_info(NAME("conformance.fn031"), fn);
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), 0);
-  cr_assert_eq(strong_count(fn), 2, "count after registration %u", strong_count(fn));
+  cr_assert_eq(core_strong(fn), 2, "count after registration %u", core_strong(fn));
   TVMFFIObjectHandle got = get_global(NAME("conformance.fn031"));
   cr_assert_eq(got, fn);
   cr_assert_eq(call_tag(got), 31);
@@ -333,7 +322,7 @@ TEST(registry, FN_032_method_info_duplicate_and_override) {
   TVMFFIMethodInfo b = method_info(NAME("conformance.fn032"), second);
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&a, 0), 0);
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&b, 0), -1);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 12);
@@ -359,7 +348,7 @@ TEST(registry, FN_033_method_info_non_function_rejected) {
   info.method.type_index = kTVMFFIInt;
   info.method.v_int64 = 3;
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 9);
@@ -375,7 +364,7 @@ TEST(registry, FN_034_method_info_none_rejected) {
   TVMFFIMethodInfo info = method_info(NAME("conformance.fn034"), NULL);
   info.method.type_index = kTVMFFINone;
   int rc = API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0);
-  TVMFFIObjectHandle err = take_raised();
+  TVMFFIObjectHandle err = core_take_raised();
   cr_assert_eq(rc, -1, "None accepted as a function (rc %d)", rc);
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);

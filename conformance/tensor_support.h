@@ -1,12 +1,13 @@
 /* Shared helpers of the tensor and environment conformance tests: DLPack
- * producers whose deleters count their calls, and checks on raised errors. */
+ * producers whose deleters count their calls. Raised errors are checked with
+ * core_expect_raised (core_support.h). */
 #ifndef TFFI_CONFORMANCE_TENSOR_SUPPORT_H_
 #define TFFI_CONFORMANCE_TENSOR_SUPPORT_H_
 
 #include <stdint.h>
 #include <string.h>
 
-#include "impl.h"
+#include "core_support.h"
 
 /* A producer of one managed tensor (versioned or legacy) over a static
  * buffer; its deleter counts calls and records the pointer it got. */
@@ -58,21 +59,14 @@ static inline void producer_init(Producer* p) {
 
 static inline DLTensor* tensor_dl(TVMFFIObjectHandle t) { return TVMFFITensorGetDLTensorPtr(t); }
 
-/* Moves the raised error out and checks its kind and that its message
- * contains `part` (NULL: any message). */
-static inline void expect_raised(const char* kind, const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  cr_assert_not_null(err, "expected a raised %s, none was raised", kind);
-  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  char k[64] = {0}, msg[512] = {0};
-  memcpy(k, cell->kind.data, cell->kind.size < 63 ? cell->kind.size : 63);
-  memcpy(msg, cell->message.data, cell->message.size < 511 ? cell->message.size : 511);
-  API(TVMFFIObjectDecRef)(err);
-  cr_expect_str_eq(k, kind, "error kind: expected %s, got %s (message: %s)", kind, k, msg);
-  if (part != NULL) {
-    cr_expect(strstr(msg, part) != NULL, "message '%s' should contain '%s'", msg, part);
-  }
+/* Imports p's versioned tensor with the given alignment and contiguity
+ * requirements; the import must succeed and give a tensor. */
+static inline TVMFFIObjectHandle tensor_import_v(Producer* p, int32_t align, int32_t contig) {
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
+  cr_assert_eq(rc, 0, "versioned import failed (rc %d)", rc);
+  cr_assert_not_null(out);
+  return out;
 }
 
 /* Checks the DLTensor fields that a zero-copy exchange must keep. */

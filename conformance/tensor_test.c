@@ -3,19 +3,13 @@
 
 #include "tensor_support.h"
 
-static TVMFFIObjectHandle import_v(Producer* p) {
-  TVMFFIObjectHandle out = NULL;
-  cr_assert_eq(API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out), 0);
-  return out;
-}
-
 /* ---- views ---- */
 
 /* TEN-030: a view has the prototype's metadata. */
 TEST(tensor, TEN_030_view_has_prototype_metadata) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle src = import_v(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
   int64_t shape[1] = {3}, strides[1] = {2};
   DLTensor proto = {.data = producer_buffer + 1,
                     .device = {kDLCPU, 0},
@@ -39,7 +33,7 @@ TEST(tensor, TEN_030_view_has_prototype_metadata) {
 TEST(tensor, TEN_031_view_keeps_source_alive) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle src = import_v(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
   DLTensor proto = *tensor_dl(src);
   TVMFFIObjectHandle view = NULL;
   cr_assert_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), 0);
@@ -53,7 +47,7 @@ TEST(tensor, TEN_031_view_keeps_source_alive) {
 TEST(tensor, TEN_032_view_copies_shape_and_strides) {
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle src = import_v(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
   int64_t* shape = malloc(2 * sizeof(int64_t));
   int64_t* strides = malloc(2 * sizeof(int64_t));
   shape[0] = 3;
@@ -85,24 +79,24 @@ TEST(tensor, TEN_033_view_bad_arguments) {
   }
   Producer p;
   producer_init(&p);
-  TVMFFIObjectHandle src = import_v(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
   DLTensor proto = *tensor_dl(src);
   TVMFFIObjectHandle view = NULL;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(NULL, &proto, &view), -1);
-  expect_raised("TypeError", "source");
+  core_expect_raised("TypeError", "source");
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(err, &proto, &view), -1);
-  expect_raised("TypeError", "source");
+  core_expect_raised("TypeError", "source");
   API(TVMFFIObjectDecRef)(err);
   int64_t neg[2] = {2, -3};
   proto.shape = neg;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), -1);
-  expect_raised("ValueError", "prototype");
+  core_expect_raised("ValueError", "prototype");
   proto.shape = NULL;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), -1);
-  expect_raised("ValueError", "prototype");
+  core_expect_raised("ValueError", "prototype");
   API(TVMFFIObjectDecRef)(src);
   cr_expect_eq(p.deleted, 1, "a failed view changed the source's references");
 }
@@ -120,7 +114,7 @@ static void expect_hostile_refused(Producer* p, const char* part) {
     cr_assert_fail("hostile metadata was accepted (%s)", part);
   }
   cr_assert_eq(rc, -1);
-  expect_raised("ValueError", part);
+  core_expect_raised("ValueError", part);
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
 
@@ -184,7 +178,7 @@ TEST(tensor, TEN_045_legacy_refuses_hostile) {
     API(TVMFFIObjectDecRef)(out);
     cr_assert_fail("negative dimension accepted by TVMFFITensorFromDLPack");
   }
-  expect_raised("ValueError", "shape");
+  core_expect_raised("ValueError", "shape");
   int64_t* shape = calloc(1000, sizeof(int64_t));
   for (int i = 0; i < 1000; ++i) shape[i] = 1;
   p.legacy.dl_tensor.shape = shape;
@@ -195,6 +189,6 @@ TEST(tensor, TEN_045_legacy_refuses_hostile) {
     API(TVMFFIObjectDecRef)(out);
     cr_assert_fail("ndim 1000 accepted by TVMFFITensorFromDLPack");
   }
-  expect_raised("ValueError", "ndim");
+  core_expect_raised("ValueError", "ndim");
   cr_expect_eq(p.deleted, 0);
 }

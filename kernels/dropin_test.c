@@ -24,15 +24,23 @@ static void buffers_init(Buffers* b) {
   b->tout = tffi_dltensor_1d(b->out, &b->n_out, tffi_dtype(kDLFloat, 32), cpu);
 }
 
+/* Opens the drop-in kernel and prepares a valid call: (out, in, 1.5) as
+ * DLTensor* views of b's buffers. */
+static void dropin_open(TffiKernel* k, Buffers* b, TVMFFIAny args[3]) {
+  tffi_kernel_open(k, DROPIN_LIB, "scale_dropin");
+  buffers_init(b);
+  args[0] = tffi_arg_dltensor(&b->tout);
+  args[1] = tffi_arg_dltensor(&b->tin);
+  args[2] = tffi_arg_float(1.5);
+}
+
 /* KER-052: results, through DLTensor* views and through Tensor objects,
  * with a float and with an int factor. */
 TEST(dropin, KER_052_dropin_runs) {
   TffiKernel k;
-  tffi_kernel_open(&k, DROPIN_LIB, "scale_dropin");
   Buffers b;
-  buffers_init(&b);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&b.tout), tffi_arg_dltensor(&b.tin),
-                       tffi_arg_float(1.5)};
+  TVMFFIAny args[3];
+  dropin_open(&k, &b, args);
   tffi_kernel_call_ok(&k, args, 3);
   for (int i = 0; i < 5; ++i) cr_expect_eq(b.out[i], ((float)i - 2.0f) * 1.5f, "element %d", i);
   int deleted = 0;
@@ -53,11 +61,9 @@ TEST(dropin, KER_052_dropin_runs) {
  * reach the caller as TypeError naming the function. */
 TEST(dropin, KER_052_dropin_conversion_errors) {
   TffiKernel k;
-  tffi_kernel_open(&k, DROPIN_LIB, "scale_dropin");
   Buffers b;
-  buffers_init(&b);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&b.tout), tffi_arg_dltensor(&b.tin),
-                       tffi_arg_float(1.5)};
+  TVMFFIAny args[3];
+  dropin_open(&k, &b, args);
   EXPECT_CALL_FAILS(&k, args, 2, "TypeError", "scale_dropin");
   args[0] = tffi_arg_int(7);
   EXPECT_CALL_FAILS(&k, args, 3, "TypeError", "scale_dropin", "#0");
@@ -70,11 +76,9 @@ TEST(dropin, KER_052_dropin_conversion_errors) {
 /* KER-052: errors the kernel throws keep their kind and message. */
 TEST(dropin, KER_052_dropin_thrown_errors) {
   TffiKernel k;
-  tffi_kernel_open(&k, DROPIN_LIB, "scale_dropin");
   Buffers b;
-  buffers_init(&b);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&b.tout), tffi_arg_dltensor(&b.tin),
-                       tffi_arg_float(1.5)};
+  TVMFFIAny args[3];
+  dropin_open(&k, &b, args);
   b.n_out = 4;
   EXPECT_CALL_FAILS(&k, args, 3, "ValueError", "output has 4 elements, input 5");
   b.n_out = 5;

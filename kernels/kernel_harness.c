@@ -79,34 +79,35 @@ void tffi_kernel_call_ok(TffiKernel* k, TVMFFIAny* args, int32_t num_args) {
   cr_assert_fail("the call failed: %s", text);
 }
 
-TVMFFIAny tffi_arg_dltensor(DLTensor* t) {
+/* An argument of the given kind with every other byte zero (padding
+ * included), so a kernel that reads past the payload sees zeros. */
+static TVMFFIAny arg_of_kind(int32_t type_index) {
   TVMFFIAny a;
   memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIDLTensorPtr;
+  a.type_index = type_index;
+  return a;
+}
+
+TVMFFIAny tffi_arg_dltensor(DLTensor* t) {
+  TVMFFIAny a = arg_of_kind(kTVMFFIDLTensorPtr);
   a.v_ptr = t;
   return a;
 }
 
 TVMFFIAny tffi_arg_float(double v) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIFloat;
+  TVMFFIAny a = arg_of_kind(kTVMFFIFloat);
   a.v_float64 = v;
   return a;
 }
 
 TVMFFIAny tffi_arg_int(int64_t v) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIInt;
+  TVMFFIAny a = arg_of_kind(kTVMFFIInt);
   a.v_int64 = v;
   return a;
 }
 
 TVMFFIAny tffi_arg_object(TVMFFIObjectHandle obj, int32_t type_index) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = type_index;
+  TVMFFIAny a = arg_of_kind(type_index);
   a.v_obj = (TVMFFIObject*)obj;
   return a;
 }

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import tvm_ffi
 
+from tools.sanitizer_preload import sanitizer_env
+
 
 def _library_path():
     explicit = os.environ.get("SCALE_CPU_LIB")
@@ -125,31 +127,8 @@ def test_KER_051_cuda_kernel_refuses_host_arrays(mod):
     _refused(cuda, TypeError, ["scale", "got 1"], x)
 
 
-def _sanitizer_preload(path):
-    """Under --config=asan the kernel is instrumented, and its sanitizer
-    runtimes must be the first libraries in the process: returns the
-    LD_PRELOAD that puts them there, or None when the library is plain."""
-    with open(path, "rb") as f:
-        data = f.read()
-    libs = [name for name in ("libasan.so", "libubsan.so") if name.encode() in data]
-    if not libs or "libasan" in os.environ.get("LD_PRELOAD", ""):
-        return None
-    import subprocess
-
-    found = [
-        subprocess.run(["gcc", "-print-file-name=" + name], capture_output=True, text=True,
-                       check=True).stdout.strip()
-        for name in libs
-    ]
-    return ":".join(found)
-
-
 if __name__ == "__main__":
-    preload = _sanitizer_preload(_library_path())
-    if preload:
-        env = dict(os.environ, LD_PRELOAD=preload)
-        # The interpreter itself is not instrumented and keeps memory to the
-        # end on purpose; leak reports would be about it, not the kernel.
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    env = sanitizer_env(_library_path())
+    if env:
         os.execve(sys.executable, [sys.executable] + sys.argv, env)
     sys.exit(pytest.main([__file__, "-v", "-p", "no:cacheprovider"]))

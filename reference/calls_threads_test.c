@@ -14,18 +14,9 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
+#include "threads_test_support.h"
 
-#define THREADS 8
 #define ROUNDS 500
-
-static int failures;
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void fail(const char* what, long thread, long round) {
-  pthread_mutex_lock(&fail_lock);
-  if (failures++ < 10) fprintf(stderr, "FAIL thread %ld round %ld: %s\n", thread, round, what);
-  pthread_mutex_unlock(&fail_lock);
-}
 
 static int calls;
 static int count_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
@@ -57,7 +48,7 @@ static int slow_init(void** out) {
 }
 
 static void* worker(void* arg) {
-  long t = (long)arg;
+  long t = (long)(intptr_t)arg;
   char name[64];
   pthread_barrier_wait(&start);
   void* h = NULL;
@@ -94,9 +85,7 @@ int main(void) {
   TVMFFIByteArray kind = {"RuntimeError", 12};
   shared_error = tffi_error_new(&kind, &kind, NULL, NULL, NULL);
   pthread_barrier_init(&start, NULL, THREADS);
-  pthread_t threads[THREADS];
-  for (long t = 0; t < THREADS; ++t) pthread_create(&threads[t], NULL, worker, (void*)t);
-  for (long t = 0; t < THREADS; ++t) pthread_join(threads[t], NULL);
+  run_threads(worker);
   pthread_barrier_destroy(&start);
   if (init_runs != 1) fail("init ran more than once", -1, init_runs);
   if (calls != THREADS * ROUNDS) fail("call count", -1, calls);
@@ -115,10 +104,5 @@ int main(void) {
   tffi_decref(shared_error);
   tffi_decref(failing_fn);
   tffi_decref(shared_fn); /* the registry keeps it alive */
-  if (failures) {
-    fprintf(stderr, "%d failures\n", failures);
-    return 1;
-  }
-  printf("PASS: errors, calls, registry, init once on %d threads x %d rounds\n", THREADS, ROUNDS);
-  return 0;
+  return threads_exit_status("errors, calls, registry, init once");
 }

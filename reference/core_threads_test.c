@@ -14,18 +14,9 @@
 #include "function.h"
 #include "object.h"
 #include "string.h"
+#include "threads_test_support.h"
 
-#define THREADS 8
 #define ROUNDS 2000
-
-static int failures;
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void fail(const char* what, long thread, long round) {
-  pthread_mutex_lock(&fail_lock);
-  if (failures++ < 10) fprintf(stderr, "FAIL thread %ld round %ld: %s\n", thread, round, what);
-  pthread_mutex_unlock(&fail_lock);
-}
 
 static TVMFFIObject* shared;
 static int shared_deletes;
@@ -38,7 +29,7 @@ static void count_delete(void* handle) {
 /* Shares one object; makes and frees strings, arrays and dtype texts; looks
  * up and registers types. */
 static void* worker(void* arg) {
-  long t = (long)arg;
+  long t = (long)(intptr_t)arg;
   char key[64];
   TVMFFIObject* array_fn = NULL;
   if (tffi_global_get("ffi.Array", 9, &array_fn) != 0 || array_fn == NULL) fail("ffi.Array", t, 0);
@@ -80,14 +71,10 @@ int main(void) {
     fprintf(stderr, "FAIL: cannot create the shared object\n");
     return 1;
   }
-  pthread_t threads[THREADS];
-  for (long i = 0; i < THREADS; ++i) pthread_create(&threads[i], NULL, worker, (void*)i);
-  for (long i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
+  run_threads(worker);
   if (tffi_strong_count(shared) != 1) fail("strong count after the threads", -1, -1);
   if (shared_deletes != 0) fail("deleted too early", -1, -1);
   TVMFFIObjectDecRef(shared);
   if (shared_deletes != 1) fail("not deleted exactly once", -1, -1);
-  if (failures) return 1;
-  printf("core_threads_test: %d threads x %d rounds passed\n", THREADS, ROUNDS);
-  return 0;
+  return threads_exit_status("reference counts, strings, arrays, dtypes, types");
 }

@@ -6,13 +6,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include "object.h"
-
-static void drop_raised(void) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  cr_assert_not_null(err, "an error should have been raised");
-  tffi_decref(err);
-}
+#include "unit_test_support.h"
 
 static DLDataType parse_ok(const char* text) {
   DLDataType t = {0, 0, 0};

@@ -12,18 +12,9 @@
 
 #include "object.h"
 #include "tensor.h"
+#include "threads_test_support.h"
 
-#define THREADS 8
 #define ROUNDS 2000
-
-static int failures;
-static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void fail(const char* what, long thread, long round) {
-  pthread_mutex_lock(&fail_lock);
-  if (failures++ < 10) fprintf(stderr, "FAIL thread %ld round %ld: %s\n", thread, round, what);
-  pthread_mutex_unlock(&fail_lock);
-}
 
 static int alloc_a(DLTensor* p, DLManagedTensorVersioned** o, void* c,
                    void (*e)(void*, const char*, const char*)) {
@@ -91,27 +82,16 @@ static void* tensor_worker(void* arg) {
   return NULL;
 }
 
-static void run(void* (*fn)(void*)) {
-  pthread_t th[THREADS];
-  for (long i = 0; i < THREADS; ++i) pthread_create(&th[i], NULL, fn, (void*)(intptr_t)i);
-  for (int i = 0; i < THREADS; ++i) pthread_join(th[i], NULL);
-}
-
 int main(void) {
-  run(stream_worker);
-  run(allocator_worker);
+  run_threads(stream_worker);
+  run_threads(allocator_worker);
   int64_t shape[2] = {4, 4};
   if (tffi_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 32, 1}, &shared_tensor) != 0) {
     fail("alloc", -1, -1);
   } else {
-    run(tensor_worker);
+    run_threads(tensor_worker);
     if (tffi_strong_count(shared_tensor) != 1) fail("references left over", -1, -1);
     tffi_decref(shared_tensor);
   }
-  if (failures) {
-    fprintf(stderr, "%d failures\n", failures);
-    return 1;
-  }
-  printf("env_threads: %d threads x %d rounds, no failure\n", THREADS, ROUNDS);
-  return 0;
+  return threads_exit_status("streams, allocators, shared tensor");
 }

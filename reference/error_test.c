@@ -5,12 +5,7 @@
 
 #include "error.h"
 #include "object.h"
-
-static TVMFFIObject* take_raised(void) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  return err;
-}
+#include "unit_test_support.h"
 
 Test(error, raise_formats_kind_and_message) {
   cr_assert_eq(tffi_raise(TFFI_VALUE_ERROR, "argument %s: %d", "x", 42), -1);

@@ -7,21 +7,7 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
-
-static TVMFFIObject* take_raised(void) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  return err;
-}
-
-static void expect_raised(const char* kind, const char* needle) {
-  TVMFFIObject* err = take_raised();
-  cr_assert_not_null(err);
-  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  cr_assert_str_eq(cell->kind.data, kind);
-  cr_assert_not_null(strstr(cell->message.data, needle), "message: %s", cell->message.data);
-  tffi_decref(err);
-}
+#include "unit_test_support.h"
 
 static int echo(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   (void)args, (void)n;

@@ -15,17 +15,15 @@
 
 /* ---- argument unpacking: each failure names the function and argument ---- */
 
-static int tffi_want_args(const char* fn, int32_t got, int32_t want) {
-  if (got == want) return 0;
-  return tffi_raise(TFFI_TYPE_ERROR, "%s: expects %d arguments but %d were given", fn, (int)want,
-                    (int)got);
-}
-
 static int tffi_arg_module(const char* fn, const TVMFFIAny* args, int i, const char* name,
                            TVMFFIObject** out) {
   if (args[i].type_index != kTVMFFIModule) {
     return tffi_raise(TFFI_TYPE_ERROR, "%s: argument #%d (%s) expected ffi.Module but got type index %d",
                       fn, i, name, (int)args[i].type_index);
+  }
+  /* A Module-tagged value with no object would be dereferenced later. */
+  if (args[i].v_obj == NULL) {
+    return tffi_raise(TFFI_TYPE_ERROR, "%s: argument #%d (%s) is a NULL ffi.Module", fn, i, name);
   }
   *out = args[i].v_obj;
   return 0;
@@ -62,7 +60,7 @@ static int tffi_arg_bool(const char* fn, const TVMFFIAny* args, int i, const cha
 /* The common shape (mod, name, query_imports). */
 static int tffi_args_lookup(const char* fn, const TVMFFIAny* args, int32_t n, TVMFFIObject** mod,
                             const char** name, size_t* len, int* query_imports) {
-  if (tffi_want_args(fn, n, 3) != 0 || tffi_arg_module(fn, args, 0, "mod", mod) != 0 ||
+  if (tffi_builtin_check_count(fn, n, 3) != 0 || tffi_arg_module(fn, args, 0, "mod", mod) != 0 ||
       tffi_arg_str(fn, args, 1, "name", name, len) != 0) {
     return -1;
   }
@@ -70,7 +68,7 @@ static int tffi_args_lookup(const char* fn, const TVMFFIAny* args, int32_t n, TV
 }
 
 static int tffi_one_module(const char* fn, const TVMFFIAny* args, int32_t n, TVMFFIObject** mod) {
-  if (tffi_want_args(fn, n, 1) != 0) return -1;
+  if (tffi_builtin_check_count(fn, n, 1) != 0) return -1;
   return tffi_arg_module(fn, args, 0, "mod", mod);
 }
 
@@ -155,7 +153,7 @@ static int tffi_mod_inspect_source(void* h, const TVMFFIAny* args, int32_t n, TV
   TVMFFIObject* mod = NULL;
   const char* format;
   size_t len;
-  if (tffi_want_args("ffi.ModuleInspectSource", n, 2) != 0 ||
+  if (tffi_builtin_check_count("ffi.ModuleInspectSource", n, 2) != 0 ||
       tffi_arg_module("ffi.ModuleInspectSource", args, 0, "mod", &mod) != 0 ||
       tffi_arg_str("ffi.ModuleInspectSource", args, 1, "format", &format, &len) != 0) {
     return -1;
@@ -185,7 +183,7 @@ static int tffi_mod_write_to_file(void* h, const TVMFFIAny* args, int32_t n, TVM
   const char *file, *format;
   size_t l1, l2;
   const char* fn = "ffi.ModuleWriteToFile";
-  if (tffi_want_args(fn, n, 3) != 0 || tffi_arg_module(fn, args, 0, "mod", &mod) != 0 ||
+  if (tffi_builtin_check_count(fn, n, 3) != 0 || tffi_arg_module(fn, args, 0, "mod", &mod) != 0 ||
       tffi_arg_str(fn, args, 1, "file_name", &file, &l1) != 0 ||
       tffi_arg_str(fn, args, 2, "format", &format, &l2) != 0) {
     return -1;
@@ -200,7 +198,7 @@ static int tffi_mod_import(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny*
   (void)result;
   TVMFFIObject *mod = NULL, *other = NULL;
   const char* fn = "ffi.ModuleImportModule";
-  if (tffi_want_args(fn, n, 2) != 0 || tffi_arg_module(fn, args, 0, "mod", &mod) != 0 ||
+  if (tffi_builtin_check_count(fn, n, 2) != 0 || tffi_arg_module(fn, args, 0, "mod", &mod) != 0 ||
       tffi_arg_module(fn, args, 1, "other", &other) != 0) {
     return -1;
   }
@@ -269,7 +267,8 @@ static int tffi_mod_load_so(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny
   const char *path, *format;
   size_t len, flen;
   const char* fn = "ffi.Module.load_from_file.so";
-  if (tffi_want_args(fn, n, 2) != 0 || tffi_arg_str(fn, args, 0, "path", &path, &len) != 0 ||
+  if (tffi_builtin_check_count(fn, n, 2) != 0 ||
+      tffi_arg_str(fn, args, 0, "path", &path, &len) != 0 ||
       tffi_arg_str(fn, args, 1, "format", &format, &flen) != 0) {
     return -1;
   }
@@ -311,7 +310,7 @@ static int tffi_mod_load_from_file(void* h, const TVMFFIAny* args, int32_t n, TV
   size_t len;
   char loader_name[320] = "ffi.Module.load_from_file.";
   size_t base = strlen(loader_name);
-  if (tffi_want_args("ffi.ModuleLoadFromFile", n, 1) != 0 ||
+  if (tffi_builtin_check_count("ffi.ModuleLoadFromFile", n, 1) != 0 ||
       tffi_arg_str("ffi.ModuleLoadFromFile", args, 0, "file_name", &path, &len) != 0 ||
       tffi_file_format(path, len, loader_name + base, sizeof loader_name - base) != 0) {
     return -1;
@@ -341,7 +340,7 @@ static int tffi_mod_system_lib(void* h, const TVMFFIAny* args, int32_t n, TVMFFI
   (void)h;
   const char* prefix = "";
   size_t len = 0;
-  if (n > 1) return tffi_want_args("ffi.SystemLib", n, 1);
+  if (n > 1) return tffi_builtin_check_count("ffi.SystemLib", n, 1);
   if (n == 1 && tffi_arg_str("ffi.SystemLib", args, 0, "symbol_prefix", &prefix, &len) != 0) {
     return -1;
   }

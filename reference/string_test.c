@@ -6,13 +6,7 @@
 
 #include "any.h"
 #include "object.h"
-
-static void drop_raised(void) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  cr_assert_not_null(err, "an error should have been raised");
-  tffi_decref(err);
-}
+#include "unit_test_support.h"
 
 Test(string, str_new_is_heap_even_when_short) {
   TVMFFIObject* obj = tffi_str_new(kTVMFFIStr, "ab", 2);

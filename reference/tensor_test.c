@@ -7,17 +7,7 @@
 #include <string.h>
 
 #include "object.h"
-
-/* Moves the raised error out, checks kind and a part of its message. */
-static void expect_raised(const char* kind, const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  cr_assert_not_null(err, "nothing raised");
-  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  cr_expect_str_eq(cell->kind.data, kind);
-  cr_expect(strstr(cell->message.data, part) != NULL, "'%s' lacks '%s'", cell->message.data, part);
-  tffi_decref(err);
-}
+#include "unit_test_support.h"
 
 static DLTensor meta(int64_t* shape, int32_t ndim) {
   return (DLTensor){.device = {kDLCPU, 0}, .ndim = ndim, .dtype = {kDLFloat, 32, 1},

@@ -6,17 +6,11 @@
 #include <string.h>
 
 #include "object.h"
+#include "unit_test_support.h"
 
 static TVMFFIByteArray key(const char* k) {
   TVMFFIByteArray b = {k, strlen(k)};
   return b;
-}
-
-static void drop_raised(void) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  cr_assert_not_null(err, "an error should have been raised");
-  tffi_decref(err);
 }
 
 Test(type, child_slots_overflow_to_fresh_indices) {

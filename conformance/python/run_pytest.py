@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 
+from tools.sanitizer_preload import sanitizer_env
+
 
 def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
@@ -16,6 +18,7 @@ def main() -> int:
     env = dict(os.environ)
     # The C test library sits in the runfiles next to this folder.
     env.setdefault("TFFI_RAISE_KINDS_LIB", os.path.join(os.path.dirname(here), "libraise_kinds.so"))
+    env = sanitizer_env(env["TFFI_RAISE_KINDS_LIB"], env) or env
     cmd = [python, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
