@@ -83,12 +83,4 @@ static inline uint32_t core_weak(const void* obj) {
                     32);
 }
 
-/* Skips a test against upstream, where the input is known to crash the
- * process (see spec/deviations.md). */
-#define CORE_SKIP_UPSTREAM_CRASH(why)                                                     \
-  do {                                                                                    \
-    if (!tffi_impl_is_reference())                                                        \
-      cr_skip_test("not run against this implementation: %s (spec/deviations.md)", why); \
-  } while (0)
-
 #endif

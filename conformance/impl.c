@@ -12,7 +12,6 @@ TffiApi tffi_api;
 static char impl_path[PATH_MAX];
 static char load_error[1024];
 static void* impl_handle;
-static int impl_is_reference;
 
 const char* tffi_runfile(const char* path) {
   static _Thread_local char buf[PATH_MAX];
@@ -30,7 +29,6 @@ static void resolve_path(void) {
   const char* path;
   if (want == NULL || *want == '\0' || strcmp(want, "reference") == 0) {
     path = tffi_runfile("reference/libtvm_ffi.so");
-    impl_is_reference = 1;
   } else if (strcmp(want, "upstream") == 0) {
     path = tffi_runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so");
   } else {
@@ -76,7 +74,6 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
 
 const char* tffi_impl_path(void) { return impl_path; }
 void* tffi_impl_handle(void) { return impl_handle; }
-int tffi_impl_is_reference(void) { return impl_is_reference; }
 
 void tffi_impl_require(void) {
   if (impl_handle == NULL) cr_assert_fail("cannot load %s: %s", impl_path, load_error);
