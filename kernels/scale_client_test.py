@@ -131,4 +131,7 @@ if __name__ == "__main__":
     env = sanitizer_env(_library_path())
     if env:
         os.execve(sys.executable, [sys.executable] + sys.argv, env)
-    sys.exit(pytest.main([__file__, "-v", "-p", "no:cacheprovider"]))
+    args = [__file__, "-v", "-p", "no:cacheprovider"]
+    if os.environ.get("XML_OUTPUT_FILE"):  # one JUnit case per test for Bazel
+        args.append("--junitxml=" + os.environ["XML_OUTPUT_FILE"])
+    sys.exit(pytest.main(args))
