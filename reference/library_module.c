@@ -136,38 +136,46 @@ void tffi_library_release(TffiLibrary* lib) {
 }
 
 /* System-library lookup: `<a><b>` in the registered table. */
-static void* tffi_system_get(const char* a, const char* b) {
+static int tffi_system_get(const char* a, const char* b, void** out) {
   size_t na = strlen(a), nb = strlen(b);
   char* name = malloc(na + nb + 1);
-  if (name == NULL) return NULL;
+  if (name == NULL) return tffi_raise_oom(na + nb + 1);
   memcpy(name, a, na);
   memcpy(name + na, b, nb + 1);
-  void* ptr = tffi_table_get(&tffi_system_symbols, name);
+  *out = tffi_table_get(&tffi_system_symbols, name);
   free(name);
-  return ptr;
+  return 0;
 }
 
-void* tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix) {
+int tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix, void** out) {
+  *out = NULL;
   if (lib->handle == NULL) {
     /* The name may or may not carry the library's own prefix: try both. */
-    size_t np = strlen(lib->prefix);
-    char* inner = malloc(sizeof TFFI_SYMBOL_PREFIX + np + strlen(name));
-    if (inner == NULL) return NULL;
+    size_t size = sizeof TFFI_SYMBOL_PREFIX + strlen(lib->prefix) + strlen(name);
+    char* inner = malloc(size);
+    if (inner == NULL) return tffi_raise_oom(size);
     strcpy(inner, with_prefix ? TFFI_SYMBOL_PREFIX : "");
     strcat(inner, lib->prefix);
-    void* ptr = tffi_system_get(inner, name);
-    if (ptr == NULL) ptr = tffi_system_get(with_prefix ? TFFI_SYMBOL_PREFIX : "", name);
+    if (tffi_system_get(inner, name, out) != 0 ||
+        (*out == NULL && tffi_system_get(with_prefix ? TFFI_SYMBOL_PREFIX : "", name, out) != 0)) {
+      free(inner);
+      return -1;
+    }
     free(inner);
-    return ptr;
+    return 0;
   }
-  if (!with_prefix) return dlsym(lib->handle, name);
-  char* full = malloc(sizeof TFFI_SYMBOL_PREFIX + strlen(name));
-  if (full == NULL) return NULL;
+  if (!with_prefix) {
+    *out = dlsym(lib->handle, name);
+    return 0;
+  }
+  size_t size = sizeof TFFI_SYMBOL_PREFIX + strlen(name);
+  char* full = malloc(size);
+  if (full == NULL) return tffi_raise_oom(size);
   strcpy(full, TFFI_SYMBOL_PREFIX);
   strcat(full, name);
-  void* ptr = dlsym(lib->handle, full);
+  *out = dlsym(lib->handle, full);
   free(full);
-  return ptr;
+  return 0;
 }
 
 /* ---- the library_bin blob ---- */
@@ -301,20 +309,28 @@ static int tffi_process_blob(TffiLibrary* lib, const uint8_t* blob, void** ctx_s
 
 /* Writes each registered context symbol into the library's variable of
  * that name, before anything in the library can run through the ABI. */
-static void tffi_init_context_symbols(TffiLibrary* lib) {
+static int tffi_init_context_symbols(TffiLibrary* lib) {
+  int rc = 0;
   pthread_mutex_lock(&tffi_context_symbols.lock);
-  for (size_t i = 0; i < tffi_context_symbols.n; ++i) {
-    void** slot = tffi_library_symbol(lib, tffi_context_symbols.items[i].name, 0);
-    if (slot) *slot = tffi_context_symbols.items[i].ptr;
+  for (size_t i = 0; rc == 0 && i < tffi_context_symbols.n; ++i) {
+    void* slot;
+    rc = tffi_library_symbol(lib, tffi_context_symbols.items[i].name, 0, &slot);
+    if (rc == 0 && slot) *(void**)slot = tffi_context_symbols.items[i].ptr;
   }
   pthread_mutex_unlock(&tffi_context_symbols.lock);
+  return rc;
 }
 
 int tffi_library_module_create(TffiLibrary* lib, TVMFFIObject** out) {
   *out = NULL;
-  const uint8_t* blob = tffi_library_symbol(lib, TFFI_SYMBOL_LIBRARY_BIN, 0);
-  void** ctx_slot = tffi_library_symbol(lib, TFFI_SYMBOL_LIBRARY_CTX, 0);
-  tffi_init_context_symbols(lib);
+  void* blob;
+  void* ctx_symbol;
+  if (tffi_library_symbol(lib, TFFI_SYMBOL_LIBRARY_BIN, 0, &blob) != 0 ||
+      tffi_library_symbol(lib, TFFI_SYMBOL_LIBRARY_CTX, 0, &ctx_symbol) != 0 ||
+      tffi_init_context_symbols(lib) != 0) {
+    return -1;
+  }
+  void** ctx_slot = ctx_symbol;
   if (blob != NULL) return tffi_process_blob(lib, blob, ctx_slot, out);
   *out = tffi_module_new(lib);
   if (*out == NULL) return -1;

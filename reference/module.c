@@ -72,8 +72,8 @@ TVMFFIObject* tffi_module_new(TffiLibrary* lib) {
   return &m->header;
 }
 
-void* tffi_module_symbol(TVMFFIObject* mod, const char* name) {
-  return tffi_library_symbol(((TffiModule*)mod)->lib, name, 0);
+int tffi_module_symbol(TVMFFIObject* mod, const char* name, void** out) {
+  return tffi_library_symbol(((TffiModule*)mod)->lib, name, 0, out);
 }
 
 /* Code, not data: a `__tvm_ffi_x` that names a variable (the blob, the
@@ -108,8 +108,10 @@ int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len
   if (memchr(name, '\0', len) != NULL) return 0;
   char* cname = strndup(name, len);
   if (cname == NULL) return tffi_raise_oom(len + 1);
-  void* addr = tffi_library_symbol(((TffiModule*)mod)->lib, cname, 1);
+  void* addr;
+  int rc = tffi_library_symbol(((TffiModule*)mod)->lib, cname, 1, &addr);
   free(cname);
+  if (rc != 0) return -1;
   if (addr == NULL || !tffi_is_code(addr)) return 0;
   TffiBoundSymbol* b = malloc(sizeof *b);
   if (b == NULL) return tffi_raise_oom(sizeof *b);
@@ -186,8 +188,9 @@ static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const cha
   memcpy(symbol, prefix, plen);
   memcpy(symbol + plen, name, len);
   symbol[plen + len] = '\0';
-  void* addr = tffi_module_symbol(mod, symbol);
-  int rc = (addr != NULL && tffi_is_code(addr)) ? tffi_call_getter(addr, symbol, out) : 0;
+  void* addr;
+  int rc = tffi_module_symbol(mod, symbol, &addr);
+  if (rc == 0 && addr != NULL && tffi_is_code(addr)) rc = tffi_call_getter(addr, symbol, out);
   free(symbol);
   return rc;
 }

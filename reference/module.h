@@ -39,8 +39,9 @@ int tffi_is_module(const TVMFFIObject* obj);
  * new reference, or NULL with MemoryError raised. */
 TVMFFIObject* tffi_module_new(TffiLibrary* lib);
 
-/* The symbol `name` of the module's library, or NULL. */
-void* tffi_module_symbol(TVMFFIObject* mod, const char* name);
+/* The symbol `name` of the module's library in *out (NULL: none); -1 only
+ * when the lookup failed (raised). */
+int tffi_module_symbol(TVMFFIObject* mod, const char* name, void** out);
 
 /* The function `__tvm_ffi_<name>` of this module alone (imports not
  * searched). *out is a new reference or NULL when absent. Names holding a NUL
@@ -73,8 +74,10 @@ TffiLibrary* tffi_library_system(const char* prefix, size_t len); /* NULL + Memo
 void tffi_library_retain(TffiLibrary* lib);
 void tffi_library_release(TffiLibrary* lib);
 /* Looks `name` up exactly; `with_prefix` asks for a function symbol (system
- * libraries then also try their own prefix). */
-void* tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix);
+ * libraries then also try their own prefix). *out is NULL when there is no
+ * such symbol; -1 (MemoryError raised) only when the lookup itself failed,
+ * so that running out of memory never reads as "not found". */
+int tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix, void** out);
 
 /* The whole load: context symbols, the library_bin blob (bounded by the
  * symbol's size), library_ctx. Returns the root module, new reference. */

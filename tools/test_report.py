@@ -71,16 +71,20 @@ def main():
     ap.add_argument("--label", default="tests")
     ap.add_argument("--deviations")
     ap.add_argument("--only", default="", help="comma-separated target prefixes to count")
+    ap.add_argument("--targets", default="", help="comma-separated labels: count exactly these")
     ap.add_argument("--json")
     ap.add_argument("--junit")
     args = ap.parse_args()
 
     prefixes = [p for p in args.only.split(",") if p]
+    exact = {t for t in args.targets.split(",") if t}
     allowed = allowed_failures(args.deviations) if args.deviations else set()
     rows = {}
     cases = []
     for target, name, verdict, message in read_cases(args.testlogs):
         if prefixes and not any(target.startswith(p) for p in prefixes):
+            continue
+        if exact and target not in exact:
             continue
         if verdict == "failed" and name in allowed:
             verdict = "deviation"
