@@ -37,42 +37,56 @@ def check_kind(mod, kind: str, cls: type) -> None:
 
 
 def test_ERR_040_library_loads_and_calls(mod):
+    """ERR-040: a library exporting `__tvm_ffi_<name>` functions loads with tvm_ffi.load_module
+    and its functions are callable from Python"""
     assert mod.ok() == 7
 
 
 def test_ERR_041_runtime_error(mod):
+    """ERR-041: kind RuntimeError reaches Python as RuntimeError with args equal to (message,)"""
     check_kind(mod, "RuntimeError", RuntimeError)
 
 
 def test_ERR_042_value_error(mod):
+    """ERR-042: kind ValueError reaches Python as ValueError with args equal to (message,)"""
     check_kind(mod, "ValueError", ValueError)
 
 
 def test_ERR_043_type_error(mod):
+    """ERR-043: kind TypeError reaches Python as TypeError with args equal to (message,)"""
     check_kind(mod, "TypeError", TypeError)
 
 
 def test_ERR_044_attribute_error(mod):
+    """ERR-044: kind AttributeError reaches Python as AttributeError with args equal to
+    (message,)"""
     check_kind(mod, "AttributeError", AttributeError)
 
 
 def test_ERR_045_key_error(mod):
+    """ERR-045: kind KeyError reaches Python as KeyError with args equal to (message,)"""
     check_kind(mod, "KeyError", KeyError)
 
 
 def test_ERR_046_index_error(mod):
+    """ERR-046: kind IndexError reaches Python as IndexError with args equal to (message,)"""
     check_kind(mod, "IndexError", IndexError)
 
 
 def test_ERR_047_assertion_error(mod):
+    """ERR-047: kind AssertionError reaches Python as AssertionError with args equal to
+    (message,)"""
     check_kind(mod, "AssertionError", AssertionError)
 
 
 def test_ERR_048_memory_error(mod):
+    """ERR-048: kind MemoryError reaches Python as MemoryError with args equal to (message,)"""
     check_kind(mod, "MemoryError", MemoryError)
 
 
 def test_ERR_049_unregistered_kinds_become_runtime_error(mod):
+    """ERR-049: a kind Python has no class registered for (NotImplementedError, any custom kind)
+    reaches Python as RuntimeError with args equal to (message,)"""
     for kind in ("NotImplementedError", "MyCustomError"):
         exc = raise_and_catch(mod, kind)
         assert type(exc) is RuntimeError, f"{kind} became {type(exc).__name__}"
@@ -80,6 +94,8 @@ def test_ERR_049_unregistered_kinds_become_runtime_error(mod):
 
 
 def test_ERR_050_kind_kept_on_the_error_object(mod):
+    """ERR-050: the Python exception keeps the FFI error as `__tvm_ffi_error__`, whose kind and
+    message are the bytes raised in C"""
     exc = raise_and_catch(mod, "NotImplementedError")
     err = exc.__tvm_ffi_error__
     assert err.kind == "NotImplementedError"
@@ -87,6 +103,8 @@ def test_ERR_050_kind_kept_on_the_error_object(mod):
 
 
 def test_ERR_051_parts_message_utf8(mod):
+    """ERR-051: a message made by TVMFFIErrorSetRaisedFromCStrParts, UTF-8 included, reaches
+    Python decoded unchanged"""
     exc = raise_and_catch(mod, "parts")
     assert type(exc) is ValueError
     assert exc.args == ("shape [2, 3] \u00e9 mismatch",)
