@@ -5,6 +5,8 @@ the build uses exactly the release that tools/requirements.txt pinned and
 tools/bootstrap.sh installed.
 """
 
+load(":python.bzl", "find_python")
+
 _BUILD = """
 package(default_visibility = ["//visibility:public"])
 
@@ -29,6 +31,12 @@ filegroup(
     srcs = ["lib/libtvm_ffi.so"],
 )
 
+# Upstream's own test library: third-party code for the drop-in checks.
+filegroup(
+    name = "libtvm_ffi_testing",
+    srcs = ["lib/libtvm_ffi_testing.so"],
+)
+
 cc_import(
     name = "libtvm_ffi_import",
     shared_library = "lib/libtvm_ffi.so",
@@ -38,9 +46,7 @@ exports_files(["VERSION"])
 """
 
 def _impl(ctx):
-    python = ctx.which("python3")
-    if python == None:
-        fail("python3 is not on PATH; run tools/bootstrap.sh")
+    python = find_python(ctx)
     res = ctx.execute([python, "-c", "import os, tvm_ffi; print(os.path.dirname(tvm_ffi.__file__)); print(tvm_ffi.__version__)"])
     if res.return_code != 0:
         fail("the pip package apache-tvm-ffi is not importable by %s; run tools/bootstrap.sh\n%s" % (python, res.stderr))
@@ -48,6 +54,7 @@ def _impl(ctx):
     ctx.symlink(root + "/include", "include")
     ctx.symlink(root + "/include/dlpack/dlpack.h", "dlpack_include/dlpack/dlpack.h")
     ctx.symlink(root + "/lib/libtvm_ffi.so", "lib/libtvm_ffi.so")
+    ctx.symlink(root + "/lib/libtvm_ffi_testing.so", "lib/libtvm_ffi_testing.so")
     ctx.file("VERSION", version + "\n")
     ctx.file("WORKSPACE", "")
     ctx.file("BUILD", _BUILD)
