@@ -1,0 +1,38 @@
+/* The dynamic stage: calls into a kernel library under a chosen runtime,
+ * every probe in a forked child with a time limit and a memory cap, so a
+ * crash, hang, abort, exit() or memory bomb becomes a verdict. */
+#ifndef CERT_PROBE_H_
+#define CERT_PROBE_H_
+
+#include <stddef.h>
+
+#include "elf_facts.h"
+#include "finding.h"
+
+typedef struct CertManifest CertManifest; /* manifest.h */
+
+typedef struct {
+  const char* lib_path;      /* the library under test, absolute */
+  const char* runtime_path;  /* the libtvm_ffi.so loaded RTLD_GLOBAL first, absolute */
+  const char* runtime_label; /* "reference", "upstream" or the path, for findings */
+  const CertManifest* manifest; /* NULL: probes without typed signatures */
+  int jobs;                  /* child processes at once; <= 0: the number of CPUs */
+  double timeout_s;          /* per probe; <= 0: a default */
+  size_t memory_limit;       /* bytes of address space per child; 0: a default */
+  /* Called from the parent as probes finish; may be NULL. */
+  void (*progress)(void* ctx, size_t done, size_t total, const char* what);
+  void* progress_ctx;
+} CertProbeOptions;
+
+/* Runs every probe on every callable function of `elf` (and decodes
+ * metadata/doc symbols that are functions) and appends the findings.
+ * Returns 0, or -1 on a tool error (the library not loading is a finding,
+ * not a tool error). */
+int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFindings* out);
+
+/* Runs the single probe a finding's `replay` line describes, printing what
+ * happened, and appends its finding. Returns 0, or -1 when the line does not
+ * parse (with the reason on stderr). */
+int cert_probe_replay(const char* replay, const CertProbeOptions* opt, CertFindings* out);
+
+#endif
