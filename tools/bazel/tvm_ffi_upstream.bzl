@@ -26,6 +26,12 @@ cc_library(
     includes = ["include"],
 )
 
+# The same headers as files, for tools that compile against them at run time.
+filegroup(
+    name = "header_files",
+    srcs = glob(["include/**/*.h"]),
+)
+
 filegroup(
     name = "libtvm_ffi",
     srcs = ["lib/libtvm_ffi.so"],
