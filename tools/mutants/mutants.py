@@ -1,0 +1,411 @@
+"""Mutation testing of the conformance suite: break the reference runtime on
+purpose, one small change at a time, and see whether the suite notices.
+
+    bazel run //tools:mutants -- [--files reference/X.c ...] [--sample N]
+        [--seed S] [--jobs J] [--asan] [--json FILE] [--min-score P]
+
+Mutants come from universalmutator (pinned; installed on first use into a
+venv of its own in the cache). The suite is built once, from unmutated code,
+with Bazel; each mutant is then one recompiled object linked with the
+unmutated others into a libtvm_ffi.so, and the conformance binaries run
+against it through TVMFFI_IMPL, the way a vendor runs them against their
+own library. Test data and tools are never built from mutated code.
+
+A mutant is build-broken (does not compile), killed (some test fails),
+timed out (killed by the clock: counted as killed, shown apart), equivalent
+(survived, and tools/mutants/equivalent.txt explains why no test can tell),
+or survived. The score is killed / (compiled - equivalent). With --asan,
+survivors are run once more against an ASan+UBSan build of the same mutant
+(a second column: what only a sanitizer sees).
+"""
+
+import argparse
+import concurrent.futures
+import difflib
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+MUTATOR = ["universalmutator==1.14.1", "tabulate==0.10.0"]
+# Bazel's flags for //reference:runtime, less -Werror: a warning is no reason
+# to drop a mutant, but an undeclared function is (it would be a wrong ABI).
+CFLAGS = ["-std=c17", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
+          "-w", "-Werror=implicit-function-declaration", "-Werror=int-conversion"]
+ASAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+LDLIBS = ["-ldl", "-lpthread"]
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def workspace_root():
+    root = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    if root:
+        return root
+    out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=HERE,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("mutants: run it with `bazel run //tools:mutants` or from a checkout")
+    return out.stdout.strip()
+
+
+def cache_root():
+    base = os.environ.get("TVMFFI_CONFORMANCE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tvm-ffi-conformance")
+    return base
+
+
+def mutate_command():
+    """The `mutate` of a venv holding exactly the pinned mutator. Installed
+    with --no-deps: its other requirements only serve features we don't use
+    (comby-based rules, the web viewer)."""
+    venv = os.path.join(cache_root(), "mutator-venv")
+    exe = os.path.join(venv, "bin", "mutate")
+    stamp = os.path.join(venv, "pins.txt")
+    want = "\n".join(MUTATOR)
+    if os.path.exists(exe) and os.path.exists(stamp) and open(stamp).read() == want:
+        return exe
+    log("mutants: installing %s into %s" % (" ".join(MUTATOR), venv))
+    subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-deps",
+                    "--disable-pip-version-check"] + MUTATOR, check=True)
+    with open(stamp, "w") as f:
+        f.write(want)
+    return exe
+
+
+# ---- the unmutated suite -------------------------------------------------
+
+class Suite:
+    """The conformance binaries, built once, and how to run one against a library."""
+
+    def __init__(self, root):
+        self.root = root
+        bazel = ["bazel"]
+        log("mutants: building the suite (bazel build //conformance:all //reference:libtvm_ffi.so)")
+        subprocess.run(bazel + ["build", "//conformance:all", "//reference:libtvm_ffi.so"],
+                       cwd=root, check=True)
+        q = subprocess.run(bazel + ["query", "kind(cc_test, tests(//conformance:all))"],
+                           cwd=root, capture_output=True, text=True, check=True)
+        bin_dir = subprocess.run(bazel + ["info", "bazel-bin"], cwd=root, capture_output=True,
+                                 text=True, check=True).stdout.strip()
+        base = subprocess.run(bazel + ["info", "output_base"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        self.dlpack_include = os.path.join(base, "external", "tvm_ffi_upstream", "dlpack_include")
+        self.binaries = {}
+        for label in q.stdout.split():
+            name = label.split(":")[1]
+            self.binaries[name] = os.path.join(bin_dir, "conformance", name)
+        self.timeouts = {}
+
+    def run(self, name, lib, env_extra=None, timeout=None):
+        """('pass'|'fail'|'timeout', first failing line). Stops at the first failure."""
+        exe = self.binaries[name]
+        env = dict(os.environ)
+        env.update({"TEST_SRCDIR": exe + ".runfiles", "TEST_WORKSPACE": "tvm_ffi_conformance",
+                    "TVMFFI_IMPL": lib})
+        env.pop("XML_OUTPUT_FILE", None)
+        env.update(env_extra or {})
+        with tempfile.TemporaryDirectory() as tmp:
+            env["TEST_TMPDIR"] = tmp
+            try:
+                res = subprocess.run([exe, "--fail-fast", "-j1"], env=env, capture_output=True,
+                                     text=True, errors="replace", timeout=timeout or self.timeouts.get(name, 120),
+                                     start_new_session=True)
+            except subprocess.TimeoutExpired:
+                return "timeout", "%s: timed out" % name
+        if res.returncode == 0:
+            return "pass", ""
+        lines = [l for l in (res.stdout + res.stderr).splitlines()
+                 if "FAIL" in l or "CRASH" in l or "Assertion" in l or "error" in l.lower()]
+        return "fail", "%s: %s" % (name, (lines[0] if lines else "exit %d" % res.returncode).strip()[:200])
+
+
+# ---- building libraries from objects ---------------------------------------
+
+class Builder:
+    """Compiles reference/*.c once to objects; a mutant recompiles one file."""
+
+    def __init__(self, root, suite, work, sanitize):
+        self.root, self.work = root, work
+        self.flags = CFLAGS + (ASAN_FLAGS if sanitize else [])
+        self.ldflags = ASAN_FLAGS if sanitize else []
+        # -iquote, never -I: reference/string.h must not stand in for <string.h>.
+        self.includes = ["-iquote", os.path.join(root, "reference"),
+                         "-I" + os.path.join(root, "reference", "include"),
+                         "-I" + suite.dlpack_include]
+        self.sources = runtime_sources(root)
+        self.objdir = os.path.join(work, "objects-asan" if sanitize else "objects")
+        os.makedirs(self.objdir, exist_ok=True)
+        for src in self.sources:
+            self._compile(os.path.join(root, src), self._obj(src))
+
+    def _obj(self, src, where=None):
+        return os.path.join(where or self.objdir, os.path.basename(src)[:-2] + ".o")
+
+    def _compile(self, path, obj):
+        cmd = ["cc"] + self.flags + self.includes + ["-c", path, "-o", obj]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "cc failed")
+
+    def link(self, out, replaced=None, mutant_obj=None):
+        objs = [mutant_obj if src == replaced else self._obj(src) for src in self.sources]
+        cmd = ["cc", "-shared", "-o", out, "-Wl,-soname,libtvm_ffi.so", "-Wl,-z,nodelete,-z,now"] + \
+            self.ldflags + objs + LDLIBS
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "link failed")
+
+    def mutant_library(self, src, mutant_path, tmp):
+        """Copies the mutant beside the real sources' headers and builds a library."""
+        # Compiled from its own folder, but with reference/ on the include
+        # path, so "foo.h" includes resolve to the unmutated headers.
+        obj = os.path.join(tmp, "mutant.o")
+        staged = os.path.join(tmp, os.path.basename(src))
+        shutil.copyfile(mutant_path, staged)
+        self._compile(staged, obj)
+        lib = os.path.join(tmp, "libtvm_ffi.so")
+        self.link(lib, replaced=src, mutant_obj=obj)
+        return lib
+
+
+class BuildError(Exception):
+    pass
+
+
+def runtime_sources(root):
+    ref = os.path.join(root, "reference")
+    return sorted("reference/" + f for f in os.listdir(ref)
+                  if f.endswith(".c") and not f.endswith("_test.c"))
+
+
+# ---- mutants ----------------------------------------------------------------
+
+class Mutant:
+    def __init__(self, src, path, original_lines):
+        self.src, self.path = src, path
+        with open(path, errors="replace") as f:
+            mutated = f.read().splitlines()
+        self.line, self.before, self.after = 0, "", ""
+        for i, (a, b) in enumerate(zip(original_lines, mutated)):
+            if a != b:
+                self.line, self.before, self.after = i + 1, a, b
+                break
+        else:
+            if len(mutated) != len(original_lines):
+                self.line = min(len(mutated), len(original_lines)) + 1
+                self.before = original_lines[self.line - 1] if self.line <= len(original_lines) else ""
+                self.after = ""
+        self.diff = "".join(difflib.unified_diff(
+            [l + "\n" for l in original_lines], [l + "\n" for l in mutated],
+            src, src + " (mutant)", n=1))
+        self.status, self.detail, self.asan = "", "", ""
+
+    @property
+    def key(self):
+        return "%s:%d\t%s" % (self.src, self.line, self.after.strip())
+
+    def record(self):
+        return {"file": self.src, "line": self.line, "before": self.before.strip(),
+                "after": self.after.strip(), "status": self.status, "detail": self.detail,
+                "asan": self.asan, "mutant": os.path.basename(self.path)}
+
+
+def generate(root, files, work):
+    mutate = mutate_command()
+    pool = []
+    for src in files:
+        with open(os.path.join(root, src), "rb") as f:
+            digest = hashlib.sha1(f.read()).hexdigest()[:12]
+        # Keyed by content: an edited source gets fresh mutants.
+        out = os.path.join(work, "generated", "%s-%s" % (os.path.basename(src)[:-2], digest))
+        if not os.path.isdir(out) or not os.listdir(out):
+            os.makedirs(out, exist_ok=True)
+            subprocess.run([mutate, os.path.join(root, src), "c", "--noCheck", "--mutantDir", out],
+                           cwd=work, capture_output=True, text=True, check=True)
+        with open(os.path.join(root, src)) as f:
+            original = f.read().splitlines()
+        names = sorted(os.listdir(out), key=lambda n: int(re.findall(r"\d+", n)[-1]))
+        pool += [Mutant(src, os.path.join(out, n), original) for n in names]
+        log("mutants: %s: %d mutants" % (src, len(names)))
+    return pool
+
+
+def load_equivalent(path):
+    """{key: reason} from lines 'file:line<TAB>mutated line<TAB>reason'."""
+    known = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    parts = line.rstrip("\n").split("\t")
+                    if len(parts) >= 3:
+                        known["%s\t%s" % (parts[0], parts[1].strip())] = parts[2]
+    return known
+
+
+def order_binaries(suite, src, kills):
+    """The binaries most likely to kill a mutant of `src` first: those that
+    killed its earlier mutants, then those named after it, then the rest."""
+    stem = os.path.basename(src)[:-2].split("_")[0]
+    names = sorted(suite.binaries)
+    return sorted(names, key=lambda n: (-kills.get((src, n), 0), not n.startswith(stem), n))
+
+
+def judge(suite, builder, mutant, kills, env_extra=None):
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            lib = builder.mutant_library(mutant.src, mutant.path, tmp)
+        except BuildError as e:
+            return "build-broken", str(e)
+        for name in order_binaries(suite, mutant.src, kills):
+            verdict, detail = suite.run(name, lib, env_extra)
+            if verdict == "fail":
+                kills[(mutant.src, name)] = kills.get((mutant.src, name), 0) + 1
+                return "killed", detail
+            if verdict == "timeout":
+                return "timed out", detail
+    return "survived", ""
+
+
+def asan_env():
+    def lib(name):
+        return subprocess.run(["cc", "-print-file-name=" + name], capture_output=True,
+                              text=True).stdout.strip()
+    # The suite's binaries are not instrumented: the runtimes go first.
+    return {"LD_PRELOAD": "%s:%s" % (lib("libasan.so"), lib("libubsan.so")),
+            "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:detect_odr_violation=0",
+            "UBSAN_OPTIONS": "halt_on_error=1"}
+
+
+# ---- report -------------------------------------------------------------------
+
+COLUMNS = ["build-broken", "killed", "timed out", "equivalent", "survived"]
+
+
+def tally(mutants):
+    rows = {}
+    for m in mutants:
+        row = rows.setdefault(m.src, {c: 0 for c in COLUMNS + ["sampled", "asan-killed"]})
+        row["sampled"] += 1
+        row[m.status] += 1
+        if m.asan == "killed":
+            row["asan-killed"] += 1
+    total = {c: sum(r[c] for r in rows.values()) for c in COLUMNS + ["sampled", "asan-killed"]}
+    for r in list(rows.values()) + [total]:
+        judged = r["killed"] + r["timed out"] + r["survived"]
+        r["score"] = (r["killed"] + r["timed out"]) / judged if judged else None
+    return rows, total
+
+
+def print_table(rows, total, asan):
+    head = ["file", "sampled"] + COLUMNS + (["asan-killed"] if asan else []) + ["score"]
+    print(" | ".join(head))
+    print(" | ".join("---" for _ in head))
+
+    def line(name, r):
+        cells = [name, str(r["sampled"])] + [str(r[c]) for c in COLUMNS]
+        if asan:
+            cells.append(str(r["asan-killed"]))
+        cells.append("-" if r["score"] is None else "%.1f%%" % (100 * r["score"]))
+        print(" | ".join(cells))
+
+    for name in sorted(rows):
+        line(name, rows[name])
+    line("all", total)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", nargs="*", help="runtime sources to mutate (default: every reference/*.c)")
+    ap.add_argument("--sample", type=int, default=300, help="mutants to run (0: all)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--asan", action="store_true", help="run survivors again under ASan+UBSan")
+    ap.add_argument("--json", help="write every mutant's outcome here")
+    ap.add_argument("--min-score", type=float, help="exit 1 when the score (percent) is below this")
+    ap.add_argument("--work", help="working folder (default: a cache folder per checkout)")
+    args = ap.parse_args(argv)
+
+    root = workspace_root()
+    started = time.time()
+    files = args.files or runtime_sources(root)
+    files = [os.path.relpath(os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", root), f), root)
+             if not f.startswith("reference/") else f for f in files]
+    work = args.work or os.path.join(cache_root(), "mutants", re.sub(r"[^A-Za-z0-9]", "_", root))
+    os.makedirs(work, exist_ok=True)
+
+    suite = Suite(root)
+    builder = Builder(root, suite, work, sanitize=False)
+    baseline = os.path.join(work, "libtvm_ffi.so")
+    builder.link(baseline)
+    for name in sorted(suite.binaries):
+        t0 = time.time()
+        verdict, detail = suite.run(name, baseline, timeout=600)
+        if verdict != "pass":
+            sys.exit("mutants: the unmutated runtime fails the suite (%s); fix that first" % detail)
+        suite.timeouts[name] = max(30.0, 10 * (time.time() - t0))
+    log("mutants: unmutated runtime passes all %d binaries" % len(suite.binaries))
+
+    pool = generate(root, files, work)
+    chosen = pool if args.sample <= 0 or args.sample >= len(pool) else \
+        random.Random(args.seed).sample(pool, args.sample)
+    equivalent = load_equivalent(os.path.join(HERE, "equivalent.txt"))
+    kills = {}
+    done = 0
+
+    def one(m):
+        return m, judge(suite, builder, m, kills)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        for m, (status, detail) in ex.map(one, chosen):
+            if status == "survived" and m.key in equivalent:
+                status, detail = "equivalent", equivalent[m.key]
+            m.status, m.detail = status, detail
+            done += 1
+            log("[%d/%d] %s:%d %s%s" % (done, len(chosen), m.src, m.line, status,
+                                          (" (" + detail[:100] + ")") if detail else ""))
+
+    survivors = [m for m in chosen if m.status == "survived"]
+    if args.asan and survivors:
+        log("mutants: running %d survivors under ASan+UBSan" % len(survivors))
+        abuilder = Builder(root, suite, work, sanitize=True)
+        env = asan_env()
+        for m in survivors:
+            status, detail = judge(suite, abuilder, m, {}, env)
+            m.asan = status if status in ("killed", "timed out") else "survived"
+
+    rows, total = tally(chosen)
+    print_table(rows, total, args.asan)
+    for m in survivors:
+        print("\nsurvived: %s:%d%s\n%s" % (m.src, m.line, "  (killed under ASan)" if m.asan == "killed" else "",
+                                          m.diff.rstrip()))
+    elapsed = time.time() - started
+    score = total["score"]
+    print("\nmutants: %d sampled from %d (seed %d), %d compiled, score %s, %.0f s" % (
+        len(chosen), len(pool), args.seed, len(chosen) - total["build-broken"],
+        "-" if score is None else "%.1f%%" % (100 * score), elapsed))
+    if args.json:
+        out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), args.json)
+        with open(out, "w") as f:
+            json.dump({"seed": args.seed, "pool": len(pool), "seconds": elapsed,
+                       "files": rows, "total": total,
+                       "mutants": [m.record() for m in chosen]}, f, indent=1)
+    if args.min_score is not None and (score is None or 100 * score < args.min_score):
+        print("mutants: score below %.1f%%" % args.min_score)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
