@@ -311,8 +311,9 @@ typedef struct {
 static void check_span(TffiKernel* k, Span s) {
   size_t es = oracle_sizes[s.d], bytes = (size_t)s.n * es, guard = 128;
   unsigned char* orig = malloc(bytes + 1);
-  unsigned char* in = aligned_alloc(64, bytes + 2 * guard);
-  unsigned char* out = aligned_alloc(64, bytes + 2 * guard);
+  size_t cap = (bytes + 2 * guard + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
+  unsigned char* in = aligned_alloc(64, cap);
+  unsigned char* out = aligned_alloc(64, cap);
   cr_assert(orig && in && out);
   oracle_fill(s.d, orig, s.n, 0xabcd0000u + (uint64_t)s.n + s.in_off);
   memcpy(in + s.in_off, orig, bytes);
