@@ -16,6 +16,7 @@
 
 #if defined(__x86_64__)
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <string.h>
 
@@ -25,9 +26,14 @@
 #define AVX2 __attribute__((target("avx2,f16c")))
 #define AVX2_INLINE __attribute__((target("avx2,f16c"), always_inline)) static inline
 
+/* AVX2 as the compiler's runtime reports it (which includes the operating
+ * system saving the YMM registers), and F16C from CPUID leaf 1 (asked
+ * directly: not every compiler's __builtin_cpu_supports knows "f16c"). */
 int tffi_scale_cpu_has_avx2(void) {
   __builtin_cpu_init(); /* harmless when the constructor already ran */
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  return __builtin_cpu_supports("avx2") && f16c;
 }
 
 /* The factor in the forms the vector and scalar code need. */
