@@ -13,6 +13,7 @@ bundle=$(find -L "${TEST_SRCDIR:-.}" -name gpu_bundle.tar.gz | head -1)
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/bundle.XXXXXX")
 tar xzf "$bundle" -C "$tmp" || fail "cannot unpack $bundle"
 b=$tmp/gpu_bundle
+export TMPDIR=$tmp # the runner's logs
 
 for f in run_gpu_tests.sh TESTS README.md lib/libcriterion.so.3 lib/cuda/libcudart.so.13 \
   runfiles/tvm_ffi_upstream/lib/libtvm_ffi.so; do
