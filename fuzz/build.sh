@@ -65,7 +65,7 @@ ar rcs "$WORK/libtffi_reference.a" "${objs[@]}"
 # Extra code under test compiled into a harness.
 extra_srcs() {
   case "$1" in
-    args) echo "$ROOT/kernels/scale_cpu.c" ;;
+    args) echo "$ROOT/kernels/scale_cpu.c $ROOT/kernels/scale_cpu_x86.c" ;;
     elf_symbol) echo "$ROOT/tools/libbin/elf_symbol.c" ;;
   esac
 }

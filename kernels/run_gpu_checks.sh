@@ -5,6 +5,10 @@
 # upstream. Without a GPU those tests SKIP; here a SKIP is a failure, since
 # the point of this script is that they run.
 #
+# Where there is no Bazel, the GPU bundle does the same from one tarball:
+# bazel build //kernels:gpu_bundle elsewhere, then gpu_bundle/run_gpu_tests.sh
+# (kernels/bundle/README.md), with --memcheck for compute-sanitizer.
+#
 # Usage: kernels/run_gpu_checks.sh            (from anywhere in the tree)
 # Env:   BAZEL_OUTPUT_BASE (default ~/.cache/bazel-gpu-checks)
 set -euo pipefail

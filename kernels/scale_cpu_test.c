@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/kernel_harness.h"
+#include "kernels/scale_cpu.h"
 #include "kernels/scale_oracle.h"
 
 #define CPU_LIB "kernels/libscale_cpu.so"
@@ -290,5 +292,187 @@ TEST(scale_cpu, KER_014_writes_only_output) {
       free(out);
     }
   }
+  tffi_kernel_close(&k);
+}
+
+/* The shapes the fast paths can take: n elements of dtype d, element 0 of
+ * input and output `in_off` and `out_off` bytes past a 64-byte boundary
+ * (any byte count: element-aligned or not), in place or not. Guard bytes
+ * on both sides of the output must survive; every element must be the
+ * oracle's. */
+typedef struct {
+  OracleDtype d;
+  int64_t n;
+  size_t in_off, out_off;
+  int in_place;
+  double factor;
+} Span;
+
+static void check_span(TffiKernel* k, Span s) {
+  size_t es = oracle_sizes[s.d], bytes = (size_t)s.n * es, guard = 128;
+  unsigned char* orig = malloc(bytes + 1);
+  size_t cap = (bytes + 2 * guard + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
+  unsigned char* in = aligned_alloc(64, cap);
+  unsigned char* out = aligned_alloc(64, cap);
+  cr_assert(orig && in && out);
+  oracle_fill(s.d, orig, s.n, 0xabcd0000u + (uint64_t)s.n + s.in_off);
+  memcpy(in + s.in_off, orig, bytes);
+  memset(out, 0x5a, bytes + 2 * guard);
+  if (s.in_place) memcpy(out + s.out_off, orig, bytes);
+  int64_t extent_in = s.n, extent_out = s.n;
+  DLTensor tin = tffi_dltensor_1d(s.in_place ? out : in, &extent_in, oracle_dl(s.d), kCpu);
+  DLTensor tout = tffi_dltensor_1d(out, &extent_out, oracle_dl(s.d), kCpu);
+  tin.byte_offset = s.in_place ? s.out_off : s.in_off;
+  tout.byte_offset = s.out_off;
+  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(s.factor)};
+  tffi_kernel_call_ok(k, args, 3);
+  char why[160];
+  /* Unaligned spans are compared through a copy at an aligned address. */
+  unsigned char* got = malloc(bytes + 1);
+  cr_assert(got);
+  memcpy(got, out + s.out_off, bytes);
+  for (int64_t i = 0; i < s.n; ++i) {
+    if (!oracle_check(s.d, orig, got, i, s.factor, why, sizeof why)) {
+      cr_assert_fail("%s n=%lld offsets in %zu out %zu%s, element %lld: %s", oracle_names[s.d],
+                     (long long)s.n, s.in_off, s.out_off, s.in_place ? " in place" : "",
+                     (long long)i, why);
+    }
+  }
+  for (size_t j = 0; j < s.out_off; ++j) {
+    cr_assert_eq(out[j], 0x5a, "%s n=%lld: wrote before element 0", oracle_names[s.d],
+                 (long long)s.n);
+  }
+  for (size_t j = s.out_off + bytes; j < bytes + 2 * guard; ++j) {
+    cr_assert_eq(out[j], 0x5a, "%s n=%lld: wrote past the end", oracle_names[s.d],
+                 (long long)s.n);
+  }
+  free(got);
+  free(orig);
+  free(in);
+  free(out);
+}
+
+/* Element counts just below, at and above `threshold` bytes, where the
+ * kernel switches to streaming stores, plus tails of every length modulo a
+ * 64-byte line. */
+static int64_t around(OracleDtype d, int64_t threshold, int which) {
+  static const int64_t delta[] = {-1, 0, 1, 31};
+  return threshold / (int64_t)oracle_sizes[d] + delta[which];
+}
+
+/* Every dtype around `threshold`, with element 0 aligned to a line, one
+ * element past it, and input and output at different offsets. */
+static void check_fast_paths(TffiKernel* k, int64_t threshold) {
+  for (int d = 0; d < ORACLE_NUM; ++d) {
+    size_t es = oracle_sizes[d];
+    OracleDtype od = (OracleDtype)d;
+    check_span(k, (Span){od, around(od, threshold, 0), 0, 0, 0, 1.7});
+    check_span(k, (Span){od, around(od, threshold, 1), es, es, 0, -0.3125});
+    check_span(k, (Span){od, around(od, threshold, 2), 3 * es, 5 * es, 0, 3.0});
+    check_span(k, (Span){od, around(od, threshold, 3), 0, 7 * es, 0, 1.7});
+    check_span(k, (Span){od, around(od, threshold, 3), 0, 0, 1, 0.75});   /* in place */
+    check_span(k, (Span){od, around(od, threshold, 2), 0, es, 1, 0.75});  /* in place */
+    for (int64_t n = 1; n <= 70; n += 3) { /* every head and tail length */
+      check_span(k, (Span){od, n, es, 2 * es, 0, 1.7});
+    }
+  }
+}
+
+/* A private copy of the CPU kernel library, so that its once-per-process
+ * configuration is read afresh from the environment given: `isa` for
+ * TFFI_SCALE_CPU_ISA and `stream_bytes` for TFFI_SCALE_CPU_STREAM_BYTES
+ * (NULL leaves a variable unset). */
+static void open_configured(TffiKernel* k, const char* isa, const char* stream_bytes) {
+  char copy[] = "/tmp/libscale_cpu_testXXXXXX";
+  int fd = mkstemp(copy);
+  cr_assert_neq(fd, -1);
+  FILE* src = fopen(tffi_runfile(CPU_LIB), "rb");
+  cr_assert_not_null(src);
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, src)) > 0) cr_assert_eq(write(fd, buf, got), (ssize_t)got);
+  fclose(src);
+  close(fd);
+  if (isa) cr_assert_eq(setenv(TFFI_SCALE_ISA_ENV, isa, 1), 0);
+  if (stream_bytes) cr_assert_eq(setenv(TFFI_SCALE_STREAM_ENV, stream_bytes, 1), 0);
+  memset(k, 0, sizeof *k);
+  k->lib = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(k->lib, "%s", dlerror());
+  unlink(copy); /* the mapping stays */
+  k->sym = (TVMFFISafeCallType)dlsym(k->lib, "__tvm_ffi_scale");
+  cr_assert_not_null(k->sym);
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, k->sym, NULL, &k->fn), 0);
+  /* The configuration is read at the first call; make it now. */
+  float one = 1.0f;
+  int64_t n = 1, m = 1;
+  DLTensor t = tffi_dltensor_1d(&one, &n, tffi_dtype(kDLFloat, 32), kCpu);
+  DLTensor u = tffi_dltensor_1d(&one, &m, tffi_dtype(kDLFloat, 32), kCpu);
+  TVMFFIAny args[3] = {tffi_arg_dltensor(&u), tffi_arg_dltensor(&t), tffi_arg_float(1.0)};
+  tffi_kernel_call_ok(k, args, 3);
+  unsetenv(TFFI_SCALE_ISA_ENV);
+  unsetenv(TFFI_SCALE_STREAM_ENV);
+}
+
+/* KER-004..006, KER-010, KER-011, KER-014 on the streaming path, with the
+ * threshold lowered to 64 KiB so every dtype is cheap to cover: results are
+ * the oracle's bit for bit, and only the output's bytes are written,
+ * whatever the size relative to the threshold, the alignment of element 0,
+ * the tail length, in place or not. */
+TEST(scale_cpu, KER_006_streaming_every_dtype_offset_and_tail, .timeout = 300) {
+  TffiKernel k;
+  open_configured(&k, NULL, "65536");
+  check_fast_paths(&k, 65536);
+  tffi_kernel_close(&k);
+}
+
+/* KER-005 at the real threshold (TFFI_SCALE_STREAM_BYTES), float32 and
+ * float64, whose oracles are cheap at these sizes. */
+TEST(scale_cpu, KER_005_streaming_at_default_threshold, .timeout = 300) {
+  TffiKernel k;
+  tffi_kernel_open(&k, CPU_LIB, "scale");
+  for (int d = ORACLE_F32; d <= ORACLE_F64; ++d) {
+    OracleDtype od = (OracleDtype)d;
+    size_t es = oracle_sizes[d];
+    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 0), es, 0, 0, 1.7});
+    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 1), 0, 0, 0, 1.7});
+    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 3), 0, es, 0, -2.5});
+  }
+  tffi_kernel_close(&k);
+}
+
+/* KER-004..006 below the threshold, on the cached vector path, for every
+ * dtype at the sizes where the vector loop's head and tail matter. */
+TEST(scale_cpu, KER_006_cached_vector_path) {
+  TffiKernel k;
+  tffi_kernel_open(&k, CPU_LIB, "scale");
+  for (int d = 0; d < ORACLE_NUM; ++d) {
+    size_t es = oracle_sizes[d];
+    for (int64_t n = 1; n <= 200; n += 7) {
+      check_span(&k, (Span){(OracleDtype)d, n, 0, es, 0, 1.7});
+      check_span(&k, (Span){(OracleDtype)d, n, 5 * es, 0, 1, -0.3125});
+    }
+  }
+  tffi_kernel_close(&k);
+}
+
+/* KER-010: element 0 anywhere, even at an address that is not a multiple
+ * of the element size, below and above the streaming threshold. */
+TEST(scale_cpu, KER_010_byte_offset_not_element_aligned, .timeout = 300) {
+  TffiKernel k;
+  open_configured(&k, NULL, "65536");
+  for (int d = 0; d < ORACLE_NUM; ++d) {
+    check_span(&k, (Span){(OracleDtype)d, 4099, 1, 3, 0, 2.5});
+    check_span(&k, (Span){(OracleDtype)d, around((OracleDtype)d, 65536, 2), 3, 1, 0, 2.5});
+    check_span(&k, (Span){(OracleDtype)d, 999, 0, 1, 1, 2.5}); /* in place */
+  }
+  tffi_kernel_close(&k);
+}
+
+/* KER-004..006 on the portable path every x86-64 CPU (and every other
+ * architecture) takes, forced with TFFI_SCALE_CPU_ISA=portable. */
+TEST(scale_cpu, KER_006_portable_path, .timeout = 300) {
+  TffiKernel k;
+  open_configured(&k, "portable", "65536");
+  check_fast_paths(&k, 65536);
   tffi_kernel_close(&k);
 }
