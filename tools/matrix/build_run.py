@@ -33,10 +33,10 @@ import layouts  # noqa: E402
 DEFAULT_RELEASES = "0.1.0,0.1.4,0.1.7,0.1.8.post2,0.1.9,0.1.12,0.1.13.post3,0.1.14.post1,0.1.15.post2"
 
 KERNELS = {
-    # name: (source, compiler and flags, exported function)
-    "scale_cpu (C)": ("kernels/scale_cpu.c",
+    # name: (sources, compiler and flags, exported function)
+    "scale_cpu (C)": (["kernels/scale_cpu.c", "kernels/scale_cpu_x86.c"],
                       ["cc", "-std=c17", "-include", os.path.join(HERE, "c_compat.h")], "scale"),
-    "scale_dropin (C++)": ("kernels/dropin/scale_dropin.cc", ["c++", "-std=c++17"], "scale_dropin"),
+    "scale_dropin (C++)": (["kernels/dropin/scale_dropin.cc"], ["c++", "-std=c++17"], "scale_dropin"),
 }
 
 
@@ -51,11 +51,11 @@ def runfile(path):
 
 
 def build_kernel(kernel, include, out):
-    src, cc, _ = KERNELS[kernel]
+    sources, cc, _ = KERNELS[kernel]
     cmd = cc + ["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
                 "-Werror=implicit-function-declaration", "-I" + include,
                 "-iquote", ROOT, "-iquote", os.path.join(ROOT, "kernels"),
-                os.path.join(ROOT, src), "-o", out]
+                "-o", out] + [os.path.join(ROOT, src) for src in sources]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         errors = [l for l in res.stderr.splitlines() if "error" in l]

@@ -125,9 +125,12 @@ class Suite:
                 return "timeout", "%s: timed out" % name
         if res.returncode == 0:
             return "pass", ""
-        lines = [l for l in (res.stdout + res.stderr).splitlines()
-                 if "FAIL" in l or "CRASH" in l or "Assertion" in l or "error" in l.lower()]
-        return "fail", "%s: %s" % (name, (lines[0] if lines else "exit %d" % res.returncode).strip()[:200])
+        lines = (res.stdout + res.stderr).splitlines()
+        failed = next((l for l in lines if l.startswith("[FAIL]")), "exit %d" % res.returncode)
+        i = next((k for k, l in enumerate(lines) if "Assertion Failed" in l), None)
+        why = lines[i + 1].strip("[-] ").strip() if i is not None and i + 1 < len(lines) else ""
+        detail = failed.replace("[FAIL] ", "") + (": " + why if why else "")
+        return "fail", "%s: %s" % (name, detail[:200])
 
 
 # ---- building libraries from objects ---------------------------------------
@@ -328,7 +331,7 @@ def print_table(rows, total, asan):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", nargs="*", help="runtime sources to mutate (default: every reference/*.c)")
-    ap.add_argument("--sample", type=int, default=300, help="mutants to run (0: all)")
+    ap.add_argument("--sample", type=int, default=300, help="compiled mutants to judge (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--asan", action="store_true", help="run survivors again under ASan+UBSan")
@@ -358,23 +361,35 @@ def main(argv=None):
     log("mutants: unmutated runtime passes all %d binaries" % len(suite.binaries))
 
     pool = generate(root, files, work)
-    chosen = pool if args.sample <= 0 or args.sample >= len(pool) else \
-        random.Random(args.seed).sample(pool, args.sample)
+    # Mutants are drawn in a seeded order until --sample of them compile, so
+    # the sample size counts mutants that really changed the runtime.
+    order = list(pool)
+    random.Random(args.seed).shuffle(order)
+    want = args.sample if args.sample > 0 else len(order)
     equivalent = load_equivalent(os.path.join(HERE, "equivalent.txt"))
     kills = {}
-    done = 0
-
-    def one(m):
-        return m, judge(suite, builder, m, kills)
-
+    chosen = []
+    compiled = 0
+    running = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        for m, (status, detail) in ex.map(one, chosen):
-            if status == "survived" and m.key in equivalent:
-                status, detail = "equivalent", equivalent[m.key]
-            m.status, m.detail = status, detail
-            done += 1
-            log("[%d/%d] %s:%d %s%s" % (done, len(chosen), m.src, m.line, status,
-                                          (" (" + detail[:100] + ")") if detail else ""))
+        while order or running:
+            while order and len(running) < max(1, args.jobs) and compiled + len(running) < want:
+                m = order.pop(0)
+                running[ex.submit(judge, suite, builder, m, kills)] = m
+            if not running:
+                break
+            finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in finished:
+                m = running.pop(fut)
+                status, detail = fut.result()
+                if status == "survived" and m.key in equivalent:
+                    status, detail = "equivalent", equivalent[m.key]
+                m.status, m.detail = status, detail
+                chosen.append(m)
+                compiled += status != "build-broken"
+                log("[%d/%d] %s:%d %s%s" % (compiled, want, m.src, m.line, status,
+                                              (" (" + detail[:110] + ")") if detail else ""))
+    chosen.sort(key=lambda m: (m.src, m.line))
 
     survivors = [m for m in chosen if m.status == "survived"]
     if args.asan and survivors:
@@ -392,7 +407,7 @@ def main(argv=None):
                                           m.diff.rstrip()))
     elapsed = time.time() - started
     score = total["score"]
-    print("\nmutants: %d sampled from %d (seed %d), %d compiled, score %s, %.0f s" % (
+    print("\nmutants: %d drawn from %d (seed %d), %d compiled, score %s, %.0f s" % (
         len(chosen), len(pool), args.seed, len(chosen) - total["build-broken"],
         "-" if score is None else "%.1f%%" % (100 * score), elapsed))
     if args.json:
