@@ -76,8 +76,7 @@ static void take_error_kind(char* kind, size_t cap) {
 #if MK_CELL_HAS_CAUSE_CHAIN
   /* Not dereferenced: a host would DecRef it, and that is the crash. */
   if (cell->cause_chain != NULL) {
-    snprintf(kind, cap, "cause_chain=%p, not NULL: the error cell is shorter than this host's",
-             (void*)cell->cause_chain);
+    snprintf(kind, cap, "cause_chain not NULL: the error cell is shorter than this host's");
     mk.dec_ref(err);
     return;
   }
