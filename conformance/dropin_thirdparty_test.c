@@ -27,7 +27,9 @@ static void* load_library(const char* runfile) {
   return lib;
 }
 
-static void* load_testing(void) { return load_library("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"); }
+static void* load_testing(void) {
+  return load_library("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so");
+}
 
 static SafeCall export_of(void* lib, const char* name) {
   SafeCall f = (SafeCall)dlsym(lib, name);
@@ -62,7 +64,8 @@ static TVMFFIObjectHandle global(const char* name) {
 static int32_t type_index_of(const char* key) {
   TVMFFIByteArray k = {key, strlen(key)};
   int32_t index = -1;
-  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "the library registered no type `%s`", key);
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "the library registered no type `%s`",
+               key);
   return index;
 }
 
@@ -78,7 +81,8 @@ TEST(dropin, RFL_019_testing_exports_answer) {
   void* lib = load_testing();
   TVMFFIAny args[2] = {int_arg(1), int_arg(2)};
   TVMFFIAny r = int_arg(-1);
-  cr_assert_eq(export_of(lib, "__tvm_ffi_testing_dll_test_add_with_docstring")(NULL, args, 2, &r), 0);
+  SafeCall add = export_of(lib, "__tvm_ffi_testing_dll_test_add_with_docstring");
+  cr_assert_eq(add(NULL, args, 2, &r), 0);
   cr_expect_eq(r.type_index, kTVMFFIInt);
   cr_expect_eq(r.v_int64, 3);
   args[0] = int_arg(41);
@@ -149,7 +153,8 @@ TEST(dropin, RFL_019_testing_types_registered) {
   cr_expect(hello.size == 5 && memcmp(hello.data, "hello", 5) == 0);
   cr_expect_not_null(field_of(info, "v_f64"));
   cr_assert_eq(info->num_methods, 1);
-  cr_expect(info->methods[0].name.size == 7 && memcmp(info->methods[0].name.data, "add_i64", 7) == 0);
+  const TVMFFIByteArray* method = &info->methods[0].name;
+  cr_expect(method->size == 7 && memcmp(method->data, "add_i64", 7) == 0);
   cr_expect_eq(info->methods[0].method.type_index, kTVMFFIFunction);
   cr_expect_not_null(info->metadata);
   const TVMFFITypeInfo* d = API(TVMFFIGetTypeInfo)(derived);

@@ -128,8 +128,9 @@ static void tffi_field_drop(TVMFFIFieldInfo* rec) {
 static int tffi_field_append(const char* api, TVMFFITypeInfo* type, const TVMFFIFieldInfo* rec) {
   for (int32_t i = 0; i < type->num_fields; ++i)
     if (tffi_bytes_eq(&type->fields[i].name, &rec->name))
-      return tffi_raise(TFFI_RUNTIME_ERROR, "%s: field `%.*s` is already registered for type `%.*s`",
-                        api, (int)rec->name.size, rec->name.data, (int)type->type_key.size,
+      return tffi_raise(TFFI_RUNTIME_ERROR,
+                        "%s: field `%.*s` is already registered for type `%.*s`", api,
+                        (int)rec->name.size, rec->name.data, (int)type->type_key.size,
                         type->type_key.data);
   if (type->num_fields >= TFFI_REFLECT_MEMBERS_MAX)
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has %d fields", api,

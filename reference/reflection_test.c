@@ -48,7 +48,9 @@ static TVMFFIObject* new_function(void) {
   return fn;
 }
 
-static uint32_t strong(TVMFFIObject* obj) { return (uint32_t)(obj->combined_ref_count & 0xffffffffu); }
+static uint32_t strong(TVMFFIObject* obj) {
+  return (uint32_t)(obj->combined_ref_count & 0xffffffffu);
+}
 
 Test(reflection, overlong_texts_refused) {
   int32_t t = new_type("unit.refl.Long");

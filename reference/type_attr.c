@@ -40,7 +40,8 @@ static const char* const tffi_builtin_columns[] = {
 static TffiAttrColumn* tffi_attr_find(const TVMFFIByteArray* name) {
   for (int32_t i = 0; i < tffi_attrs_count; ++i) {
     TffiAttrColumn* c = tffi_attrs[i];
-    if (c->name.size == name->size && (name->size == 0 || memcmp(c->name.data, name->data, name->size) == 0))
+    if (c->name.size == name->size &&
+        (name->size == 0 || memcmp(c->name.data, name->data, name->size) == 0))
       return c;
   }
   return NULL;
@@ -96,7 +97,9 @@ static int tffi_attr_cover(TffiAttrColumn* c, int32_t type_index) {
   if (type_index < c->column.size) return 0;
   if (type_index >= c->capacity) {
     int32_t cap = c->capacity ? c->capacity : 64;
-    while (cap <= type_index) cap = cap > TFFI_TYPE_MAX_INDEX / 2 ? TFFI_TYPE_MAX_INDEX + 1 : cap * 2;
+    /* type_index is below the registry's bound, so this stops there. */
+    while (cap <= type_index)
+      cap = cap > TFFI_TYPE_MAX_INDEX / 2 ? TFFI_TYPE_MAX_INDEX + 1 : cap * 2;
     TVMFFIAny* grown = realloc(c->slots, (size_t)cap * sizeof *grown);
     if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
     memset(grown + c->capacity, 0, (size_t)(cap - c->capacity) * sizeof *grown);
