@@ -37,6 +37,8 @@ static void resolve_path(void) {
   if (realpath(path, impl_path) == NULL) snprintf(impl_path, sizeof impl_path, "%s", path);
 }
 
+/* Fills the API table (impl.h: all 50 functions of the C API, all of which
+ * the reference exports); a symbol the library lacks stays NULL. */
 static void resolve_api(void) {
 #define TFFI_API_RESOLVE(name) \
   tffi_api.name = (__typeof__(&name))dlsym(impl_handle, #name);

@@ -13,6 +13,8 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+/* The C API: the 50 TVMFFI* functions that upstream's libtvm_ffi.so
+ * (0.1.15.post2) exports, every one of which the reference implements. */
 #define TFFI_API_FUNCTIONS(X)                    \
   X(TVMFFIGetVersion)                            \
   X(TVMFFIObjectIncRef)                          \

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "reflection.h"
 
 /* A registered type. The public record comes first so a TVMFFITypeInfo*
  * handed out is also a pointer to the whole entry. Entries never move or go
@@ -163,6 +164,7 @@ static int tffi_types_init(void) {
     int can_overflow = b->index == kTVMFFIObject;
     if (tffi_make_entry(b->index, b->key, strlen(b->key), parent, 1, can_overflow)) return -1;
   }
+  tffi_types[kTVMFFIObject]->info.metadata = &tffi_object_metadata;
   tffi_types_ready = 1;
   return 0;
 }
@@ -263,3 +265,11 @@ const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
   }
   return &t->info;
 }
+
+TVMFFITypeInfo* tffi_type_lock(int32_t type_index) {
+  pthread_mutex_lock(&tffi_types_lock);
+  TffiType* t = tffi_types_init() ? NULL : tffi_at(type_index);
+  return t ? &t->info : NULL;
+}
+
+void tffi_type_unlock(void) { pthread_mutex_unlock(&tffi_types_lock); }

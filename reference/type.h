@@ -18,4 +18,13 @@
 /* Longest type key accepted. */
 #define TFFI_TYPE_KEY_MAX 4096
 
+/*
+ * For the reflection records (reflection.c): locks the registry and returns
+ * the record of a registered type for the caller to extend, or NULL when
+ * `type_index` names none (nothing raised). The lock is held either way
+ * until tffi_type_unlock. Records never move, so a pointer stays valid.
+ */
+TVMFFITypeInfo* tffi_type_lock(int32_t type_index);
+void tffi_type_unlock(void);
+
 #endif

@@ -1,0 +1,502 @@
+/* Clauses RFL of spec/reflection.md: fields, methods and metadata of
+ * registered types, as TVMFFIGetTypeInfo shows them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core_support.h"
+
+static TVMFFIByteArray text(const char* s) {
+  TVMFFIByteArray b = {s, strlen(s)};
+  return b;
+}
+
+static int text_is(const TVMFFIByteArray* got, const char* want) {
+  return got->size == strlen(want) && (got->size == 0 || memcmp(got->data, want, got->size) == 0);
+}
+
+/* A fresh type below ffi.Object (or below `parent`). */
+static int32_t new_type_below(const char* key, int32_t parent) {
+  const TVMFFITypeInfo* p = API(TVMFFIGetTypeInfo)(parent);
+  cr_assert_not_null(p);
+  TVMFFIByteArray k = text(key);
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&k, -1, p->type_depth + 1, 0, 1, parent);
+  cr_assert_geq(index, kTVMFFIDynObjectBegin, "cannot register type `%s`", key);
+  return index;
+}
+
+static int32_t new_type(const char* key) { return new_type_below(key, kTVMFFIObject); }
+
+static int field_getter(void* field, TVMFFIAny* result) {
+  (void)field;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 7;
+  return 0;
+}
+
+static int field_setter(void* field, const TVMFFIAny* value) {
+  (void)field;
+  (void)value;
+  return 0;
+}
+
+static int make_nothing(TVMFFIObjectHandle* result) {
+  *result = NULL;
+  return 0;
+}
+
+static int answer_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  (void)args;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 40 + n;
+  return 0;
+}
+
+/* A field record with every member set to something recognisable. */
+static TVMFFIFieldInfo field_named(const char* name) {
+  TVMFFIFieldInfo f;
+  memset(&f, 0, sizeof f);
+  f.name = text(name);
+  f.doc = text("the field's doc");
+  f.metadata = text("{\"unit\": \"m\"}");
+  f.flags = kTVMFFIFieldFlagBitMaskWritable;
+  f.size = 8;
+  f.alignment = 8;
+  f.offset = 24;
+  f.getter = field_getter;
+  f.setter = (void*)field_setter;
+  f.field_static_type_index = kTVMFFIInt;
+  return f;
+}
+
+static TVMFFIObjectHandle new_function(void) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, answer_call, NULL, &fn), 0);
+  return fn;
+}
+
+/* A heap string (long enough not to be inline), as an owned value. */
+static TVMFFIAny heap_string(const char* s) {
+  TVMFFIByteArray b = text(s);
+  TVMFFIAny out;
+  memset(&out, 0, sizeof out);
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&b, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIStr);
+  return out;
+}
+
+static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* name) {
+  for (int32_t i = 0; i < info->num_fields; ++i)
+    if (text_is(&info->fields[i].name, name)) return &info->fields[i];
+  return NULL;
+}
+
+TEST(reflection, RFL_001_new_type_has_no_records) {
+  int32_t t = new_type("conformance.refl.Empty");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+  cr_expect_null(info->fields);
+  cr_expect_null(info->methods);
+  cr_expect_null(info->metadata);
+}
+
+TEST(reflection, RFL_002_field_record) {
+  int32_t t = new_type("conformance.refl.Field");
+  TVMFFIFieldInfo f = field_named("x");
+  f.field_static_type_index = kTVMFFIFloat;
+  f.offset = 32;
+  f.size = 4;
+  f.alignment = 4;
+  f.flags = kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitMaskReprOff;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_fields, 1);
+  const TVMFFIFieldInfo* g = &info->fields[0];
+  cr_expect(text_is(&g->name, "x"));
+  cr_expect(text_is(&g->doc, "the field's doc"));
+  cr_expect(text_is(&g->metadata, "{\"unit\": \"m\"}"));
+  cr_expect_eq(g->flags, kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitMaskReprOff);
+  cr_expect_eq(g->size, 4);
+  cr_expect_eq(g->alignment, 4);
+  cr_expect_eq(g->offset, 32);
+  cr_expect_eq((void*)g->getter, (void*)field_getter);
+  cr_expect_eq(g->setter, (void*)field_setter);
+  cr_expect_eq(g->field_static_type_index, kTVMFFIFloat);
+  TVMFFIAny got;
+  memset(&got, 0, sizeof got);
+  cr_expect_eq(g->getter(NULL, &got), 0);
+  cr_expect_eq(got.v_int64, 7);
+}
+
+TEST(reflection, RFL_003_texts_are_copied) {
+  int32_t t = new_type("conformance.refl.Copies");
+  char name[] = "width", doc[] = "field doc", meta[] = "{}";
+  char mname[] = "area", mdoc[] = "method doc", tdoc[] = "type doc";
+  TVMFFIFieldInfo f = field_named("unused");
+  f.name = text(name);
+  f.doc = text(doc);
+  f.metadata = text(meta);
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text(mname);
+  m.doc = text(mdoc);
+  m.metadata = text(meta);
+  m.method.type_index = kTVMFFIFunction;
+  m.method.v_obj = fn;
+  cr_assert_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0);
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.doc = text(tdoc);
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
+  memset(name, 'X', sizeof name - 1);
+  memset(doc, 'X', sizeof doc - 1);
+  memset(meta, 'X', sizeof meta - 1);
+  memset(mname, 'X', sizeof mname - 1);
+  memset(mdoc, 'X', sizeof mdoc - 1);
+  memset(tdoc, 'X', sizeof tdoc - 1);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect(text_is(&info->fields[0].name, "width"));
+  cr_expect(text_is(&info->fields[0].doc, "field doc"));
+  cr_expect(text_is(&info->fields[0].metadata, "{}"));
+  cr_expect(text_is(&info->methods[0].name, "area"));
+  cr_expect(text_is(&info->methods[0].doc, "method doc"));
+  cr_expect(text_is(&info->methods[0].metadata, "{}"));
+  cr_expect(text_is(&info->metadata->doc, "type doc"));
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+TEST(reflection, RFL_004_default_value_owned_or_none) {
+  int32_t t = new_type("conformance.refl.Defaults");
+  TVMFFIAny s = heap_string("a default string long enough for the heap");
+  uint32_t before = core_strong(s.v_obj);
+  TVMFFIFieldInfo with = field_named("with_default");
+  with.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+  with.default_value_or_factory = s;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &with), 0);
+  cr_expect_eq(core_strong(s.v_obj), before + 1, "the default's reference count went %u -> %u",
+               before, core_strong(s.v_obj));
+  TVMFFIFieldInfo without = field_named("without_default");
+  without.flags = 0;
+  without.default_value_or_factory = s;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &without), 0);
+  cr_expect_eq(core_strong(s.v_obj), before + 1, "a default without the flag was retained");
+  TVMFFIFieldInfo inline_default = field_named("int_default");
+  inline_default.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+  inline_default.default_value_or_factory.type_index = kTVMFFIInt;
+  inline_default.default_value_or_factory.v_int64 = -5;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &inline_default), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  const TVMFFIFieldInfo* a = field_of(info, "with_default");
+  const TVMFFIFieldInfo* b = field_of(info, "without_default");
+  const TVMFFIFieldInfo* c = field_of(info, "int_default");
+  cr_assert(a && b && c);
+  cr_expect_eq(a->default_value_or_factory.type_index, kTVMFFIStr);
+  cr_expect_eq(a->default_value_or_factory.v_obj, s.v_obj);
+  static const unsigned char zero[16];
+  cr_expect(memcmp(&b->default_value_or_factory, zero, 16) == 0,
+            "a field without kTVMFFIFieldFlagBitMaskHasDefault has a default of type_index %d",
+            b->default_value_or_factory.type_index);
+  cr_expect_eq(c->default_value_or_factory.type_index, kTVMFFIInt);
+  cr_expect_eq(c->default_value_or_factory.v_int64, -5);
+  /* The caller's reference may go: the record keeps the string alive. */
+  core_release(&s);
+  TVMFFIByteArray kept = core_str_bytes(&a->default_value_or_factory);
+  cr_expect_eq(kept.size, strlen("a default string long enough for the heap"));
+}
+
+TEST(reflection, RFL_005_setter_function_object_retained) {
+  int32_t t = new_type("conformance.refl.SetterFn");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIFieldInfo f = field_named("v");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj | kTVMFFIFieldFlagBitMaskWritable;
+  f.setter = fn;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  cr_expect_eq(core_strong(fn), 2, "setter reference count %u, expected 2", core_strong(fn));
+  API(TVMFFIObjectDecRef)(fn);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->fields[0].setter, fn);
+  TVMFFIAny r;
+  memset(&r, 0, sizeof r);
+  cr_expect_eq(API(TVMFFIFunctionCall)(info->fields[0].setter, NULL, 0, &r), 0);
+  cr_expect_eq(r.v_int64, 40);
+}
+
+TEST(reflection, RFL_006_order_and_stable_record) {
+  int32_t t = new_type("conformance.refl.Order");
+  const TVMFFITypeInfo* held = API(TVMFFIGetTypeInfo)(t);
+  static const char* names[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+  for (int i = 0; i < 12; ++i) {
+    TVMFFIFieldInfo f = field_named(names[i]);
+    f.offset = 24 + 8 * i;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  }
+  TVMFFIObjectHandle fn = new_function();
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIMethodInfo m;
+    memset(&m, 0, sizeof m);
+    m.name = text(names[i]);
+    m.method.type_index = kTVMFFIFunction;
+    m.method.v_obj = fn;
+    cr_assert_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0);
+  }
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.total_size = 120;
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t), held, "the type's record moved");
+  cr_assert_eq(held->num_fields, 12);
+  for (int i = 0; i < 12; ++i) {
+    cr_expect(text_is(&held->fields[i].name, names[i]), "field %d is `%.*s`", i,
+              (int)held->fields[i].name.size, held->fields[i].name.data);
+    cr_expect_eq(held->fields[i].offset, 24 + 8 * i);
+  }
+  cr_assert_eq(held->num_methods, 3);
+  for (int i = 0; i < 3; ++i) cr_expect(text_is(&held->methods[i].name, names[i]));
+  cr_assert_not_null(held->metadata);
+  cr_expect_eq(held->metadata->total_size, 120);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+TEST(reflection, RFL_007_duplicate_field_refused) {
+  int32_t t = new_type("conformance.refl.Dup");
+  TVMFFIFieldInfo f = field_named("twice");
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  f.offset = 40;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised_any_kind("twice");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 1);
+  cr_expect_eq(info->fields[0].offset, 24);
+}
+
+TEST(reflection, RFL_008_duplicate_field_is_runtime_error) {
+  int32_t t = new_type("conformance.refl.Dup2");
+  TVMFFIFieldInfo f = field_named("twice");
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("RuntimeError", "twice");
+}
+
+TEST(reflection, RFL_009_descendant_may_reuse_ancestor_field_name) {
+  int32_t base = new_type("conformance.refl.Base");
+  int32_t derived = new_type_below("conformance.refl.Derived", base);
+  TVMFFIFieldInfo f = field_named("shared");
+  cr_assert_eq(API(TVMFFITypeRegisterField)(base, &f), 0);
+  f.offset = 48;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(derived, &f), 0);
+  const TVMFFITypeInfo* b = API(TVMFFIGetTypeInfo)(base);
+  const TVMFFITypeInfo* d = API(TVMFFIGetTypeInfo)(derived);
+  cr_assert_eq(b->num_fields, 1);
+  cr_assert_eq(d->num_fields, 1);
+  cr_expect_eq(b->fields[0].offset, 24);
+  cr_expect_eq(d->fields[0].offset, 48);
+}
+
+TEST(reflection, RFL_010_method_records) {
+  int32_t t = new_type("conformance.refl.Methods");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text("make");
+  m.doc = text("a static method");
+  m.metadata = text("{\"static\": true}");
+  m.flags = kTVMFFIFieldFlagBitMaskIsStaticMethod;
+  m.method.type_index = kTVMFFIFunction;
+  m.method.v_obj = fn;
+  cr_assert_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0);
+  m.name = text("area");
+  m.doc = text("a member method");
+  m.metadata = text("{}");
+  m.flags = 0;
+  cr_assert_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_methods, 2);
+  const TVMFFIMethodInfo* s = &info->methods[0];
+  const TVMFFIMethodInfo* a = &info->methods[1];
+  cr_expect(text_is(&s->name, "make"));
+  cr_expect(text_is(&s->doc, "a static method"));
+  cr_expect(text_is(&s->metadata, "{\"static\": true}"));
+  cr_expect_eq(s->flags, kTVMFFIFieldFlagBitMaskIsStaticMethod);
+  cr_expect_eq(s->method.type_index, kTVMFFIFunction);
+  cr_expect_eq(s->method.v_obj, fn);
+  cr_expect(text_is(&a->name, "area"));
+  cr_expect(text_is(&a->doc, "a member method"));
+  cr_expect_eq(a->flags, 0);
+  cr_expect_eq(a->method.v_obj, fn);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+TEST(reflection, RFL_011_method_function_retained) {
+  int32_t t = new_type("conformance.refl.MethodRef");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text("answer");
+  m.method.type_index = kTVMFFIFunction;
+  m.method.v_obj = fn;
+  cr_assert_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0);
+  cr_expect_eq(core_strong(fn), 2, "method reference count %u, expected 2", core_strong(fn));
+  API(TVMFFIObjectDecRef)(fn);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  TVMFFIAny args[2];
+  memset(args, 0, sizeof args);
+  TVMFFIAny r;
+  memset(&r, 0, sizeof r);
+  cr_assert_eq(API(TVMFFIFunctionCall)(info->methods[0].method.v_obj, args, 2, &r), 0);
+  cr_expect_eq(r.type_index, kTVMFFIInt);
+  cr_expect_eq(r.v_int64, 42);
+}
+
+TEST(reflection, RFL_012_metadata_record) {
+  int32_t t = new_type("conformance.refl.Meta");
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.doc = text("a type with metadata");
+  md.creator = make_nothing;
+  md.total_size = 48;
+  md.structural_eq_hash_kind = kTVMFFISEqHashKindDAGNode;
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
+  const TVMFFITypeMetadata* got = API(TVMFFIGetTypeInfo)(t)->metadata;
+  cr_assert_not_null(got);
+  cr_expect(text_is(&got->doc, "a type with metadata"));
+  cr_expect_eq((void*)got->creator, (void*)make_nothing);
+  cr_expect_eq(got->total_size, 48);
+  cr_expect_eq(got->structural_eq_hash_kind, kTVMFFISEqHashKindDAGNode);
+}
+
+TEST(reflection, RFL_013_metadata_twice_refused) {
+  int32_t t = new_type("conformance.refl.MetaTwice");
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.total_size = 32;
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
+  md.total_size = 64;
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+  core_expect_raised("RuntimeError", "conformance.refl.MetaTwice");
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->metadata->total_size, 32);
+}
+
+TEST(reflection, RFL_014_object_has_metadata) {
+  const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
+  cr_assert_not_null(object);
+  const TVMFFITypeMetadata* md = object->metadata;
+  cr_assert_not_null(md, "ffi.Object has no metadata");
+  cr_expect_eq(md->total_size, 24);
+  cr_expect_null((void*)md->creator);
+  cr_expect_eq(md->structural_eq_hash_kind, kTVMFFISEqHashKindUnsupported);
+  TVMFFITypeMetadata again;
+  memset(&again, 0, sizeof again);
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(kTVMFFIObject, &again), -1);
+  core_expect_raised("RuntimeError", "ffi.Object");
+  cr_expect_eq(object->metadata, md);
+}
+
+/* Indices that name no type: negative, free below the dynamic range, and
+ * one past the last registered type. */
+static void unknown_indices(int32_t out[3]) {
+  int32_t last = new_type("conformance.refl.Last");
+  out[0] = -1;
+  out[1] = 100;
+  out[2] = last + 1;
+}
+
+TEST(reflection, RFL_015_unknown_type_refused) {
+  int32_t bad[3];
+  unknown_indices(bad);
+  TVMFFIObjectHandle fn = new_function();
+  for (int i = 0; i < 3; ++i) {
+    char index[16];
+    snprintf(index, sizeof index, "%d", (int)bad[i]);
+    TVMFFIFieldInfo f = field_named("x");
+    cr_expect_eq(API(TVMFFITypeRegisterField)(bad[i], &f), -1, "field on %d", (int)bad[i]);
+    core_expect_raised_any_kind(index);
+    TVMFFIMethodInfo m;
+    memset(&m, 0, sizeof m);
+    m.name = text("m");
+    m.method.type_index = kTVMFFIFunction;
+    m.method.v_obj = fn;
+    cr_expect_eq(API(TVMFFITypeRegisterMethod)(bad[i], &m), -1, "method on %d", (int)bad[i]);
+    core_expect_raised_any_kind(index);
+    TVMFFITypeMetadata md;
+    memset(&md, 0, sizeof md);
+    cr_expect_eq(API(TVMFFITypeRegisterMetadata)(bad[i], &md), -1, "metadata on %d", (int)bad[i]);
+    core_expect_raised_any_kind(index);
+  }
+  cr_expect_eq(core_strong(fn), 1, "a refused method kept a reference");
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+TEST(reflection, RFL_016_unknown_type_is_key_error) {
+  int32_t bad[3];
+  unknown_indices(bad);
+  for (int i = 0; i < 3; ++i) {
+    char index[16];
+    snprintf(index, sizeof index, "%d", (int)bad[i]);
+    TVMFFIFieldInfo f = field_named("x");
+    cr_expect_eq(API(TVMFFITypeRegisterField)(bad[i], &f), -1);
+    core_expect_raised("KeyError", index);
+    TVMFFITypeMetadata md;
+    memset(&md, 0, sizeof md);
+    cr_expect_eq(API(TVMFFITypeRegisterMetadata)(bad[i], &md), -1);
+    core_expect_raised("KeyError", index);
+  }
+}
+
+TEST(reflection, RFL_017_null_arguments_refused) {
+  HOSTILE_INPUT("upstream dereferences the NULL");
+  int32_t t = new_type("conformance.refl.Nulls");
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, NULL), -1);
+  core_expect_raised("ValueError", "info");
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, NULL), -1);
+  core_expect_raised("ValueError", "info");
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, NULL), -1);
+  core_expect_raised("ValueError", "metadata");
+  TVMFFIFieldInfo f = field_named("x");
+  f.name.data = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("ValueError", "name");
+  f = field_named("x");
+  f.doc.data = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("ValueError", "doc");
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  m.metadata.size = 3;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+  core_expect_raised("ValueError", "metadata");
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.doc.size = 9;
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+  core_expect_raised("ValueError", "doc");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+  cr_expect_null(info->metadata);
+}
+
+TEST(reflection, RFL_018_impossible_field_geometry_refused) {
+  int32_t t = new_type("conformance.refl.Geometry");
+  static const struct {
+    int64_t size, alignment, offset;
+    const char* member;
+  } bad[] = {
+      {-8, 8, 24, "size"},      {8, 8, -24, "offset"},   {8, 0, 24, "alignment"},
+      {8, 3, 24, "alignment"},  {8, -8, 24, "alignment"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    TVMFFIFieldInfo f = field_named("x");
+    f.size = bad[i].size;
+    f.alignment = bad[i].alignment;
+    f.offset = bad[i].offset;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "size %lld alignment %lld offset %lld",
+                 (long long)f.size, (long long)f.alignment, (long long)f.offset);
+    core_expect_raised("ValueError", bad[i].member);
+  }
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 0);
+}

@@ -1,0 +1,241 @@
+/* Clauses TAT of spec/reflection.md: type attribute columns. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core_support.h"
+
+static TVMFFIByteArray text(const char* s) {
+  TVMFFIByteArray b = {s, strlen(s)};
+  return b;
+}
+
+static int32_t new_type(const char* key) {
+  TVMFFIByteArray k = text(key);
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, kTVMFFIDynObjectBegin, "cannot register type `%s`", key);
+  return index;
+}
+
+static TVMFFIAny int_value(int64_t v) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = kTVMFFIInt;
+  a.v_int64 = v;
+  return a;
+}
+
+static int reg(int32_t type_index, const char* name, TVMFFIAny value) {
+  TVMFFIByteArray n = text(name);
+  return API(TVMFFITypeRegisterAttr)(type_index, &n, &value);
+}
+
+static const TVMFFITypeAttrColumn* column(const char* name) {
+  TVMFFIByteArray n = text(name);
+  return API(TVMFFIGetTypeAttrColumn)(&n);
+}
+
+/* The entry of `type_index` in `c`, or NULL when the column does not cover it. */
+static const TVMFFIAny* entry(const TVMFFITypeAttrColumn* c, int32_t type_index) {
+  if (type_index < c->begin_index || type_index >= c->begin_index + c->size) return NULL;
+  return &c->data[type_index - c->begin_index];
+}
+
+static int all_zero(const void* p, size_t n) {
+  const unsigned char* b = p;
+  for (size_t i = 0; i < n; ++i)
+    if (b[i]) return 0;
+  return 1;
+}
+
+TEST(type_attr, TAT_001_unknown_name_is_null) {
+  cr_expect_null(column("conformance.attr.never_registered"));
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_expect_null(err, "TVMFFIGetTypeAttrColumn raised an error for an unknown name");
+  if (err) API(TVMFFIObjectDecRef)(err);
+}
+
+TEST(type_attr, TAT_002_value_found_through_column) {
+  int32_t t = new_type("conformance.attr.Value");
+  cr_assert_eq(reg(t, "conformance.attr.value", int_value(31)), 0);
+  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.value", int_value(65)), 0);
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.value");
+  cr_assert_not_null(c);
+  const TVMFFIAny* e = entry(c, t);
+  cr_assert_not_null(e, "the column [%d, %d) does not cover type %d", c->begin_index,
+                     c->begin_index + c->size, t);
+  cr_expect_eq(e->type_index, kTVMFFIInt);
+  cr_expect_eq(e->v_int64, 31);
+  e = entry(c, kTVMFFIStr);
+  cr_assert_not_null(e);
+  cr_expect_eq(e->v_int64, 65);
+}
+
+TEST(type_attr, TAT_003_column_layout) {
+  cr_expect_eq(sizeof(TVMFFITypeAttrColumn), 16);
+  cr_expect_eq(offsetof(TVMFFITypeAttrColumn, data), 0);
+  cr_expect_eq(offsetof(TVMFFITypeAttrColumn, size), 8);
+  cr_expect_eq(offsetof(TVMFFITypeAttrColumn, begin_index), 12);
+  int32_t t = new_type("conformance.attr.Layout");
+  cr_assert_eq(reg(t, "conformance.attr.layout", int_value(1)), 0);
+  const unsigned char* raw = (const unsigned char*)column("conformance.attr.layout");
+  cr_assert_not_null(raw);
+  int32_t size, begin;
+  memcpy(&size, raw + 8, 4);
+  memcpy(&begin, raw + 12, 4);
+  cr_expect_eq(size - 1 + begin, t, "bytes 8..16 hold size %d and begin_index %d for type %d",
+               size, begin, t);
+}
+
+TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
+  int32_t a = new_type("conformance.attr.A");
+  int32_t b = new_type("conformance.attr.B");
+  cr_assert_eq(reg(a, "conformance.attr.span", int_value(1)), 0);
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.span");
+  cr_assert_not_null(c);
+  cr_expect_eq(c->begin_index, 0);
+  cr_expect_eq(c->size, a + 1);
+  cr_assert_eq(reg(b, "conformance.attr.span", int_value(2)), 0);
+  cr_expect_eq(c->begin_index, 0);
+  cr_expect_eq(c->size, b + 1);
+  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.span", int_value(3)), 0);
+  cr_expect_eq(c->size, b + 1, "a lower index shrank or grew the column to %d", c->size);
+  /* What code built before begin_index existed reads: a size_t at 8. */
+  size_t old_size;
+  memcpy(&old_size, (const char*)c + 8, sizeof old_size);
+  cr_expect_eq(old_size, (size_t)(b + 1));
+  cr_expect_eq(c->data[b].v_int64, 2);
+}
+
+TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
+  int32_t t = new_type("conformance.attr.Sparse");
+  cr_assert_eq(reg(t, "conformance.attr.sparse", int_value(9)), 0);
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.sparse");
+  cr_assert_not_null(c);
+  for (int32_t i = c->begin_index; i < c->begin_index + c->size; ++i) {
+    if (i == t) continue;
+    cr_expect(all_zero(entry(c, i), sizeof(TVMFFIAny)), "entry %d is not a zero None", i);
+  }
+}
+
+TEST(type_attr, TAT_006_same_column_sees_later_registrations) {
+  int32_t a = new_type("conformance.attr.Early");
+  cr_assert_eq(reg(a, "conformance.attr.live", int_value(1)), 0);
+  const TVMFFITypeAttrColumn* first = column("conformance.attr.live");
+  cr_assert_not_null(first);
+  int32_t b = new_type("conformance.attr.Late");
+  cr_assert_eq(reg(b, "conformance.attr.live", int_value(2)), 0);
+  cr_expect_eq(column("conformance.attr.live"), first, "the column moved");
+  const TVMFFIAny* e = entry(first, b);
+  cr_assert_not_null(e, "the column looked up earlier does not cover the later type");
+  cr_expect_eq(e->v_int64, 2);
+  cr_expect_eq(entry(first, a)->v_int64, 1);
+}
+
+TEST(type_attr, TAT_007_value_is_owned) {
+  int32_t t = new_type("conformance.attr.Owned");
+  TVMFFIByteArray s = text("an attribute value long enough for the heap");
+  TVMFFIAny str;
+  memset(&str, 0, sizeof str);
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&s, &str), 0);
+  cr_assert_eq(str.type_index, kTVMFFIStr);
+  cr_assert_eq(reg(t, "conformance.attr.owned", str), 0);
+  cr_expect_eq(core_strong(str.v_obj), 2, "reference count %u, expected 2", core_strong(str.v_obj));
+  core_release(&str);
+  const TVMFFIAny* e = entry(column("conformance.attr.owned"), t);
+  cr_assert_not_null(e);
+  TVMFFIByteArray kept = core_str_bytes(e);
+  cr_expect_eq(kept.size, s.size);
+  int32_t u = new_type("conformance.attr.RawStr");
+  TVMFFIAny raw;
+  memset(&raw, 0, sizeof raw);
+  raw.type_index = kTVMFFIRawStr;
+  raw.v_c_str = "raw";
+  cr_assert_eq(reg(u, "conformance.attr.owned", raw), 0);
+  e = entry(column("conformance.attr.owned"), u);
+  cr_assert_not_null(e);
+  cr_expect(e->type_index == kTVMFFISmallStr || e->type_index == kTVMFFIStr,
+            "a raw C string was stored as type_index %d", e->type_index);
+  kept = core_str_bytes(e);
+  cr_expect(kept.size == 3 && memcmp(kept.data, "raw", 3) == 0);
+}
+
+TEST(type_attr, TAT_008_second_value_refused) {
+  int32_t t = new_type("conformance.attr.Twice");
+  cr_assert_eq(reg(t, "conformance.attr.twice", int_value(1)), 0);
+  cr_expect_eq(reg(t, "conformance.attr.twice", int_value(2)), -1);
+  core_expect_raised("RuntimeError", "conformance.attr.twice");
+  TVMFFIAny none;
+  memset(&none, 0, sizeof none);
+  cr_expect_eq(reg(t, "conformance.attr.twice", none), -1);
+  core_expect_raised("RuntimeError", "conformance.attr.twice");
+  cr_expect_eq(entry(column("conformance.attr.twice"), t)->v_int64, 1);
+}
+
+TEST(type_attr, TAT_009_none_leaves_entry_free) {
+  int32_t t = new_type("conformance.attr.NoneFirst");
+  TVMFFIAny none;
+  memset(&none, 0, sizeof none);
+  cr_assert_eq(reg(t, "conformance.attr.none_first", none), 0);
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.none_first");
+  cr_assert_not_null(c);
+  const TVMFFIAny* e = entry(c, t);
+  cr_expect(e == NULL || e->type_index == kTVMFFINone);
+  cr_expect_eq(reg(t, "conformance.attr.none_first", int_value(5)), 0);
+  e = entry(c, t);
+  cr_assert_not_null(e);
+  cr_expect_eq(e->v_int64, 5);
+}
+
+TEST(type_attr, TAT_010_none_index_only_makes_column) {
+  cr_assert_eq(reg(kTVMFFINone, "conformance.attr.declared", int_value(1)), 0);
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.declared");
+  cr_assert_not_null(c, "registering for kTVMFFINone made no column");
+  cr_expect_eq(c->size, 0);
+  cr_expect_eq(c->begin_index, 0);
+}
+
+TEST(type_attr, TAT_011_builtin_columns_exist) {
+  static const char* names[] = {
+      "__any_equal__",   "__any_hash__",         "__data_from_json__", "__data_to_json__",
+      "__ffi_compare__", "__ffi_convert__",      "__ffi_enum__",       "__ffi_eq__",
+      "__ffi_hash__",    "__ffi_init__",         "__ffi_new__",        "__ffi_repr__",
+      "__ffi_shallow_copy__", "__ffi_type_final__", "__s_equal__",     "__s_hash__",
+      "__s_maybe_inplace_mutate__", "__s_mutate__", "__s_visit__",
+  };
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
+    cr_expect_not_null(column(names[i]), "no column `%s`", names[i]);
+}
+
+TEST(type_attr, TAT_012_unknown_type_refused) {
+  HOSTILE_INPUT("upstream grows the column to any index it is given");
+  int32_t last = new_type("conformance.attr.Last");
+  int32_t bad[] = {-3, 100, last + 1, last + 100000};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    char index[16];
+    snprintf(index, sizeof index, "%d", (int)bad[i]);
+    cr_expect_eq(reg(bad[i], "conformance.attr.unknown", int_value(1)), -1, "type_index %s",
+                 index);
+    core_expect_raised("KeyError", index);
+  }
+  cr_expect_null(column("conformance.attr.unknown"), "a refused registration made a column");
+}
+
+TEST(type_attr, TAT_013_null_arguments_refused) {
+  HOSTILE_INPUT("upstream dereferences the NULL");
+  int32_t t = new_type("conformance.attr.Nulls");
+  TVMFFIAny v = int_value(1);
+  TVMFFIByteArray n = text("conformance.attr.nulls");
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, NULL, &v), -1);
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, NULL), -1);
+  core_expect_raised("ValueError", "attr_value");
+  TVMFFIByteArray broken = {NULL, 5};
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &broken, &v), -1);
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(NULL));
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_null(column("conformance.attr.nulls"));
+}
