@@ -5,6 +5,7 @@
 #include "error.h"
 #include "object.h"
 #include "tensor.h"
+#include "mem.h"
 
 /* Devices whose data pointer is a plain address, so that alignment can be
  * judged on data + byte_offset; elsewhere the pointer is an opaque handle
@@ -91,12 +92,12 @@ int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
  * manager_ctx); the DLTensor it carries points into that tensor. */
 static void tffi_export_delete_versioned(DLManagedTensorVersioned* self) {
   tffi_decref(self->manager_ctx);
-  free(self);
+  tffi_free(self);
 }
 
 static void tffi_export_delete_legacy(DLManagedTensor* self) {
   tffi_decref(self->manager_ctx);
-  free(self);
+  tffi_free(self);
 }
 
 static int tffi_export_check(TVMFFIObjectHandle from, const void* out) {
@@ -110,7 +111,7 @@ static int tffi_export_check(TVMFFIObjectHandle from, const void* out) {
 
 int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
   if (tffi_export_check(from, out) != 0) return -1;
-  DLManagedTensorVersioned* m = calloc(1, sizeof *m);
+  DLManagedTensorVersioned* m = tffi_calloc(1, sizeof *m);
   if (m == NULL) return tffi_raise_oom(sizeof *m);
   m->version.major = DLPACK_MAJOR_VERSION;
   m->version.minor = DLPACK_MINOR_VERSION;
@@ -125,7 +126,7 @@ int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersio
 
 int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
   if (tffi_export_check(from, out) != 0) return -1;
-  DLManagedTensor* m = calloc(1, sizeof *m);
+  DLManagedTensor* m = tffi_calloc(1, sizeof *m);
   if (m == NULL) return tffi_raise_oom(sizeof *m);
   m->manager_ctx = from;
   m->deleter = tffi_export_delete_legacy;

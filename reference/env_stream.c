@@ -16,6 +16,7 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "error.h"
+#include "mem.h"
 
 /* Accepted range: generous for any real system, small enough that a
  * hostile id is refused instead of sizing anything. */
@@ -47,22 +48,22 @@ static pthread_once_t tffi_streams_once = PTHREAD_ONCE_INIT;
 
 static void tffi_streams_release(void* table) {
   TffiStreams* s = table;
-  free(s->more);
-  free(s);
+  tffi_free(s->more);
+  tffi_free(s);
 }
 
 static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, tffi_streams_release); }
 
 static TffiStreams* tffi_streams_get_or_create(void) {
   if (tffi_streams != NULL) return tffi_streams;
-  TffiStreams* s = calloc(1, sizeof *s);
+  TffiStreams* s = tffi_calloc(1, sizeof *s);
   if (s == NULL) {
     tffi_raise_oom(sizeof *s);
     return NULL;
   }
   pthread_once(&tffi_streams_once, tffi_streams_key_init);
   if (pthread_setspecific(tffi_streams_key, s) != 0) {
-    free(s);
+    tffi_free(s);
     tffi_raise(TFFI_RUNTIME_ERROR, "cannot register the stream table for thread exit");
     return NULL;
   }
@@ -90,7 +91,7 @@ TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
 static void tffi_stream_remove(TffiStreams* s, size_t i) {
   s->more[i] = s->more[--s->n_more];
   if (s->n_more == 0) {
-    free(s->more);
+    tffi_free(s->more);
     s->more = NULL;
     s->cap_more = 0;
   }
@@ -99,7 +100,7 @@ static void tffi_stream_remove(TffiStreams* s, size_t i) {
 static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFIStreamHandle stream) {
   if (s->n_more == s->cap_more) {
     size_t cap = s->cap_more ? s->cap_more * 2 : 8;
-    TffiStreamEntry* grown = realloc(s->more, cap * sizeof *grown);
+    TffiStreamEntry* grown = tffi_realloc(s->more, cap * sizeof *grown);
     if (grown == NULL) return tffi_raise_oom(cap * sizeof *grown);
     s->more = grown;
     s->cap_more = cap;

@@ -17,6 +17,7 @@
 #include "module.h"
 #include "object.h"
 #include "string.h"
+#include "mem.h"
 
 struct TffiLibrary {
   atomic_size_t refs;
@@ -52,11 +53,11 @@ static int tffi_table_put(TffiSymbolTable* t, const char* name, void* ptr, int r
       return 0;
     }
   }
-  TffiSymbolEntry* more = realloc(t->items, (t->n + 1) * sizeof *more);
-  char* copy = strdup(name);
+  TffiSymbolEntry* more = tffi_realloc(t->items, (t->n + 1) * sizeof *more);
+  char* copy = tffi_strdup(name);
   if (more) t->items = more;
   if (more == NULL || copy == NULL) {
-    free(copy);
+    tffi_free(copy);
     rc = tffi_raise_oom(strlen(name) + sizeof *more);
   } else {
     t->items[t->n].name = copy;
@@ -102,7 +103,7 @@ TffiLibrary* tffi_library_open(const char* path) {
                why ? why : "unknown dlopen error");
     return NULL;
   }
-  TffiLibrary* lib = calloc(1, sizeof *lib);
+  TffiLibrary* lib = tffi_calloc(1, sizeof *lib);
   if (lib == NULL) {
     dlclose(handle);
     tffi_raise_oom(sizeof *lib);
@@ -114,10 +115,10 @@ TffiLibrary* tffi_library_open(const char* path) {
 }
 
 TffiLibrary* tffi_library_system(const char* prefix, size_t len) {
-  TffiLibrary* lib = calloc(1, sizeof *lib);
-  char* copy = lib ? strndup(prefix, len) : NULL;
+  TffiLibrary* lib = tffi_calloc(1, sizeof *lib);
+  char* copy = lib ? tffi_strndup(prefix, len) : NULL;
   if (copy == NULL) {
-    free(lib);
+    tffi_free(lib);
     tffi_raise_oom(len + sizeof *lib);
     return NULL;
   }
@@ -131,19 +132,19 @@ void tffi_library_retain(TffiLibrary* lib) { atomic_fetch_add(&lib->refs, 1); }
 void tffi_library_release(TffiLibrary* lib) {
   if (atomic_fetch_sub(&lib->refs, 1) != 1) return;
   if (lib->handle) dlclose(lib->handle);
-  free(lib->prefix);
-  free(lib);
+  tffi_free(lib->prefix);
+  tffi_free(lib);
 }
 
 /* System-library lookup: `<a><b>` in the registered table. */
 static int tffi_system_get(const char* a, const char* b, void** out) {
   size_t na = strlen(a), nb = strlen(b);
-  char* name = malloc(na + nb + 1);
+  char* name = tffi_malloc(na + nb + 1);
   if (name == NULL) return tffi_raise_oom(na + nb + 1);
   memcpy(name, a, na);
   memcpy(name + na, b, nb + 1);
   *out = tffi_table_get(&tffi_system_symbols, name);
-  free(name);
+  tffi_free(name);
   return 0;
 }
 
@@ -152,16 +153,16 @@ int tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix, voi
   if (lib->handle == NULL) {
     /* The name may or may not carry the library's own prefix: try both. */
     size_t size = sizeof TFFI_SYMBOL_PREFIX + strlen(lib->prefix) + strlen(name);
-    char* inner = malloc(size);
+    char* inner = tffi_malloc(size);
     if (inner == NULL) return tffi_raise_oom(size);
     strcpy(inner, with_prefix ? TFFI_SYMBOL_PREFIX : "");
     strcat(inner, lib->prefix);
     if (tffi_system_get(inner, name, out) != 0 ||
         (*out == NULL && tffi_system_get(with_prefix ? TFFI_SYMBOL_PREFIX : "", name, out) != 0)) {
-      free(inner);
+      tffi_free(inner);
       return -1;
     }
-    free(inner);
+    tffi_free(inner);
     return 0;
   }
   if (!with_prefix) {
@@ -169,12 +170,12 @@ int tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix, voi
     return 0;
   }
   size_t size = sizeof TFFI_SYMBOL_PREFIX + strlen(name);
-  char* full = malloc(size);
+  char* full = tffi_malloc(size);
   if (full == NULL) return tffi_raise_oom(size);
   strcpy(full, TFFI_SYMBOL_PREFIX);
   strcat(full, name);
   *out = dlsym(lib->handle, full);
-  free(full);
+  tffi_free(full);
   return 0;
 }
 
@@ -221,7 +222,7 @@ static size_t tffi_symbol_extent(const void* blob) {
 static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out) {
   static const char prefix[] = "ffi.Module.load_from_bytes.";
   size_t plen = sizeof prefix - 1;
-  char* name = malloc(plen + e->kind_size + 1);
+  char* name = tffi_malloc(plen + e->kind_size + 1);
   if (name == NULL) return tffi_raise_oom(plen + e->kind_size + 1);
   memcpy(name, prefix, plen);
   memcpy(name + plen, e->kind, e->kind_size);
@@ -249,7 +250,7 @@ static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out
   tffi_any_release(&result);
   tffi_any_release(&arg);
   if (loader) tffi_decref(loader);
-  free(name);
+  tffi_free(name);
   return rc;
 }
 
@@ -290,7 +291,7 @@ static int tffi_process_blob(TffiLibrary* lib, const uint8_t* blob, void** ctx_s
     tffi_library_bin_free(&bin);
     return -1;
   }
-  TVMFFIObject** modules = calloc(bin.num_modules, sizeof *modules);
+  TVMFFIObject** modules = tffi_calloc(bin.num_modules, sizeof *modules);
   int rc = modules ? tffi_build_modules(lib, &bin, modules, ctx_slot)
                    : tffi_raise_oom(bin.num_modules * sizeof *modules);
   if (rc == 0) {
@@ -302,7 +303,7 @@ static int tffi_process_blob(TffiLibrary* lib, const uint8_t* blob, void** ctx_s
   for (size_t i = 0; modules && i < bin.num_modules; ++i) {
     if (modules[i]) tffi_decref(modules[i]);
   }
-  free(modules);
+  tffi_free(modules);
   tffi_library_bin_free(&bin);
   return rc;
 }
@@ -351,11 +352,11 @@ static int tffi_system_lib_create(const char* prefix, size_t len, TVMFFIObject**
   tffi_library_release(lib);
   if (rc != 0) return -1;
   TffiSymbolEntry* more =
-      realloc(tffi_system_modules, (tffi_num_system_modules + 1) * sizeof *more);
-  char* key = strndup(prefix, len);
+      tffi_realloc(tffi_system_modules, (tffi_num_system_modules + 1) * sizeof *more);
+  char* key = tffi_strndup(prefix, len);
   if (more) tffi_system_modules = more;
   if (more == NULL || key == NULL) {
-    free(key);
+    tffi_free(key);
     tffi_decref(*out);
     *out = NULL;
     return tffi_raise_oom(len + sizeof *more);

@@ -14,6 +14,7 @@
 #include "function.h"
 #include "object.h"
 #include "string.h"
+#include "mem.h"
 
 typedef struct {
   char* name;
@@ -50,12 +51,12 @@ static void tffi_module_delete(void* self, int flags) {
   TffiModule* m = self;
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
     tffi_module_drop_imports(m);
-    free(m->imports);
+    tffi_free(m->imports);
     for (size_t i = 0; i < m->num_cache; ++i) {
-      free(m->cache[i].name);
+      tffi_free(m->cache[i].name);
       tffi_decref(m->cache[i].fn);
     }
-    free(m->cache);
+    tffi_free(m->cache);
     pthread_mutex_destroy(&m->lock);
     /* Last: functions of the imports above may live in this library. */
     tffi_library_release(m->lib);
@@ -98,7 +99,7 @@ static int tffi_bound_call(void* self, const TVMFFIAny* args, int32_t num_args,
 static void tffi_bound_delete(void* self) {
   TffiBoundSymbol* b = self;
   tffi_decref(b->module);
-  free(b);
+  tffi_free(b);
 }
 
 int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len,
@@ -106,14 +107,14 @@ int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len
   *out = NULL;
   /* A NUL inside the name would silently cut the symbol name short. */
   if (memchr(name, '\0', len) != NULL) return 0;
-  char* cname = strndup(name, len);
+  char* cname = tffi_strndup(name, len);
   if (cname == NULL) return tffi_raise_oom(len + 1);
   void* addr;
   int rc = tffi_library_symbol(((TffiModule*)mod)->lib, cname, 1, &addr);
-  free(cname);
+  tffi_free(cname);
   if (rc != 0) return -1;
   if (addr == NULL || !tffi_is_code(addr)) return 0;
-  TffiBoundSymbol* b = malloc(sizeof *b);
+  TffiBoundSymbol* b = tffi_malloc(sizeof *b);
   if (b == NULL) return tffi_raise_oom(sizeof *b);
   b->symbol = (TVMFFISafeCallType)addr;
   b->module = mod;
@@ -131,7 +132,7 @@ int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len
 static int tffi_module_snapshot(TffiModule* m, TVMFFIObject*** items, size_t* n) {
   pthread_mutex_lock(&m->lock);
   *n = m->num_imports;
-  *items = malloc((*n ? *n : 1) * sizeof(TVMFFIObject*));
+  *items = tffi_malloc((*n ? *n : 1) * sizeof(TVMFFIObject*));
   if (*items != NULL) {
     for (size_t i = 0; i < *n; ++i) {
       (*items)[i] = m->imports[i];
@@ -144,7 +145,7 @@ static int tffi_module_snapshot(TffiModule* m, TVMFFIObject*** items, size_t* n)
 
 static void tffi_snapshot_free(TVMFFIObject** items, size_t n) {
   for (size_t i = 0; i < n; ++i) tffi_decref(items[i]);
-  free(items);
+  tffi_free(items);
 }
 
 int tffi_module_get_function(TVMFFIObject* mod, const char* name, size_t len, int query_imports,
@@ -183,7 +184,7 @@ static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const cha
                                 size_t len, TVMFFIAny* out) {
   if (memchr(name, '\0', len) != NULL) return 0;
   size_t plen = strlen(prefix);
-  char* symbol = malloc(plen + len + 1);
+  char* symbol = tffi_malloc(plen + len + 1);
   if (symbol == NULL) return tffi_raise_oom(plen + len + 1);
   memcpy(symbol, prefix, plen);
   memcpy(symbol + plen, name, len);
@@ -191,7 +192,7 @@ static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const cha
   void* addr;
   int rc = tffi_module_symbol(mod, symbol, &addr);
   if (rc == 0 && addr != NULL && tffi_is_code(addr)) rc = tffi_call_getter(addr, symbol, out);
-  free(symbol);
+  tffi_free(symbol);
   return rc;
 }
 
@@ -225,7 +226,7 @@ static int tffi_seen_add(TffiSeen* s, TVMFFIObject* m) {
   }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
-    TVMFFIObject** more = realloc(s->items, cap * sizeof *more);
+    TVMFFIObject** more = tffi_realloc(s->items, cap * sizeof *more);
     if (more == NULL) return -1;
     s->items = more;
     s->cap = cap;
@@ -258,8 +259,8 @@ static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
     if (items) tffi_snapshot_free(items, n);
     tffi_decref(m);
   }
-  free(seen.items);
-  free(stack.items);
+  tffi_free(seen.items);
+  tffi_free(stack.items);
   return rc;
 }
 
@@ -273,7 +274,7 @@ int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child) {
   pthread_mutex_lock(&m->lock);
   if (m->num_imports == m->cap_imports) {
     size_t cap = m->cap_imports ? m->cap_imports * 2 : 4;
-    TVMFFIObject** more = realloc(m->imports, cap * sizeof *more);
+    TVMFFIObject** more = tffi_realloc(m->imports, cap * sizeof *more);
     if (more == NULL) rc = tffi_raise_oom(cap * sizeof *more);
     else m->imports = more, m->cap_imports = cap;
   }
@@ -294,7 +295,7 @@ void tffi_module_clear_imports(TVMFFIObject* mod) {
   m->num_imports = m->cap_imports = 0;
   pthread_mutex_unlock(&m->lock);
   for (size_t i = 0; i < n; ++i) tffi_decref(old[i]);
-  free(old);
+  tffi_free(old);
 }
 
 static TVMFFIObject* tffi_cache_find(TffiModule* m, const char* name) {
@@ -312,11 +313,11 @@ static TVMFFIObject* tffi_cache_put(TffiModule* m, const char* name, TVMFFIObjec
     tffi_decref(fn);
     return have;
   }
-  TffiCacheEntry* more = realloc(m->cache, (m->num_cache + 1) * sizeof *more);
-  char* copy = strdup(name);
+  TffiCacheEntry* more = tffi_realloc(m->cache, (m->num_cache + 1) * sizeof *more);
+  char* copy = tffi_strdup(name);
   if (more == NULL || copy == NULL) {
     if (more) m->cache = more;
-    free(copy);
+    tffi_free(copy);
     tffi_decref(fn);
     return NULL;
   }

@@ -12,6 +12,7 @@
 #include "module.h"
 #include "object.h"
 #include "string.h"
+#include "mem.h"
 
 /* ---- argument unpacking: each failure names the function and argument ---- */
 
@@ -231,7 +232,7 @@ static int tffi_mod_globals_add(void* h, const TVMFFIAny* args, int32_t n, TVMFF
   while (i < tffi_num_pinned && tffi_pinned[i] != mod) ++i;
   if (i == tffi_num_pinned && tffi_num_pinned == tffi_cap_pinned) {
     size_t cap = tffi_cap_pinned ? tffi_cap_pinned * 2 : 8;
-    TVMFFIObject** more = realloc(tffi_pinned, cap * sizeof *more);
+    TVMFFIObject** more = tffi_realloc(tffi_pinned, cap * sizeof *more);
     if (more == NULL) rc = tffi_raise_oom(cap * sizeof *more);
     else tffi_pinned = more, tffi_cap_pinned = cap;
   }

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
+#include "mem.h"
 
 /* Names are byte strings of a given length: embedded NULs are part of them
  * and the empty name is a name like any other. */
@@ -47,7 +48,7 @@ static TffiEntry** tffi_find(const char* name, size_t len, uint64_t hash) {
 static void tffi_maybe_grow(void) {
   if (tffi_nentries < tffi_nbuckets) return;
   size_t n = tffi_nbuckets ? tffi_nbuckets * 2 : 64;
-  TffiEntry** fresh = calloc(n, sizeof *fresh);
+  TffiEntry** fresh = tffi_calloc(n, sizeof *fresh);
   if (fresh == NULL) return;
   for (size_t i = 0; i < tffi_nbuckets; ++i) {
     for (TffiEntry* e = tffi_buckets[i]; e;) {
@@ -57,7 +58,7 @@ static void tffi_maybe_grow(void) {
       e = next;
     }
   }
-  free(tffi_buckets);
+  tffi_free(tffi_buckets);
   tffi_buckets = fresh;
   tffi_nbuckets = n;
 }
@@ -87,7 +88,7 @@ int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
 
 /* Links a new entry; the table takes a reference to fn. Lock held. */
 static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
-  TffiEntry* e = malloc(sizeof *e + len + 1);
+  TffiEntry* e = tffi_malloc(sizeof *e + len + 1);
   if (e == NULL) return tffi_raise_oom(sizeof *e + len + 1);
   if (len) memcpy(e->name, name, len);
   e->name[len] = '\0';

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "object.h"
+#include "mem.h"
 
 /*
  * One allocation per tensor: header, DLTensor (where callers expect it),
@@ -135,7 +136,7 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
   return 0;
 }
 
-static void tffi_free_buffer(void* ctx) { free(ctx); }
+static void tffi_free_buffer(void* ctx) { tffi_free(ctx); }
 
 int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
                           TVMFFIObject** out) {
@@ -152,12 +153,12 @@ int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
   /* aligned_alloc wants a multiple of the alignment, and never size 0. */
   size_t size = ((size_t)nbytes + 63) / 64 * 64;
   if (size == 0) size = 64;
-  void* data = aligned_alloc(64, size);
+  void* data = tffi_aligned_alloc(64, size);
   if (data == NULL) return tffi_raise_oom(size);
   memset(data, 0, size);
   proto.data = data;
   if (tffi_tensor_new(&proto, "shape", tffi_free_buffer, data, out) != 0) {
-    free(data);
+    tffi_free(data);
     return -1;
   }
   return 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "mem.h"
 
 /* A registered type. The public record comes first so a TVMFFITypeInfo*
  * handed out is also a pointer to the whole entry. Entries never move or go
@@ -54,7 +55,7 @@ static int tffi_reserve(int32_t need) {
                       TFFI_TYPE_MAX_INDEX);
   int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
   while (cap < need) cap *= 2;
-  TffiType** grown = realloc(tffi_types, (size_t)cap * sizeof *grown);
+  TffiType** grown = tffi_realloc(tffi_types, (size_t)cap * sizeof *grown);
   if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
   memset(grown + tffi_types_cap, 0, (size_t)(cap - tffi_types_cap) * sizeof *grown);
   tffi_types = grown;
@@ -65,13 +66,13 @@ static int tffi_reserve(int32_t need) {
 /* Lock held. Builds the entry for `index` below `parent` (NULL at depth 0). */
 static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType* parent,
                            int32_t num_slots, int can_overflow) {
-  TffiType* t = calloc(1, sizeof *t + len + 1);
+  TffiType* t = tffi_calloc(1, sizeof *t + len + 1);
   int32_t depth = parent ? parent->info.type_depth + 1 : 0;
   if (t == NULL) return tffi_raise_oom(sizeof *t + len + 1);
   if (depth) {
-    t->ancestors = calloc((size_t)depth, sizeof *t->ancestors);
+    t->ancestors = tffi_calloc((size_t)depth, sizeof *t->ancestors);
     if (t->ancestors == NULL) {
-      free(t);
+      tffi_free(t);
       return tffi_raise_oom((size_t)depth * sizeof *t->ancestors);
     }
     /* The parent's chain, then the parent itself: root first. */
