@@ -53,6 +53,19 @@ Test(fault, register_global) {
   fault_walk_both("register a global", op_register_global, &serial);
 }
 
+static int op_register_symbols(void* ctx) {
+  long* serial = ctx;
+  char name[64];
+  snprintf(name, sizeof name, "ut_fault_sym%ld", (*serial)++);
+  if (TVMFFIEnvModRegisterSystemLibSymbol(name, (void*)answer) != 0) return -1;
+  return TVMFFIEnvModRegisterContextSymbol(name, (void*)answer);
+}
+
+Test(fault, register_symbols) {
+  long serial = 0;
+  fault_walk_both("register lib/context symbols", op_register_symbols, &serial);
+}
+
 /* ---- types ---- */
 
 static int op_register_type(void* ctx) {

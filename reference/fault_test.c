@@ -143,6 +143,17 @@ static int op_dlpack_round_trip(void* ctx) {
   return 0;
 }
 
+static int op_dlpack_legacy_export(void* ctx) {
+  (void)ctx;
+  TVMFFIObject* t = NULL;
+  if (tffi_tensor_alloc_cpu(shape4, 4, (DLDataType){kDLFloat, 32, 1}, &t) != 0) return -1;
+  DLManagedTensor* out = NULL;
+  int rc = TVMFFITensorToDLPack(t, &out);
+  tffi_decref(t);
+  if (rc == 0) out->deleter(out);
+  return rc;
+}
+
 static int op_env_tensor_alloc(void* ctx) {
   (void)ctx;
   TVMFFIObject* t = NULL;
@@ -155,4 +166,5 @@ static int op_env_tensor_alloc(void* ctx) {
 Test(fault, dlpack_import_export) {
   fault_walk_both("DLPack import + export", op_dlpack_round_trip, NULL);
   fault_walk_both("CPU tensor allocation", op_env_tensor_alloc, NULL);
+  fault_walk_both("legacy DLPack export", op_dlpack_legacy_export, NULL);
 }
