@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "error.h"
 #include "mem.h"
 
 /* The default allocator puts the body this far into the block: far enough
@@ -53,13 +52,8 @@ int tffi_allocator_is_default(const TVMFFICustomAllocator* allocator) {
   return allocator == &tffi_default_allocator;
 }
 
-TVMFFICustomAllocator* TVMFFIGetCustomAllocator(void) { return tffi_allocator_current(); }
-
-int TVMFFISetCustomAllocator(TVMFFICustomAllocator* allocator) {
-  if (allocator != NULL && allocator->allocate == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFISetCustomAllocator: allocator->allocate is NULL");
+void tffi_allocator_set(TVMFFICustomAllocator* allocator) {
   /* NULL, or the default handed back, both mean "no custom allocator". */
   if (allocator == &tffi_default_allocator) allocator = NULL;
   __atomic_store_n(&tffi_registered, allocator, __ATOMIC_RELEASE);
-  return 0;
 }

@@ -1,5 +1,6 @@
 /* Ownership of TVMFFIAny values: TVMFFIAnyViewToOwnedAny and release. */
 #include "any.h"
+#include "arg.h"
 
 #include <string.h>
 
@@ -77,10 +78,10 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
 }
 
 int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIAnyViewToOwnedAny", "out");
   if (any_view == NULL) {
     *out = tffi_any_none();
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view is NULL");
+    return tffi_arg_null("TVMFFIAnyViewToOwnedAny", "any_view");
   }
   return tffi_any_copy_owned(any_view, out);
 }

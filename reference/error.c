@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "object.h"
 #include "mem.h"
+#include "object.h"
 
 /* One error object per thread, owned by the slot until moved out. */
 static _Thread_local TVMFFIObject* tffi_raised;
@@ -178,6 +178,13 @@ int tffi_raise(const char* kind, const char* fmt, ...) {
   tffi_raise_bytes(kind, big, (size_t)n);
   tffi_free(big);
   return -1;
+}
+
+void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
+  int custom;
+  void* obj = tffi_object_alloc_from(size, type_index, deleter, &custom);
+  if (obj == NULL && !custom) tffi_raise_oom(size);
+  return obj;
 }
 
 int tffi_raise_oom(size_t size) {

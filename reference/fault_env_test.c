@@ -11,8 +11,10 @@
 #include "error.h"
 #include "fault_test_support.h"
 #include "library_bin.h"
+#include "library_loader.h"
 #include "module.h"
 #include "object.h"
+#include "system_lib.h"
 
 static int answer(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   (void)h, (void)args, (void)n;

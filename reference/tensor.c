@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arg.h"
 #include "error.h"
-#include "object.h"
 #include "mem.h"
+#include "object.h"
 
 /*
  * One allocation per tensor: header, DLTensor (where callers expect it),
@@ -169,10 +170,10 @@ static void tffi_release_source(void* ctx) { tffi_decref(ctx); }
 int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
                                  TVMFFIObjectHandle* out) {
   if (!tffi_is_tensor(source)) {
-    return tffi_raise(TFFI_TYPE_ERROR, "source is %s, expected a Tensor object",
-                      source == NULL ? "NULL" : "not a Tensor");
+    return tffi_arg_error(TFFI_TYPE_ERROR, "TVMFFITensorCreateUnsafeView", "source",
+                          "is %s, expected a Tensor object", source == NULL ? "NULL" : "not a Tensor");
   }
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
   /* The view keeps the source alive, since it points into its data. */
   tffi_incref(source);
   if (tffi_tensor_new(prototype, "prototype", tffi_release_source, source,

@@ -1,5 +1,6 @@
 /* The type registry: TVMFFITypeKeyToIndex, TVMFFITypeGetOrAllocIndex and
  * TVMFFIGetTypeInfo, with the built-in types registered on first use. */
+#include "arg.h"
 #include "type.h"
 
 #include <pthread.h>
@@ -170,7 +171,7 @@ static int tffi_types_init(void) {
 
 /* Checks a caller's key; returns 0 when usable. */
 static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
-  if (type_key == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key is NULL", api);
+  if (type_key == NULL) return tffi_arg_null(api, "type_key");
   if (type_key->data == NULL && type_key->size != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key->data is NULL with size %zu", api,
                       type_key->size);
@@ -183,7 +184,7 @@ static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
 int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   if (tffi_check_key("TVMFFITypeKeyToIndex", type_key)) return -1;
   if (out_tindex == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFITypeKeyToIndex: out_tindex is NULL");
+    return tffi_arg_null("TVMFFITypeKeyToIndex", "out_tindex");
   pthread_mutex_lock(&tffi_types_lock);
   int rc = tffi_types_init();
   TffiType* t = rc ? NULL : tffi_find_key(type_key->data, type_key->size);
