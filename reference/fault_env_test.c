@@ -16,21 +16,6 @@
 #include "object.h"
 #include "system_lib.h"
 
-static int answer(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)h, (void)args, (void)n;
-  result->type_index = kTVMFFIInt;
-  result->v_int64 = 77;
-  return 0;
-}
-
-static int call_answer(TVMFFIObject* fn) {
-  TVMFFIAny out = {0};
-  if (TVMFFIFunctionCall(fn, NULL, 0, &out) != 0) return -1;
-  cr_assert_eq(out.type_index, kTVMFFIInt);
-  cr_assert_eq(out.v_int64, 77);
-  return 0;
-}
-
 /* ---- global functions ---- */
 
 static int op_register_global(void* ctx) {
@@ -39,13 +24,13 @@ static int op_register_global(void* ctx) {
   snprintf(name, sizeof name, "ut.fault.global%ld", (*serial)++);
   TVMFFIByteArray key = {name, strlen(name)};
   TVMFFIObjectHandle fn = NULL, got = NULL;
-  if (TVMFFIFunctionCreate(NULL, answer, NULL, &fn) != 0) return -1;
+  if (TVMFFIFunctionCreate(NULL, fault_answer, NULL, &fn) != 0) return -1;
   int rc = TVMFFIFunctionSetGlobal(&key, fn, 0);
   tffi_decref(fn);
   if (rc != 0) return -1;
   cr_assert_eq(TVMFFIFunctionGetGlobal(&key, &got), 0);
   cr_assert_not_null(got, "%s registered but not found", name);
-  rc = call_answer(got);
+  rc = fault_call_answer(got);
   tffi_decref(got);
   return rc;
 }
@@ -59,8 +44,8 @@ static int op_register_symbols(void* ctx) {
   long* serial = ctx;
   char name[64];
   snprintf(name, sizeof name, "ut_fault_sym%ld", (*serial)++);
-  if (TVMFFIEnvModRegisterSystemLibSymbol(name, (void*)answer) != 0) return -1;
-  return TVMFFIEnvModRegisterContextSymbol(name, (void*)answer);
+  if (TVMFFIEnvModRegisterSystemLibSymbol(name, (void*)fault_answer) != 0) return -1;
+  return TVMFFIEnvModRegisterContextSymbol(name, (void*)fault_answer);
 }
 
 Test(fault, register_symbols) {
@@ -166,8 +151,8 @@ static void setup_library(void) {
   cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("ut_fault___tvm_ffi__library_bin", blob), 0);
   cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("ut_fault_ctx_var", &ctx_slot), 0);
   cr_assert_eq(TVMFFIEnvModRegisterContextSymbol("ut_fault_ctx_var", ctx_value), 0);
-  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fault_own", (void*)answer), 0);
-  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fchild_deep", (void*)answer),
+  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fault_own", (void*)fault_answer), 0);
+  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fchild_deep", (void*)fault_answer),
                0);
   TVMFFIObjectHandle loader = NULL;
   cr_assert_eq(TVMFFIFunctionCreate(NULL, load_child, NULL, &loader), 0);
@@ -190,11 +175,11 @@ static int op_load_module(void* ctx) {
   rc = tffi_module_get_function(mod, "ut_fault_own", 12, 0, &own);
   if (rc == 0) {
     cr_assert_not_null(own, "the library's own function is found");
-    rc = call_answer(own);
+    rc = fault_call_answer(own);
     tffi_decref(own);
   }
   if (rc == 0) rc = TVMFFIEnvModLookupFromImports(mod, "ut_fchild_deep", &deep);
-  if (rc == 0) rc = call_answer(deep); /* borrowed from the module's cache */
+  if (rc == 0) rc = fault_call_answer(deep); /* borrowed from the module's cache */
   tffi_decref(mod);
   return rc;
 }

@@ -12,13 +12,6 @@
 #include "fault_test_support.h"
 #include "object.h"
 
-static int answer(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)h, (void)args, (void)n;
-  result->type_index = kTVMFFIInt;
-  result->v_int64 = 77;
-  return 0;
-}
-
 static const char meta_text[] = "{\"doc\": \"metadata long enough to live on the heap\"}";
 
 static int meta_getter(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
@@ -110,7 +103,7 @@ static int op_module_globals(void* ctx) {
 
 Test(fault, module_globals) {
   /* Found through either library's prefix fallback: the name alone. */
-  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fm_fn", (void*)answer), 0);
+  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fm_fn", (void*)fault_answer), 0);
   cr_assert_eq(
       TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi__metadata_ut_fm_meta", (void*)meta_getter), 0);
   long serial = 0;

@@ -17,6 +17,23 @@
 #include "mem.h"
 #include "object.h"
 
+/* A function for operations to register, look up and call: answers 77. */
+static inline int fault_answer(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)h, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 77;
+  return 0;
+}
+
+/* Calls fn with no arguments: -1 if the call failed, else checks the 77. */
+static inline int fault_call_answer(TVMFFIObject* fn) {
+  TVMFFIAny out = {0};
+  if (TVMFFIFunctionCall(fn, NULL, 0, &out) != 0) return -1;
+  cr_assert_eq(out.type_index, kTVMFFIInt);
+  cr_assert_eq(out.v_int64, 77);
+  return 0;
+}
+
 /* An operation under test: 0 on success (having checked its result and
  * released what it made), -1 with an error raised. */
 typedef int (*FaultOp)(void* ctx);
