@@ -124,3 +124,32 @@ static int op_containers(void* ctx) {
 }
 
 Test(fault, containers) { fault_walk_both("ffi.Shape and ffi.Array", op_containers, NULL); }
+
+/* ffi.ModuleLoadFromFile of a real shared library (dlopen) whose library_bin
+ * imports 99 modules of kind "bench" (tools/bench/bench_lib_100.so). */
+static int load_bench_entry(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)h, (void)args, (void)n;
+  TVMFFIAny prefix = str_arg("ut_fm_bench_");
+  return call("ffi.SystemLib", &prefix, 1, result);
+}
+
+static int op_load_shared_library(void* ctx) {
+  (void)ctx;
+  TVMFFIAny path = str_arg("tools/bench/bench_lib_100.so"), mod = {0}, fn = {0};
+  if (call("ffi.ModuleLoadFromFile", &path, 1, &mod) != 0) return -1;
+  TVMFFIAny args[3] = {mod, str_arg("bench_noop"), bool_arg(0)};
+  int rc = call("ffi.ModuleGetFunction", args, 3, &fn);
+  if (rc == 0) cr_assert_eq(fn.type_index, kTVMFFIFunction, "bench_noop is found");
+  release(&fn);
+  release(&mod);
+  return rc;
+}
+
+Test(fault, load_shared_library) {
+  TVMFFIObjectHandle loader = NULL;
+  cr_assert_eq(TVMFFIFunctionCreate(NULL, load_bench_entry, NULL, &loader), 0);
+  TVMFFIByteArray name = {"ffi.Module.load_from_bytes.bench", 32};
+  cr_assert_eq(TVMFFIFunctionSetGlobal(&name, loader, 0), 0);
+  tffi_decref(loader);
+  fault_walk_both("load a shared library (100)", op_load_shared_library, NULL);
+}
