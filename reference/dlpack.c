@@ -64,7 +64,7 @@ int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg
   if (tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
     return -1;
   }
-  if (tffi_tensor_new(&from->dl_tensor, arg_name, tffi_release_versioned, from, out) != 0) {
+  if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {
     return -1;
   }
   tffi_tensor_set_flags(*out, from->flags);
@@ -87,8 +87,8 @@ int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
   if (tffi_check_requirements(&from->dl_tensor, "from", require_alignment, require_contiguous)) {
     return -1;
   }
-  return tffi_tensor_new(&from->dl_tensor, "from", tffi_release_legacy, from,
-                         (TVMFFIObject**)out);
+  return tffi_tensor_new_checked(&from->dl_tensor, tffi_release_legacy, from,
+                                 (TVMFFIObject**)out);
 }
 
 /* An exported managed tensor holds one strong reference to the tensor (its

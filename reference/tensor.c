@@ -118,6 +118,11 @@ static void tffi_tensor_delete(void* self, int flags) {
 int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
                     void* ctx, TVMFFIObject** out) {
   if (tffi_dltensor_check(proto, arg_name) != 0) return -1;
+  return tffi_tensor_new_checked(proto, release, ctx, out);
+}
+
+int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
+                            TVMFFIObject** out) {
   size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
   TffiTensor* t = tffi_object_alloc(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
                                     kTVMFFITensor, tffi_tensor_delete);
