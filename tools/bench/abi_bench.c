@@ -108,6 +108,7 @@ static int check_mode(int nlibs, BenchRuntime* rts) {
     }
   }
   printf("abi_bench --check: %d of %d operations failed\n", failed, nlibs * bench_num_ops);
+  for (int i = 0; i < nlibs; ++i) bench_unload(&rts[i]);
   return failed ? 1 : 0;
 }
 
@@ -159,9 +160,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (bench_load(&rts[0], "lib", libs[0], mods) != 0) return 1;
-  if (op->run(&rts[0], iters) != 0) {
-    fprintf(stderr, "abi_bench: %s failed in %s\n", op->name, libs[0]);
-    return 3;
-  }
-  return 0;
+  int rc = op->run(&rts[0], iters);
+  if (rc != 0) fprintf(stderr, "abi_bench: %s failed in %s\n", op->name, libs[0]);
+  bench_unload(&rts[0]);
+  return rc != 0 ? 3 : 0;
 }

@@ -241,3 +241,10 @@ int bench_load(BenchRuntime* rt, const char* name, const char* path, const char*
   rt->TVMFFIObjectDecRef(loader);
   return 0;
 }
+
+void bench_unload(BenchRuntime* rt) {
+  TVMFFIObjectHandle held[] = {rt->fn_self, rt->fn_direct, rt->mod_fn, rt->mod, rt->load_file};
+  for (size_t i = 0; i < sizeof held / sizeof held[0]; ++i)
+    if (held[i] != NULL) rt->TVMFFIObjectDecRef(held[i]);
+  memset(rt, 0, sizeof *rt);
+}
