@@ -2,8 +2,8 @@
  * (any, object, string, dtype, type, container, error, function, registry,
  * init-once): reading raised errors, reference counts and string values
  * through the ABI only. */
-#ifndef TFFI_CONFORMANCE_CORE_SUPPORT_H_
-#define TFFI_CONFORMANCE_CORE_SUPPORT_H_
+#ifndef CONFORMANCE_CORE_SUPPORT_H_
+#define CONFORMANCE_CORE_SUPPORT_H_
 
 #include <stdint.h>
 #include <string.h>

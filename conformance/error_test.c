@@ -113,9 +113,9 @@ typedef struct {
 
 static void* other_thread(void* arg) {
   SlotProbe* probe = arg;
-  tffi_api.TVMFFIErrorMoveFromRaised(&probe->seen_before);
-  tffi_api.TVMFFIErrorSetRaisedFromCStr("KeyError", "from the other thread");
-  tffi_api.TVMFFIErrorMoveFromRaised(&probe->raised);
+  conf_api.TVMFFIErrorMoveFromRaised(&probe->seen_before);
+  conf_api.TVMFFIErrorSetRaisedFromCStr("KeyError", "from the other thread");
+  conf_api.TVMFFIErrorMoveFromRaised(&probe->raised);
   return NULL;
 }
 
@@ -177,7 +177,7 @@ TEST(err, ERR_008_kind_and_message_nul_terminated) {
 static TVMFFIObjectHandle left_behind;
 static void* raise_and_exit(void* arg) {
   (void)arg;
-  tffi_api.TVMFFIErrorSetRaised(left_behind);
+  conf_api.TVMFFIErrorSetRaised(left_behind);
   return NULL;
 }
 
@@ -485,7 +485,7 @@ typedef struct {
 
 static void* backtrace_thread(void* arg) {
   BtProbe* p = arg;
-  const TVMFFIByteArray* bt = tffi_api.TVMFFIBacktrace(p->file, 1, "f", 0);
+  const TVMFFIByteArray* bt = conf_api.TVMFFIBacktrace(p->file, 1, "f", 0);
   pthread_barrier_wait(p->barrier); /* both threads have called */
   pthread_barrier_wait(p->barrier);
   p->ok = contains(*bt, p->file);

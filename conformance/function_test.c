@@ -156,7 +156,7 @@ TEST(fn, FN_006_argument_counts_unchanged) {
 static int return_self_call(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   (void)args, (void)n;
   TVMFFIObjectHandle obj = *(TVMFFIObjectHandle*)handle;
-  tffi_api.TVMFFIObjectIncRef(obj); /* the result owns a reference */
+  conf_api.TVMFFIObjectIncRef(obj); /* the result owns a reference */
   rv->type_index = TVMFFIObjectGetTypeIndex(obj);
   rv->zero_padding = 0;
   rv->v_obj = obj;
@@ -182,7 +182,7 @@ TEST(fn, FN_007_result_owned_by_caller) {
 
 static int raise_call(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   (void)handle, (void)args, (void)n, (void)rv;
-  tffi_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "argument `x` out of range");
+  conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "argument `x` out of range");
   return -1;
 }
 
@@ -223,13 +223,13 @@ TEST(fn, FN_009_deleter_once_at_last_release) {
  * inner, inner raises. Each level passes failure straight up. */
 static int inner_call(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   (void)handle, (void)args, (void)n, (void)rv;
-  tffi_api.TVMFFIErrorSetRaisedFromCStr("IndexError", "index 12 out of range for `axis`");
+  conf_api.TVMFFIErrorSetRaisedFromCStr("IndexError", "index 12 out of range for `axis`");
   return -1;
 }
 static int forward_call(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
   (void)args, (void)n;
   TVMFFIObjectHandle next = *(TVMFFIObjectHandle*)handle;
-  return tffi_api.TVMFFIFunctionCall(next, NULL, 0, rv);
+  return conf_api.TVMFFIFunctionCall(next, NULL, 0, rv);
 }
 
 /* FN-010: an error raised three calls deep comes out of the outermost
@@ -317,7 +317,7 @@ static void* call_many(void* arg) {
   CallerArg* c = arg;
   for (int i = 0; i < 10000; ++i) {
     TVMFFIAny a[1] = {int_value(i)}, rv = none();
-    if (tffi_api.TVMFFIFunctionCall(c->fn, a, 1, &rv) != 0 || rv.v_int64 != i) c->failures++;
+    if (conf_api.TVMFFIFunctionCall(c->fn, a, 1, &rv) != 0 || rv.v_int64 != i) c->failures++;
   }
   return NULL;
 }

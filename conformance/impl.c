@@ -7,13 +7,13 @@
 #include <string.h>
 #include <sys/resource.h>
 
-TffiApi tffi_api;
+ConfApi conf_api;
 
 static char impl_path[PATH_MAX];
 static char load_error[1024];
 static void* impl_handle;
 
-const char* tffi_runfile(const char* path) {
+const char* conf_runfile(const char* path) {
   static _Thread_local char buf[PATH_MAX];
   const char* srcdir = getenv("TEST_SRCDIR");
   const char* workspace = getenv("TEST_WORKSPACE");
@@ -28,9 +28,9 @@ static void resolve_path(void) {
   const char* want = getenv("TVMFFI_IMPL");
   const char* path;
   if (want == NULL || *want == '\0' || strcmp(want, "reference") == 0) {
-    path = tffi_runfile("reference/libtvm_ffi.so");
+    path = conf_runfile("reference/libtvm_ffi.so");
   } else if (strcmp(want, "upstream") == 0) {
-    path = tffi_runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so");
+    path = conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so");
   } else {
     path = want;
   }
@@ -40,10 +40,10 @@ static void resolve_path(void) {
 /* Fills the API table (impl.h: all 50 functions of the C API, all of which
  * the reference exports); a symbol the library lacks stays NULL. */
 static void resolve_api(void) {
-#define TFFI_API_RESOLVE(name) \
-  tffi_api.name = (__typeof__(&name))dlsym(impl_handle, #name);
-  TFFI_API_FUNCTIONS(TFFI_API_RESOLVE)
-#undef TFFI_API_RESOLVE
+#define CONF_API_RESOLVE(name) \
+  conf_api.name = (__typeof__(&name))dlsym(impl_handle, #name);
+  CONF_API_FUNCTIONS(CONF_API_RESOLVE)
+#undef CONF_API_RESOLVE
 }
 
 /* Runs before main in the runner and in every test worker (Criterion starts
@@ -69,19 +69,19 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
     return;
   }
   TVMFFIVersion v = {0, 0, 0};
-  if (tffi_api.TVMFFIGetVersion) tffi_api.TVMFFIGetVersion(&v);
+  if (conf_api.TVMFFIGetVersion) conf_api.TVMFFIGetVersion(&v);
   fprintf(stderr, "conformance: TVMFFIGetVersion: %u.%u.%u%s\n", v.major, v.minor, v.patch,
-          tffi_api.TVMFFIGetVersion ? "" : " (symbol missing)");
+          conf_api.TVMFFIGetVersion ? "" : " (symbol missing)");
 }
 
-const char* tffi_impl_path(void) { return impl_path; }
-void* tffi_impl_handle(void) { return impl_handle; }
+const char* conf_impl_path(void) { return impl_path; }
+void* conf_impl_handle(void) { return impl_handle; }
 
-void tffi_impl_require(void) {
+void conf_impl_require(void) {
   if (impl_handle == NULL) cr_assert_fail("cannot load %s: %s", impl_path, load_error);
 }
 
-void tffi_impl_need(const void* fn, const char* name) {
+void conf_impl_need(const void* fn, const char* name) {
   if (fn == NULL) criterion_skip_test("%s does not export %s", impl_path, name);
 }
 
@@ -96,13 +96,13 @@ __attribute__((unused)) static unsigned long long vm_size_bytes(void) {
   return pages * 4096ull;
 }
 
-void tffi_limit_memory(void) {
+void conf_limit_memory(void) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return;
 #else
   unsigned long long now = vm_size_bytes();
   if (now == 0) return;
-  struct rlimit cap = {now + TFFI_HOSTILE_HEADROOM, now + TFFI_HOSTILE_HEADROOM};
+  struct rlimit cap = {now + CONF_HOSTILE_HEADROOM, now + CONF_HOSTILE_HEADROOM};
   if (setrlimit(RLIMIT_AS, &cap) != 0) cr_log_warn("cannot cap the address space");
 #endif
 }

@@ -3,11 +3,11 @@
  *
  * The suite never links a runtime: it dlopens one (the reference by default,
  * the pip library with --config=upstream, or the path in TVMFFI_IMPL) and
- * reaches the C API through `tffi_api`. A symbol the library lacks leaves its
+ * reaches the C API through `conf_api`. A symbol the library lacks leaves its
  * slot NULL, and API(name) turns that into a SKIP naming the symbol.
  */
-#ifndef TFFI_CONFORMANCE_IMPL_H_
-#define TFFI_CONFORMANCE_IMPL_H_
+#ifndef CONFORMANCE_IMPL_H_
+#define CONFORMANCE_IMPL_H_
 
 #include <criterion/criterion.h>
 #include <tvm/ffi/c_api.h>
@@ -15,7 +15,7 @@
 
 /* The C API: the 50 TVMFFI* functions that upstream's libtvm_ffi.so
  * (0.1.15.post2) exports, every one of which the reference implements. */
-#define TFFI_API_FUNCTIONS(X)                    \
+#define CONF_API_FUNCTIONS(X)                    \
   X(TVMFFIGetVersion)                            \
   X(TVMFFIObjectIncRef)                          \
   X(TVMFFIObjectDecRef)                          \
@@ -68,50 +68,50 @@
   X(TVMFFIEnvModRegisterSystemLibSymbol)
 
 typedef struct {
-#define TFFI_API_SLOT(name) __typeof__(&name) name;
-  TFFI_API_FUNCTIONS(TFFI_API_SLOT)
-#undef TFFI_API_SLOT
-} TffiApi;
+#define CONF_API_SLOT(name) __typeof__(&name) name;
+  CONF_API_FUNCTIONS(CONF_API_SLOT)
+#undef CONF_API_SLOT
+} ConfApi;
 
-extern TffiApi tffi_api;
+extern ConfApi conf_api;
 
 /* Absolute path of the library under test, and its dlopen handle. */
-const char* tffi_impl_path(void);
-void* tffi_impl_handle(void);
+const char* conf_impl_path(void);
+void* conf_impl_handle(void);
 
 /* Fixture run before every conformance test: fails it with the dlerror()
  * text when the library did not load. */
-void tffi_impl_require(void);
+void conf_impl_require(void);
 
 /* Skips the running test, naming the symbol, when `fn` is NULL. */
-void tffi_impl_need(const void* fn, const char* name);
+void conf_impl_need(const void* fn, const char* name);
 
 /* Path of a file in the test's runfiles (e.g. "kernels/libscale_cpu.so"),
  * or of an external repository's file ("../tvm_ffi_upstream/..."). */
-const char* tffi_runfile(const char* path);
+const char* conf_runfile(const char* path);
 
 /*
  * For tests that feed hostile input: caps this test's address space at what
- * it uses now plus TFFI_HOSTILE_HEADROOM, so an implementation that sizes an
+ * it uses now plus CONF_HOSTILE_HEADROOM, so an implementation that sizes an
  * allocation from the input fails (or dies) instead of exhausting the
  * machine. Each test runs in its own process: a crash fails only that test,
  * and spec/deviations.md records it. No cap under ASan, whose shadow memory
  * needs the address space.
  */
-#define TFFI_HOSTILE_HEADROOM (1024L * 1024 * 1024)
-void tffi_limit_memory(void);
+#define CONF_HOSTILE_HEADROOM (1024L * 1024 * 1024)
+void conf_limit_memory(void);
 
 /* Marks a test that feeds input some implementations crash on (`why` says
  * which); the test still runs everywhere, under the memory cap. */
 #define HOSTILE_INPUT(why)                                          \
   do {                                                              \
     cr_log_info("hostile input (%s); a crash fails this test only", why); \
-    tffi_limit_memory();                                            \
+    conf_limit_memory();                                            \
   } while (0)
 
-#define API(name) (tffi_impl_need((const void*)tffi_api.name, #name), tffi_api.name)
+#define API(name) (conf_impl_need((const void*)conf_api.name, #name), conf_api.name)
 
 /* Every conformance test: Test() with the load check as its fixture. */
-#define TEST(suite, name, ...) Test(suite, name, .init = tffi_impl_require, ##__VA_ARGS__)
+#define TEST(suite, name, ...) Test(suite, name, .init = conf_impl_require, ##__VA_ARGS__)
 
 #endif

@@ -62,7 +62,7 @@ typedef struct {
 static void* racer(void* arg) {
   RaceResult* r = arg;
   pthread_barrier_wait(&race_start);
-  r->rc = tffi_api.TVMFFIHandleInitOnce(&shared_handle, slow_init);
+  r->rc = conf_api.TVMFFIHandleInitOnce(&shared_handle, slow_init);
   r->seen = __atomic_load_n(&shared_handle, __ATOMIC_ACQUIRE);
   r->value = r->seen ? *(int*)r->seen : -1;
   return NULL;
@@ -93,7 +93,7 @@ TEST(init_once, FN_042_eight_racing_threads) {
 static int init_fails(void** result) {
   (void)result;
   __atomic_fetch_add(&init_calls, 1, __ATOMIC_RELAXED);
-  tffi_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "device `cuda:3` is not available");
+  conf_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "device `cuda:3` is not available");
   return -1;
 }
 
@@ -163,7 +163,7 @@ TEST(init_once, FN_045_deinit_once) {
 
 static int deinit_fails(void* handle) {
   (void)handle;
-  tffi_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "could not release `stream`");
+  conf_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "could not release `stream`");
   return -1;
 }
 

@@ -31,7 +31,7 @@ _Static_assert(sizeof(TVMFFIOpaqueObjectCell) == 8, "OBJ-002");
 _Static_assert(sizeof(TVMFFIObjectAllocHeader) == 8, "OBJ-020");
 
 /* The facts as the reference headers state them, in the same order. */
-static const TffiLayoutFact ours[] = {
+static const ConfLayoutFact ours[] = {
 #define FACT(expr) {#expr, (long long)(expr)},
 #include "layout_facts.inc"
 #undef FACT
@@ -110,7 +110,7 @@ TEST(layout, ANY_003_type_index_values) {
  * and constant of layout_facts.inc. */
 TEST(layout, ANY_004_headers_match_upstream) {
   size_t n = 0;
-  const TffiLayoutFact* theirs = tffi_upstream_layout(&n);
+  const ConfLayoutFact* theirs = conf_upstream_layout(&n);
   size_t mine = sizeof ours / sizeof *ours;
   cr_assert_eq(n, mine, "fact lists differ in length: %zu vs %zu", n, mine);
   cr_assert_gt(n, 150u, "too few facts compared (%zu)", n);
@@ -210,7 +210,7 @@ TEST(layout, OBJ_002_opaque_cell_at_24) {
 
 static long long upstream_fact(const char* expr) {
   size_t n = 0;
-  const TffiLayoutFact* facts = tffi_upstream_layout(&n);
+  const ConfLayoutFact* facts = conf_upstream_layout(&n);
   for (size_t i = 0; i < n; ++i)
     if (strcmp(facts[i].expr, expr) == 0) return facts[i].value;
   cr_assert_fail("no upstream fact %s", expr);

@@ -18,14 +18,14 @@
  * of that name compiles against upstream's header and nowhere else. */
 static const int TVMFFIObjectGetTypeIndex = 1;
 
-static const TffiLayoutFact tffi_facts[] = {
+static const ConfLayoutFact conf_facts[] = {
 #define FACT(expr) {#expr, (long long)(expr)},
 #include "layout_facts.inc"
 #undef FACT
 };
 
-const TffiLayoutFact* tffi_upstream_layout(size_t* count) {
+const ConfLayoutFact* conf_upstream_layout(size_t* count) {
   (void)TVMFFIObjectGetTypeIndex;
-  *count = sizeof tffi_facts / sizeof *tffi_facts;
-  return tffi_facts;
+  *count = sizeof conf_facts / sizeof *conf_facts;
+  return conf_facts;
 }

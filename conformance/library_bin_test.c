@@ -184,14 +184,14 @@ static const char* blob_path(const char* name) {
   static char buf[4096];
   char rel[256];
   snprintf(rel, sizeof rel, "conformance/testdata/%s", name);
-  snprintf(buf, sizeof buf, "%s", tffi_runfile(rel));
+  snprintf(buf, sizeof buf, "%s", conf_runfile(rel));
   return buf;
 }
 
 /* Loads libmod_blob_env.so with the blob in this process (well-formed
  * blobs only). */
 static int load_blob_here(const char* name, TVMFFIObjectHandle* mod) {
-  setenv("TFFI_TEST_LIBRARY_BIN", blob_path(name), 1);
+  setenv("CONF_TEST_LIBRARY_BIN", blob_path(name), 1);
   return mod_load_path(mod_lib_path("libmod_blob_env.so"), mod);
 }
 

@@ -5,8 +5,8 @@
  * process so that an implementation that crashes fails one test instead of
  * killing the run.
  */
-#ifndef TFFI_CONFORMANCE_MODULE_SUPPORT_H_
-#define TFFI_CONFORMANCE_MODULE_SUPPORT_H_
+#ifndef CONFORMANCE_MODULE_SUPPORT_H_
+#define CONFORMANCE_MODULE_SUPPORT_H_
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -115,7 +115,7 @@ static inline const char* mod_lib_path(const char* file) {
   char rel[512];
   snprintf(rel, sizeof rel, "conformance/testlibs/%s", file);
   char* out = buf[next++ % 8];
-  snprintf(out, sizeof buf[0], "%s", tffi_runfile(rel));
+  snprintf(out, sizeof buf[0], "%s", conf_runfile(rel));
   return out;
 }
 
@@ -216,7 +216,7 @@ typedef struct {
 } ModOutcome;
 
 /* Loads `path` (via ffi.ModuleLoadFromFile) in a forked child with
- * TFFI_TEST_LIBRARY_BIN=blob, a 4 GB address-space cap (not under ASan,
+ * CONF_TEST_LIBRARY_BIN=blob, a 4 GB address-space cap (not under ASan,
  * which reserves more than that for its shadow), and reports back through a
  * pipe. */
 static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
@@ -233,7 +233,7 @@ static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
     struct rlimit cap = {4000000000ull, 4000000000ull};
     setrlimit(RLIMIT_AS, &cap);
 #endif
-    if (blob) setenv("TFFI_TEST_LIBRARY_BIN", blob, 1);
+    if (blob) setenv("CONF_TEST_LIBRARY_BIN", blob, 1);
     ModOutcome child;
     memset(&child, 0, sizeof child);
     TVMFFIObjectHandle mod = NULL;

@@ -165,7 +165,7 @@ TEST(module, MOD_007_not_a_library) {
 TEST(module, MOD_008_unresolved_symbol) {
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_unresolved.so"), &mod), -1);
-  cr_expect(strstr(mod_err.message, "tffi_symbol_nobody_defines") != NULL, "message: %s",
+  cr_expect(strstr(mod_err.message, "conf_symbol_nobody_defines") != NULL, "message: %s",
             mod_err.message);
 }
 
@@ -336,7 +336,7 @@ TEST(module, MOD_018_source_and_write) {
                r.type_index);
   cr_expect_eq(((TVMFFISeqCell*)((char*)r.v_obj + sizeof(TVMFFIObject)))->size, 0);
   mod_release(&r);
-  a[1] = mod_str("/tmp/tffi_never_written.so");
+  a[1] = mod_str("/tmp/conf_never_written.so");
   a[2] = mod_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
   cr_expect_str_eq(mod_err.kind, "RuntimeError");
@@ -410,11 +410,11 @@ static int mod022_global(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny
 
 /* MOD-022: the global registry is the fallback. */
 TEST(module, MOD_022_lookup_falls_back_to_globals) {
-  register_global("tffi_test.mod022", mod022_global);
+  register_global("conf_test.mod022", mod022_global);
   TVMFFIObjectHandle basic, other, third;
   load_tree(&basic, &other, &third);
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
-  TVMFFIAny arg = mod_str("tffi_test.mod022");
+  TVMFFIAny arg = mod_str("conf_test.mod022");
   cr_expect_eq(mod_call_int(call, &arg, 1), 2222);
   API(TVMFFIObjectDecRef)(call);
   release3(basic, other, third);
@@ -425,10 +425,10 @@ TEST(module, MOD_023_lookup_missing_is_runtime_error) {
   TVMFFIObjectHandle basic, other, third;
   load_tree(&basic, &other, &third);
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
-  TVMFFIAny arg = mod_str("tffi_no_function_has_this_name"), r;
+  TVMFFIAny arg = mod_str("conf_no_function_has_this_name"), r;
   cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1);
   cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "tffi_no_function_has_this_name") != NULL, "message: %s",
+  cr_expect(strstr(mod_err.message, "conf_no_function_has_this_name") != NULL, "message: %s",
             mod_err.message);
   API(TVMFFIObjectDecRef)(call);
   release3(basic, other, third);
@@ -437,7 +437,7 @@ TEST(module, MOD_023_lookup_missing_is_runtime_error) {
 /* MOD-024: a registered context symbol is written into later libraries. */
 TEST(module, MOD_024_context_symbol_filled) {
   static int marker;
-  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("tffi_test_context_slot", &marker), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_test_context_slot", &marker), 0);
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIObjectHandle fn = mod_get_function(mod, "get_context_slot", 0);
   TVMFFIAny r;
@@ -472,38 +472,38 @@ static TVMFFIObjectHandle system_lib(const char* prefix) {
 
 /* MOD-025: system-library symbols: `__tvm_ffi_<prefix>f`, else `__tvm_ffi_f`. */
 TEST(module, MOD_025_system_lib_symbols) {
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_tffi_mod025_f",
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod025_f",
                                                           (void*)syslib_plain), 0);
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_pfx_tffi_mod025_f",
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_pfx_conf_mod025_f",
                                                           (void*)syslib_prefixed), 0);
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_tffi_mod025_g",
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod025_g",
                                                           (void*)syslib_plain), 0);
   TVMFFIObjectHandle with_prefix = system_lib("pfx_");
-  TVMFFIObjectHandle fn = mod_get_function(with_prefix, "tffi_mod025_f", 0);
+  TVMFFIObjectHandle fn = mod_get_function(with_prefix, "conf_mod025_f", 0);
   cr_assert_not_null(fn);
   cr_expect_eq(mod_call_int(fn, NULL, 0), 2, "the prefixed symbol must win");
   API(TVMFFIObjectDecRef)(fn);
-  fn = mod_get_function(with_prefix, "tffi_mod025_g", 0);
+  fn = mod_get_function(with_prefix, "conf_mod025_g", 0);
   cr_assert_not_null(fn, "no fallback to the unprefixed symbol");
   cr_expect_eq(mod_call_int(fn, NULL, 0), 1);
   API(TVMFFIObjectDecRef)(fn);
   TVMFFIObjectHandle plain = system_lib("");
-  fn = mod_get_function(plain, "tffi_mod025_f", 0);
+  fn = mod_get_function(plain, "conf_mod025_f", 0);
   cr_assert_not_null(fn);
   cr_expect_eq(mod_call_int(fn, NULL, 0), 1);
   API(TVMFFIObjectDecRef)(fn);
-  cr_expect_null(mod_get_function(plain, "tffi_mod025_none", 0));
+  cr_expect_null(mod_get_function(plain, "conf_mod025_none", 0));
   API(TVMFFIObjectDecRef)(plain);
   API(TVMFFIObjectDecRef)(with_prefix);
 }
 
 /* MOD-026: one module per prefix; no argument means "". */
 TEST(module, MOD_026_system_lib_is_cached) {
-  TVMFFIObjectHandle a = system_lib("tffi_p_");
-  TVMFFIObjectHandle b = system_lib("tffi_p_");
+  TVMFFIObjectHandle a = system_lib("conf_p_");
+  TVMFFIObjectHandle b = system_lib("conf_p_");
   TVMFFIObjectHandle c = system_lib(NULL);
   TVMFFIObjectHandle d = system_lib("");
-  TVMFFIObjectHandle e = system_lib("tffi_q_");
+  TVMFFIObjectHandle e = system_lib("conf_q_");
   cr_expect_eq(a, b);
   cr_expect_eq(c, d);
   cr_expect_neq(a, e);

@@ -89,14 +89,14 @@ enum { kThreads = 8, kRounds = 100000 };
 
 static void* churn(void* obj) {
   for (int i = 0; i < kRounds; ++i) {
-    tffi_api.TVMFFIObjectIncRef(obj);
-    tffi_api.TVMFFIObjectDecRef(obj);
+    conf_api.TVMFFIObjectIncRef(obj);
+    conf_api.TVMFFIObjectDecRef(obj);
   }
   return NULL;
 }
 
 static void* drop_one(void* obj) {
-  tffi_api.TVMFFIObjectDecRef(obj);
+  conf_api.TVMFFIObjectDecRef(obj);
   return NULL;
 }
 
@@ -111,8 +111,8 @@ static void count_opaque_delete(void* handle) {
  * decrement concurrently lose no update, and when they drop the last
  * references at once the deleter runs exactly once. */
 TEST(object, OBJ_007_concurrent_counting) {
-  tffi_impl_need((const void*)tffi_api.TVMFFIObjectIncRef, "TVMFFIObjectIncRef");
-  tffi_impl_need((const void*)tffi_api.TVMFFIObjectDecRef, "TVMFFIObjectDecRef");
+  conf_impl_need((const void*)conf_api.TVMFFIObjectIncRef, "TVMFFIObjectIncRef");
+  conf_impl_need((const void*)conf_api.TVMFFIObjectDecRef, "TVMFFIObjectDecRef");
   TVMFFIObjectHandle obj = NULL;
   cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x77, kTVMFFIOpaquePyObject,
                                              count_opaque_delete, &obj),

@@ -183,28 +183,28 @@ static void* register_and_lookup(void* arg) {
       TVMFFIObjectHandle fn = NULL;
       /* Tags start at 1: a NULL self with no deleter would get the function
        * object as handle instead (FN-003). */
-      if (tffi_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id * 1000 + i + 1), answer_call, NULL,
+      if (conf_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id * 1000 + i + 1), answer_call, NULL,
                                         &fn) != 0) {
         w->failures++;
         continue;
       }
       int len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, w->id, i);
       TVMFFIByteArray n = {name, (size_t)len};
-      if (tffi_api.TVMFFIFunctionSetGlobal(&n, fn, 0) != 0) w->failures++;
-      tffi_api.TVMFFIObjectDecRef(fn);
+      if (conf_api.TVMFFIFunctionSetGlobal(&n, fn, 0) != 0) w->failures++;
+      conf_api.TVMFFIObjectDecRef(fn);
       /* Look up a name another thread may be registering right now, and a
        * shared name every thread overrides. */
       len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, (w->id + 1) % THREADS,
                      i);
       TVMFFIByteArray other = {name, (size_t)len};
       TVMFFIObjectHandle got = NULL;
-      if (tffi_api.TVMFFIFunctionGetGlobal(&other, &got) != 0) w->failures++;
-      if (got) tffi_api.TVMFFIObjectDecRef(got);
+      if (conf_api.TVMFFIFunctionGetGlobal(&other, &got) != 0) w->failures++;
+      if (got) conf_api.TVMFFIObjectDecRef(got);
       TVMFFIByteArray shared = {"conformance.fn028.shared", 24};
       TVMFFIObjectHandle mine = NULL;
-      tffi_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id + 1), answer_call, NULL, &mine);
-      if (tffi_api.TVMFFIFunctionSetGlobal(&shared, mine, 1) != 0) w->failures++;
-      tffi_api.TVMFFIObjectDecRef(mine);
+      conf_api.TVMFFIFunctionCreate((void*)(intptr_t)(w->id + 1), answer_call, NULL, &mine);
+      if (conf_api.TVMFFIFunctionSetGlobal(&shared, mine, 1) != 0) w->failures++;
+      conf_api.TVMFFIObjectDecRef(mine);
     }
   }
   return NULL;
@@ -266,8 +266,8 @@ static void* lookup_many(void* arg) {
   TVMFFIByteArray n = {"conformance.fn030", 17};
   for (int i = 0; i < 20000; ++i) {
     TVMFFIObjectHandle got = NULL;
-    if (tffi_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got != lookup_target) ++*failures;
-    if (got) tffi_api.TVMFFIObjectDecRef(got);
+    if (conf_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got != lookup_target) ++*failures;
+    if (got) conf_api.TVMFFIObjectDecRef(got);
   }
   return NULL;
 }

@@ -176,11 +176,11 @@ TEST(symbol, SYM_012_library_ctx_is_filled) {
   API(TVMFFIObjectDecRef)(fn);
   TVMFFIObjectHandle global = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, sym012_answer, NULL, &global), 0);
-  TVMFFIByteArray name = {"tffi_test.sym012", 16};
+  TVMFFIByteArray name = {"conf_test.sym012", 16};
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&name, global, 1), 0);
   API(TVMFFIObjectDecRef)(global);
   fn = mod_get_function(mod, "call_import", 0);
-  TVMFFIAny arg = mod_str("tffi_test.sym012");
+  TVMFFIAny arg = mod_str("conf_test.sym012");
   cr_expect_eq(mod_call_int(fn, &arg, 1), 1212);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);

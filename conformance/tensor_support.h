@@ -1,8 +1,8 @@
 /* Shared helpers of the tensor and environment conformance tests: DLPack
  * producers whose deleters count their calls. Raised errors are checked with
  * core_expect_raised (core_support.h). */
-#ifndef TFFI_CONFORMANCE_TENSOR_SUPPORT_H_
-#define TFFI_CONFORMANCE_TENSOR_SUPPORT_H_
+#ifndef CONFORMANCE_TENSOR_SUPPORT_H_
+#define CONFORMANCE_TENSOR_SUPPORT_H_
 
 #include <stdint.h>
 #include <string.h>

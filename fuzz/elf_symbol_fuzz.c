@@ -22,13 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* bytes = NULL;
   size_t nbytes = 0;
   const char* why = NULL;
-  int rc = tffi_elf_find_symbol(data, size, "__tvm_ffi__library_bin", &bytes, &nbytes, &why);
+  int rc = libbin_elf_find_symbol(data, size, "__tvm_ffi__library_bin", &bytes, &nbytes, &why);
   if (rc != 0) {
-    FUZZ_CHECK(rc == -1, "tffi_elf_find_symbol returned %d", rc);
+    FUZZ_CHECK(rc == -1, "libbin_elf_find_symbol returned %d", rc);
     FUZZ_CHECK(why != NULL && why[0] != '\0', "a refused file came without a reason");
     return 0;
   }
-  FUZZ_CHECK(tffi_is_elf(data, size), "found a symbol in a file without the ELF magic");
+  FUZZ_CHECK(libbin_is_elf(data, size), "found a symbol in a file without the ELF magic");
   FUZZ_CHECK(bytes >= data && (size_t)(bytes - data) <= size && nbytes <= size - (size_t)(bytes - data),
              "the symbol's bytes [%td, +%zu) lie outside the %zu-byte file", bytes - data, nbytes,
              size);

@@ -7,8 +7,8 @@
  * was expected and aborts: libFuzzer (and the replay tests) count an abort
  * as a crash and keep the input, exactly like a sanitizer report.
  */
-#ifndef TFFI_FUZZ_COMMON_H_
-#define TFFI_FUZZ_COMMON_H_
+#ifndef FUZZ_COMMON_H_
+#define FUZZ_COMMON_H_
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@ typedef struct {
   int64_t n_in, n_out;
   DLTensor tin, tout;
   TVMFFIAny args[3];
-  TffiKernel k;
+  KernKernel k;
 } Fx;
 
 static void fx_init(Fx* f, const char* lib) {
@@ -24,13 +24,13 @@ static void fx_init(Fx* f, const char* lib) {
   f->n_in = f->n_out = 4;
   for (int i = 0; i < 4; ++i) f->in[i] = (float)(i + 1);
   f->out[4] = -1.0f; /* the element past the end */
-  DLDevice cpu = tffi_device(kDLCPU, 0);
-  f->tin = tffi_dltensor_1d(f->in, &f->n_in, tffi_dtype(kDLFloat, 32), cpu);
-  f->tout = tffi_dltensor_1d(f->out, &f->n_out, tffi_dtype(kDLFloat, 32), cpu);
-  f->args[0] = tffi_arg_dltensor(&f->tout);
-  f->args[1] = tffi_arg_dltensor(&f->tin);
-  f->args[2] = tffi_arg_float(2.0);
-  tffi_kernel_open(&f->k, lib, "scale");
+  DLDevice cpu = kern_device(kDLCPU, 0);
+  f->tin = kern_dltensor_1d(f->in, &f->n_in, kern_dtype(kDLFloat, 32), cpu);
+  f->tout = kern_dltensor_1d(f->out, &f->n_out, kern_dtype(kDLFloat, 32), cpu);
+  f->args[0] = kern_arg_dltensor(&f->tout);
+  f->args[1] = kern_arg_dltensor(&f->tin);
+  f->args[2] = kern_arg_float(2.0);
+  kern_kernel_open(&f->k, lib, "scale");
 }
 
 /* A raw call: no harness assertions, the result slot handed back. */
@@ -42,7 +42,7 @@ static int fx_call(Fx* f, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
 /* KER-001: bad_symbol_prefix exports tvm_ffi_scale, so no host finds
  * __tvm_ffi_scale in it. */
 TEST(fixtures, KER_001_fixture_wrong_prefix) {
-  void* lib = dlopen(tffi_runfile(FIXTURE("bad_symbol_prefix")), RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(conf_runfile(FIXTURE("bad_symbol_prefix")), RTLD_NOW | RTLD_LOCAL);
   cr_assert_not_null(lib, "%s", dlerror());
   cr_expect_null(dlsym(lib, "__tvm_ffi_scale"));
   cr_expect_not_null(dlsym(lib, "tvm_ffi_scale"));
@@ -55,7 +55,7 @@ TEST(fixtures, KER_003_fixture_sets_result) {
   TVMFFIAny result;
   cr_assert_eq(fx_call(&f, f.args, 3, &result), 0);
   cr_expect_eq(result.type_index, kTVMFFIInt);
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 /* KER-012: bad_leaks_reference keeps a reference to the input object. */
@@ -63,21 +63,21 @@ TEST(fixtures, KER_012_fixture_leaks_reference) {
   Fx f;
   fx_init(&f, FIXTURE("bad_leaks_reference"));
   int deleted = 0;
-  TVMFFIObjectHandle obj = tffi_tensor_object(&f.tin, &deleted);
-  f.args[1] = tffi_arg_object(obj, kTVMFFITensor);
-  uint32_t before = tffi_strong_refs(obj);
+  TVMFFIObjectHandle obj = kern_tensor_object(&f.tin, &deleted);
+  f.args[1] = kern_arg_object(obj, kTVMFFITensor);
+  uint32_t before = kern_strong_refs(obj);
   TVMFFIAny result;
   cr_assert_eq(fx_call(&f, f.args, 3, &result), 0);
-  cr_expect_eq(tffi_strong_refs(obj), before + 1);
+  cr_expect_eq(kern_strong_refs(obj), before + 1);
   API(TVMFFIObjectDecRef)(obj); /* the leaked one */
   API(TVMFFIObjectDecRef)(obj);
   cr_expect_eq(deleted, 1);
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 static void call_with_guarded_args(void* ctx) {
   Fx* f = ctx;
-  TVMFFIAny* args = tffi_guarded_args(3);
+  TVMFFIAny* args = kern_guarded_args(3);
   memcpy(args, f->args, sizeof f->args);
   TVMFFIAny result;
   fx_call(f, args, 3, &result);
@@ -88,8 +88,8 @@ static void call_with_guarded_args(void* ctx) {
 TEST(fixtures, KER_013_fixture_reads_past_args) {
   Fx f;
   fx_init(&f, FIXTURE("bad_reads_past_args"));
-  cr_expect_not(tffi_survives(call_with_guarded_args, &f), "the out-of-bounds read went unnoticed");
-  tffi_kernel_close(&f.k);
+  cr_expect_not(kern_survives(call_with_guarded_args, &f), "the out-of-bounds read went unnoticed");
+  kern_kernel_close(&f.k);
 }
 
 /* KER-014: bad_writes_past_end writes output[n]. */
@@ -101,7 +101,7 @@ TEST(fixtures, KER_014_fixture_writes_past_end) {
   f.tin.data = in5;
   cr_assert_eq(fx_call(&f, f.args, 3, &result), 0);
   cr_expect_neq(f.out[4], -1.0f, "element n was not written");
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 /* KER-020: bad_no_raise returns -1 for a wrong arity with nothing raised. */
@@ -114,7 +114,7 @@ TEST(fixtures, KER_020_fixture_no_raise) {
   API(TVMFFIErrorMoveFromRaised)(&err);
   cr_expect_null(err);
   if (err) API(TVMFFIObjectDecRef)(err);
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 /* KER-020: bad_raise_returns_zero raises and still returns 0. */
@@ -127,14 +127,14 @@ TEST(fixtures, KER_020_fixture_raise_returns_zero) {
   API(TVMFFIErrorMoveFromRaised)(&err);
   cr_expect_not_null(err, "no stale error was left raised");
   if (err) API(TVMFFIObjectDecRef)(err);
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 /* KER-021: bad_unnamed_argument's TypeError does not name the argument. */
 TEST(fixtures, KER_021_fixture_unnamed_argument) {
   Fx f;
   fx_init(&f, FIXTURE("bad_unnamed_argument"));
-  f.args[0] = tffi_arg_int(1);
+  f.args[0] = kern_arg_int(1);
   TVMFFIAny result;
   cr_assert_eq(fx_call(&f, f.args, 3, &result), -1);
   TVMFFIObjectHandle err = NULL;
@@ -145,7 +145,7 @@ TEST(fixtures, KER_021_fixture_unnamed_argument) {
   snprintf(msg, sizeof msg, "%.*s", (int)cell->message.size, cell->message.data);
   cr_expect_null(strstr(msg, "output"), "the message names the argument: %s", msg);
   API(TVMFFIObjectDecRef)(err);
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 /* KER-029: bad_wrong_kind reports a count mismatch as RuntimeError. */
@@ -156,7 +156,7 @@ TEST(fixtures, KER_029_fixture_wrong_kind) {
   TVMFFIAny result;
   cr_assert_eq(fx_call(&f, f.args, 3, &result), -1);
   EXPECT_RAISED("RuntimeError", "element counts differ");
-  tffi_kernel_close(&f.k);
+  kern_kernel_close(&f.k);
 }
 
 static void call_plain(void* ctx) {
@@ -169,9 +169,9 @@ static void call_plain(void* ctx) {
 TEST(fixtures, KER_030_fixture_aborts) {
   Fx f;
   fx_init(&f, FIXTURE("bad_aborts"));
-  f.tin.dtype = f.tout.dtype = tffi_dtype(kDLInt, 32);
-  cr_expect_not(tffi_survives(call_plain, &f), "the process survived");
-  tffi_kernel_close(&f.k);
+  f.tin.dtype = f.tout.dtype = kern_dtype(kDLInt, 32);
+  cr_expect_not(kern_survives(call_plain, &f), "the process survived");
+  kern_kernel_close(&f.k);
 }
 
 /* KER-031: bad_null_data dereferences a NULL data pointer. */
@@ -179,14 +179,14 @@ TEST(fixtures, KER_031_fixture_null_data) {
   Fx f;
   fx_init(&f, FIXTURE("bad_null_data"));
   f.tin.data = NULL;
-  cr_expect_not(tffi_survives(call_plain, &f), "the process survived");
-  tffi_kernel_close(&f.k);
+  cr_expect_not(kern_survives(call_plain, &f), "the process survived");
+  kern_kernel_close(&f.k);
 }
 
 /* KER-042: bad_ignores_stream needs a GPU to show its defect; what can be
  * checked here is that it exists and exports the symbol. */
 TEST(fixtures, KER_042_fixture_ignores_stream_present) {
-  void* lib = dlopen(tffi_runfile(FIXTURE("bad_ignores_stream")), RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(conf_runfile(FIXTURE("bad_ignores_stream")), RTLD_NOW | RTLD_LOCAL);
   cr_assert_not_null(lib, "%s", dlerror());
   cr_expect_not_null(dlsym(lib, "__tvm_ffi_scale"));
 }

@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void tffi_kernel_open(TffiKernel* k, const char* path, const char* name) {
+void kern_kernel_open(KernKernel* k, const char* path, const char* name) {
   memset(k, 0, sizeof *k);
-  const char* full = tffi_runfile(path);
+  const char* full = conf_runfile(path);
   /* RTLD_LOCAL as a host does: the kernel's own symbols stay private, while
    * its TVMFFI* references bind to the runtime loaded RTLD_GLOBAL before. */
   k->lib = dlopen(full, RTLD_NOW | RTLD_LOCAL);
@@ -26,14 +26,14 @@ void tffi_kernel_open(TffiKernel* k, const char* path, const char* name) {
   cr_assert_not_null(k->fn);
 }
 
-void tffi_kernel_close(TffiKernel* k) {
+void kern_kernel_close(KernKernel* k) {
   if (k->fn) API(TVMFFIObjectDecRef)(k->fn);
   /* The library stays mapped: an error object raised by it may still be
    * referenced by the runtime's thread-local slot until the process ends. */
   k->fn = NULL;
 }
 
-int tffi_kernel_call(TffiKernel* k, TVMFFIAny* args, int32_t num_args) {
+int kern_kernel_call(KernKernel* k, TVMFFIAny* args, int32_t num_args) {
   TVMFFIAny result;
   memset(&result, 0, sizeof result);
   int rc = API(TVMFFIFunctionCall)(k->fn, args, num_args, &result);
@@ -47,7 +47,7 @@ static TVMFFIByteArray error_part(TVMFFIObjectHandle err, int which) {
   return which == 0 ? cell->kind : cell->message;
 }
 
-void tffi_expect_raised(const char* kind, const char* const* parts) {
+void kern_expect_raised(const char* kind, const char* const* parts) {
   TVMFFIObjectHandle err = NULL;
   API(TVMFFIErrorMoveFromRaised)(&err);
   cr_assert_not_null(err, "the call returned -1 without raising an error");
@@ -65,8 +65,8 @@ void tffi_expect_raised(const char* kind, const char* const* parts) {
   }
 }
 
-void tffi_kernel_call_ok(TffiKernel* k, TVMFFIAny* args, int32_t num_args) {
-  int rc = tffi_kernel_call(k, args, num_args);
+void kern_kernel_call_ok(KernKernel* k, TVMFFIAny* args, int32_t num_args) {
+  int rc = kern_kernel_call(k, args, num_args);
   if (rc == 0) return;
   TVMFFIObjectHandle err = NULL;
   API(TVMFFIErrorMoveFromRaised)(&err);
@@ -88,31 +88,31 @@ static TVMFFIAny arg_of_kind(int32_t type_index) {
   return a;
 }
 
-TVMFFIAny tffi_arg_dltensor(DLTensor* t) {
+TVMFFIAny kern_arg_dltensor(DLTensor* t) {
   TVMFFIAny a = arg_of_kind(kTVMFFIDLTensorPtr);
   a.v_ptr = t;
   return a;
 }
 
-TVMFFIAny tffi_arg_float(double v) {
+TVMFFIAny kern_arg_float(double v) {
   TVMFFIAny a = arg_of_kind(kTVMFFIFloat);
   a.v_float64 = v;
   return a;
 }
 
-TVMFFIAny tffi_arg_int(int64_t v) {
+TVMFFIAny kern_arg_int(int64_t v) {
   TVMFFIAny a = arg_of_kind(kTVMFFIInt);
   a.v_int64 = v;
   return a;
 }
 
-TVMFFIAny tffi_arg_object(TVMFFIObjectHandle obj, int32_t type_index) {
+TVMFFIAny kern_arg_object(TVMFFIObjectHandle obj, int32_t type_index) {
   TVMFFIAny a = arg_of_kind(type_index);
   a.v_obj = (TVMFFIObject*)obj;
   return a;
 }
 
-DLTensor tffi_dltensor_1d(void* data, int64_t* extent, DLDataType dtype, DLDevice device) {
+DLTensor kern_dltensor_1d(void* data, int64_t* extent, DLDataType dtype, DLDevice device) {
   DLTensor t;
   memset(&t, 0, sizeof t);
   t.data = data;
@@ -131,7 +131,7 @@ static void managed_deleter(DLManagedTensor* self) {
   free(self);
 }
 
-TVMFFIObjectHandle tffi_tensor_object(DLTensor* t, int* deleted) {
+TVMFFIObjectHandle kern_tensor_object(DLTensor* t, int* deleted) {
   DLManagedTensor* m = (DLManagedTensor*)calloc(1, sizeof *m);
   cr_assert_not_null(m);
   m->dl_tensor = *t;
@@ -149,12 +149,12 @@ TVMFFIObjectHandle tffi_tensor_object(DLTensor* t, int* deleted) {
   return obj;
 }
 
-uint32_t tffi_strong_refs(TVMFFIObjectHandle obj) {
+uint32_t kern_strong_refs(TVMFFIObjectHandle obj) {
   return (uint32_t)(__atomic_load_n(&((TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_RELAXED) &
                     0xffffffffu);
 }
 
-TVMFFIAny* tffi_guarded_args(int32_t n) {
+TVMFFIAny* kern_guarded_args(int32_t n) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   cr_assert((size_t)n * sizeof(TVMFFIAny) <= page);
   char* base = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -163,12 +163,12 @@ TVMFFIAny* tffi_guarded_args(int32_t n) {
   return (TVMFFIAny*)(base + page - (size_t)n * sizeof(TVMFFIAny));
 }
 
-void tffi_guarded_args_free(TVMFFIAny* args, int32_t n) {
+void kern_guarded_args_free(TVMFFIAny* args, int32_t n) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   munmap((char*)(args + n) - page, 2 * page);
 }
 
-int tffi_survives(void (*fn)(void* ctx), void* ctx) {
+int kern_survives(void (*fn)(void* ctx), void* ctx) {
   fflush(NULL);
   pid_t pid = fork();
   cr_assert_neq(pid, -1, "fork failed");
@@ -210,7 +210,7 @@ static int visit_phdr(struct dl_phdr_info* info, size_t size, void* data) {
   return 1;
 }
 
-int tffi_loaded_lib_needs(const char* path_part, const char* needle) {
+int kern_loaded_lib_needs(const char* path_part, const char* needle) {
   NeededQuery q = {path_part, needle, 0, 0};
   dl_iterate_phdr(visit_phdr, &q);
   cr_assert(q.found_lib, "no loaded library matches %s", path_part);

@@ -7,8 +7,8 @@
  * Everything reaches the runtime through the conformance table (API()), so
  * the same tests check the reference, upstream, or any TVMFFI_IMPL.
  */
-#ifndef TFFI_KERNELS_KERNEL_HARNESS_H_
-#define TFFI_KERNELS_KERNEL_HARNESS_H_
+#ifndef KERNELS_KERNEL_HARNESS_H_
+#define KERNELS_KERNEL_HARNESS_H_
 
 #include <stdint.h>
 
@@ -19,74 +19,74 @@ typedef struct {
   void* lib;               /* dlopen handle */
   TVMFFISafeCallType sym;  /* the __tvm_ffi_<name> symbol */
   TVMFFIObjectHandle fn;   /* a Function object wrapping sym */
-} TffiKernel;
+} KernKernel;
 
 /* Opens runfile `path` and wraps its `__tvm_ffi_<name>`; fails the test
  * (with dlerror's text) when it cannot. */
-void tffi_kernel_open(TffiKernel* k, const char* path, const char* name);
-void tffi_kernel_close(TffiKernel* k);
+void kern_kernel_open(KernKernel* k, const char* path, const char* name);
+void kern_kernel_close(KernKernel* k);
 
 /* Calls the kernel through TVMFFIFunctionCall. The result must come back
  * None (the kernel returns nothing); the test fails otherwise. Returns the
  * call's return code. */
-int tffi_kernel_call(TffiKernel* k, TVMFFIAny* args, int32_t num_args);
+int kern_kernel_call(KernKernel* k, TVMFFIAny* args, int32_t num_args);
 
 /* Asserts that the last call failed with `kind` and that its message holds
  * every one of the NULL-terminated `parts`. Consumes the raised error. */
-void tffi_expect_raised(const char* kind, const char* const* parts);
+void kern_expect_raised(const char* kind, const char* const* parts);
 #define EXPECT_RAISED(kind, ...)                                  \
   do {                                                           \
-    const char* const tffi_parts_[] = {__VA_ARGS__, NULL};       \
-    tffi_expect_raised(kind, tffi_parts_);                       \
+    const char* const kern_parts_[] = {__VA_ARGS__, NULL};       \
+    kern_expect_raised(kind, kern_parts_);                       \
   } while (0)
 
 /* Calls and expects failure with the given kind and message parts. */
 #define EXPECT_CALL_FAILS(k, args, n, kind, ...)                                         \
   do {                                                                                   \
-    int tffi_rc_ = tffi_kernel_call((k), (args), (n));                                   \
-    cr_assert_eq(tffi_rc_, -1, "expected the call to fail with %s, it returned %d", kind, \
-                 tffi_rc_);                                                              \
+    int kern_rc_ = kern_kernel_call((k), (args), (n));                                   \
+    cr_assert_eq(kern_rc_, -1, "expected the call to fail with %s, it returned %d", kind, \
+                 kern_rc_);                                                              \
     EXPECT_RAISED(kind, __VA_ARGS__);                                                    \
   } while (0)
 
 /* Calls and fails the test with the raised error's text if it fails. */
-void tffi_kernel_call_ok(TffiKernel* k, TVMFFIAny* args, int32_t num_args);
+void kern_kernel_call_ok(KernKernel* k, TVMFFIAny* args, int32_t num_args);
 
 /* Argument views. */
-TVMFFIAny tffi_arg_dltensor(DLTensor* t);
-TVMFFIAny tffi_arg_float(double v);
-TVMFFIAny tffi_arg_int(int64_t v);
+TVMFFIAny kern_arg_dltensor(DLTensor* t);
+TVMFFIAny kern_arg_float(double v);
+TVMFFIAny kern_arg_int(int64_t v);
 
 /* A 1-D DLTensor over `data` (no ownership): shape points at *extent. */
-DLTensor tffi_dltensor_1d(void* data, int64_t* extent, DLDataType dtype, DLDevice device);
+DLTensor kern_dltensor_1d(void* data, int64_t* extent, DLDataType dtype, DLDevice device);
 
 /* A Tensor object viewing `t` (which must outlive it), made through
  * TVMFFITensorFromDLPack. Its deleter only counts calls in *deleted. */
-TVMFFIObjectHandle tffi_tensor_object(DLTensor* t, int* deleted);
-TVMFFIAny tffi_arg_object(TVMFFIObjectHandle obj, int32_t type_index);
+TVMFFIObjectHandle kern_tensor_object(DLTensor* t, int* deleted);
+TVMFFIAny kern_arg_object(TVMFFIObjectHandle obj, int32_t type_index);
 
 /* For a library already loaded whose path contains `path_part`: 1 when one
  * of its DT_NEEDED entries contains `needle`, 0 when none does. Fails the
  * test when no such library is loaded. */
-int tffi_loaded_lib_needs(const char* path_part, const char* needle);
+int kern_loaded_lib_needs(const char* path_part, const char* needle);
 
 /* Strong reference count of an object (the low half of the counter). */
-uint32_t tffi_strong_refs(TVMFFIObjectHandle obj);
+uint32_t kern_strong_refs(TVMFFIObjectHandle obj);
 
 /* An array of n argument slots ending exactly at a page that cannot be
- * read, so reading args[n] faults. Free with tffi_guarded_args_free(args, n). */
-TVMFFIAny* tffi_guarded_args(int32_t n);
-void tffi_guarded_args_free(TVMFFIAny* args, int32_t n);
+ * read, so reading args[n] faults. Free with kern_guarded_args_free(args, n). */
+TVMFFIAny* kern_guarded_args(int32_t n);
+void kern_guarded_args_free(TVMFFIAny* args, int32_t n);
 
 /* Runs fn(ctx) in a forked child; returns 1 when the child returned from it
  * normally, 0 when it died (signal, sanitizer report, abort, exit). */
-int tffi_survives(void (*fn)(void* ctx), void* ctx);
+int kern_survives(void (*fn)(void* ctx), void* ctx);
 
-static inline DLDataType tffi_dtype(uint8_t code, uint8_t bits) {
+static inline DLDataType kern_dtype(uint8_t code, uint8_t bits) {
   DLDataType t = {code, bits, 1};
   return t;
 }
-static inline DLDevice tffi_device(int32_t type, int32_t id) {
+static inline DLDevice kern_device(int32_t type, int32_t id) {
   DLDevice d = {(DLDeviceType)type, id};
   return d;
 }

@@ -26,7 +26,7 @@
 
 namespace {
 
-const int kDtypes = TFFI_SCALE_F16 | TFFI_SCALE_BF16 | TFFI_SCALE_F32 | TFFI_SCALE_F64;
+const int kDtypes = KERN_SCALE_F16 | KERN_SCALE_BF16 | KERN_SCALE_F32 | KERN_SCALE_F64;
 const int kThreads = 256;
 /* Enough blocks to fill any current GPU several times over; the grid-stride
  * loop covers inputs larger than the grid. */
@@ -78,7 +78,7 @@ __global__ void scale_scalar(T* out, const T* in, F f, int64_t n) {
 }
 
 int raise_cuda(const char* what, cudaError_t e) {
-  return tffi_scale_raise("RuntimeError", "scale: CUDA error %s in %s: %s", cudaGetErrorName(e),
+  return kern_scale_raise("RuntimeError", "scale: CUDA error %s in %s: %s", cudaGetErrorName(e),
                           what, cudaGetErrorString(e));
 }
 
@@ -99,14 +99,14 @@ cudaError_t launch(void* out, const void* in, F f, int64_t n, cudaStream_t strea
   return cudaLaunchKernel(fn, dim3((unsigned)blocks), dim3(kThreads), params, 0, stream);
 }
 
-cudaError_t dispatch(const TffiScaleArgs& a, cudaStream_t stream) {
-  void* out = tffi_scale_data(a.output);
-  const void* in = tffi_scale_data(a.input);
+cudaError_t dispatch(const KernScaleArgs& a, cudaStream_t stream) {
+  void* out = kern_scale_data(a.output);
+  const void* in = kern_scale_data(a.input);
   float f32 = (float)a.factor;
-  switch (tffi_scale_dtype_bit(a.input->dtype)) {
-    case TFFI_SCALE_F32: return launch<float, float>(out, in, f32, a.n, stream);
-    case TFFI_SCALE_F64: return launch<double, double>(out, in, a.factor, a.n, stream);
-    case TFFI_SCALE_F16: return launch<__half, float>(out, in, f32, a.n, stream);
+  switch (kern_scale_dtype_bit(a.input->dtype)) {
+    case KERN_SCALE_F32: return launch<float, float>(out, in, f32, a.n, stream);
+    case KERN_SCALE_F64: return launch<double, double>(out, in, a.factor, a.n, stream);
+    case KERN_SCALE_F16: return launch<__half, float>(out, in, f32, a.n, stream);
     default: return launch<__nv_bfloat16, float>(out, in, f32, a.n, stream);
   }
 }
@@ -119,8 +119,8 @@ extern "C" __attribute__((visibility("default"))) int __tvm_ffi_scale(void* hand
                                                                       TVMFFIAny* result) {
   (void)handle;
   (void)result; /* returns None */
-  TffiScaleArgs a = {NULL, NULL, 0.0, 0}; /* zeroed only to quiet -Wmaybe-uninitialized */
-  if (tffi_scale_unpack(args, num_args, kDLCUDA, "CUDA", kDtypes, &a) != 0) return -1;
+  KernScaleArgs a = {NULL, NULL, 0.0, 0}; /* zeroed only to quiet -Wmaybe-uninitialized */
+  if (kern_scale_unpack(args, num_args, kDLCUDA, "CUDA", kDtypes, &a) != 0) return -1;
   if (a.n == 0) return 0; /* nothing to launch: no device needed */
   int device = a.input->device.device_id;
   int previous = 0;

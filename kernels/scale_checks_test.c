@@ -31,7 +31,7 @@ typedef struct {
   int64_t shape2[2];
   DLTensor tin, tout;
   TVMFFIAny args[3];
-  TffiKernel k;
+  KernKernel k;
 } Case;
 
 static void case_init(Case* c, const Flavour* fl) {
@@ -41,13 +41,13 @@ static void case_init(Case* c, const Flavour* fl) {
     c->out[i] = -7.0f;
   }
   c->n_in = c->n_out = 8;
-  DLDevice dev = tffi_device(fl->device_type, 0);
-  c->tin = tffi_dltensor_1d(c->in, &c->n_in, tffi_dtype(kDLFloat, 32), dev);
-  c->tout = tffi_dltensor_1d(c->out, &c->n_out, tffi_dtype(kDLFloat, 32), dev);
-  c->args[0] = tffi_arg_dltensor(&c->tout);
-  c->args[1] = tffi_arg_dltensor(&c->tin);
-  c->args[2] = tffi_arg_float(2.0);
-  tffi_kernel_open(&c->k, fl->lib, "scale");
+  DLDevice dev = kern_device(fl->device_type, 0);
+  c->tin = kern_dltensor_1d(c->in, &c->n_in, kern_dtype(kDLFloat, 32), dev);
+  c->tout = kern_dltensor_1d(c->out, &c->n_out, kern_dtype(kDLFloat, 32), dev);
+  c->args[0] = kern_arg_dltensor(&c->tout);
+  c->args[1] = kern_arg_dltensor(&c->tin);
+  c->args[2] = kern_arg_float(2.0);
+  kern_kernel_open(&c->k, fl->lib, "scale");
 }
 
 static void case_fails(Case* c, const char* kind, const char* p1, const char* p2,
@@ -57,7 +57,7 @@ static void case_fails(Case* c, const char* kind, const char* p1, const char* p2
   for (int i = 0; i < 8; ++i) cr_assert_eq(c->out[i], -7.0f, "output[%d] was written", i);
 }
 
-static void case_done(Case* c) { tffi_kernel_close(&c->k); }
+static void case_done(Case* c) { kern_kernel_close(&c->k); }
 
 /* KER-020: other than 3 arguments is a TypeError naming scale and the count. */
 TEST(scale_checks, KER_020_arity) {
@@ -66,7 +66,7 @@ TEST(scale_checks, KER_020_arity) {
     case_init(&c, fl);
     EXPECT_CALL_FAILS(&c.k, c.args, 2, "TypeError", "scale", "3", "got 2");
     EXPECT_CALL_FAILS(&c.k, c.args, 0, "TypeError", "scale", "got 0");
-    TVMFFIAny four[4] = {c.args[0], c.args[1], c.args[2], tffi_arg_int(1)};
+    TVMFFIAny four[4] = {c.args[0], c.args[1], c.args[2], kern_arg_int(1)};
     EXPECT_CALL_FAILS(&c.k, four, 4, "TypeError", "scale", "got 4");
     case_done(&c);
   }
@@ -77,9 +77,9 @@ TEST(scale_checks, KER_021_not_a_tensor) {
   FOR_EACH_FLAVOUR(fl) {
     Case c;
     case_init(&c, fl);
-    c.args[0] = tffi_arg_int(3);
+    c.args[0] = kern_arg_int(3);
     case_fails(&c, "TypeError", "output", "int", NULL);
-    c.args[0] = tffi_arg_dltensor(&c.tout);
+    c.args[0] = kern_arg_dltensor(&c.tout);
     c.args[1].type_index = kTVMFFIRawStr;
     c.args[1].v_c_str = "not a tensor";
     case_fails(&c, "TypeError", "input", NULL, NULL);
@@ -94,10 +94,10 @@ TEST(scale_checks, KER_022_null_dltensor) {
   FOR_EACH_FLAVOUR(fl) {
     Case c;
     case_init(&c, fl);
-    c.args[0] = tffi_arg_dltensor(NULL);
+    c.args[0] = kern_arg_dltensor(NULL);
     case_fails(&c, "ValueError", "output", "NULL", NULL);
-    c.args[0] = tffi_arg_dltensor(&c.tout);
-    c.args[1] = tffi_arg_dltensor(NULL);
+    c.args[0] = kern_arg_dltensor(&c.tout);
+    c.args[1] = kern_arg_dltensor(NULL);
     case_fails(&c, "ValueError", "input", "NULL", NULL);
     case_done(&c);
   }
@@ -126,14 +126,14 @@ TEST(scale_checks, KER_024_wrong_device) {
   FOR_EACH_FLAVOUR(fl) {
     Case c;
     case_init(&c, fl);
-    c.tout.device = tffi_device(fl->other_type, 0);
+    c.tout.device = kern_device(fl->other_type, 0);
     case_fails(&c, "ValueError", "output", fl->other_name, NULL);
-    c.tout.device = tffi_device(fl->device_type, 0);
-    c.tin.device = tffi_device(fl->other_type, 0);
+    c.tout.device = kern_device(fl->device_type, 0);
+    c.tin.device = kern_device(fl->other_type, 0);
     case_fails(&c, "ValueError", "input", fl->other_name, NULL);
     int deleted = 0;
-    TVMFFIObjectHandle obj = tffi_tensor_object(&c.tin, &deleted);
-    c.args[1] = tffi_arg_object(obj, kTVMFFITensor);
+    TVMFFIObjectHandle obj = kern_tensor_object(&c.tin, &deleted);
+    c.args[1] = kern_arg_object(obj, kTVMFFITensor);
     case_fails(&c, "ValueError", "input", fl->other_name, NULL);
     API(TVMFFIObjectDecRef)(obj);
     cr_expect_eq(deleted, 1);
@@ -163,19 +163,19 @@ TEST(scale_checks, KER_025_not_contiguous) {
   case_init(&c, &kFlavours[0]);
   c.strides[0] = 1;
   c.tin.strides = c.strides;
-  tffi_kernel_call_ok(&c.k, c.args, 3);
+  kern_kernel_call_ok(&c.k, c.args, 3);
   cr_expect_eq(c.out[7], 16.0f);
   c.n_in = c.n_out = 1;
   c.strides[0] = 5;
   c.tout.strides = c.strides;
   c.out[0] = 0;
-  tffi_kernel_call_ok(&c.k, c.args, 3);
+  kern_kernel_call_ok(&c.k, c.args, 3);
   cr_expect_eq(c.out[0], 2.0f);
   /* empty tensors have no layout; NumPy gives them stride 0 */
   c.n_in = c.n_out = 0;
   c.strides[0] = 0;
   c.tin.strides = c.strides;
-  tffi_kernel_call_ok(&c.k, c.args, 3);
+  kern_kernel_call_ok(&c.k, c.args, 3);
   case_done(&c);
 }
 
@@ -221,10 +221,10 @@ TEST(scale_checks, KER_028_dtypes_differ) {
     Case c;
     case_init(&c, fl);
     c.n_in = c.n_out = 4;
-    c.tin.dtype = tffi_dtype(kDLFloat, 64);
+    c.tin.dtype = kern_dtype(kDLFloat, 64);
     case_fails(&c, "ValueError", "dtypes differ", "float32", "float64");
-    c.tin.dtype = tffi_dtype(kDLBfloat, 16);
-    c.tout.dtype = tffi_dtype(kDLFloat, 16);
+    c.tin.dtype = kern_dtype(kDLBfloat, 16);
+    c.tout.dtype = kern_dtype(kDLFloat, 16);
     case_fails(&c, "ValueError", "output and input", "float16", "bfloat16");
     case_done(&c);
   }
@@ -246,14 +246,14 @@ TEST(scale_checks, KER_030_unsupported_dtype) {
   FOR_EACH_FLAVOUR(fl) {
     Case c;
     case_init(&c, fl);
-    c.tin.dtype = c.tout.dtype = tffi_dtype(kDLInt, 32);
+    c.tin.dtype = c.tout.dtype = kern_dtype(kDLInt, 32);
     case_fails(&c, "TypeError", "input", "int32", NULL);
     DLDataType vec = {kDLFloat, 32, 4};
     c.n_in = c.n_out = 2;
     c.tin.dtype = c.tout.dtype = vec;
     case_fails(&c, "TypeError", "input", "float32x4", NULL);
     c.n_in = c.n_out = 8;
-    c.tin.dtype = c.tout.dtype = tffi_dtype(kDLFloat, 8);
+    c.tin.dtype = c.tout.dtype = kern_dtype(kDLFloat, 8);
     case_fails(&c, "TypeError", "input", "float8", NULL);
     case_done(&c);
   }
@@ -280,26 +280,26 @@ TEST(scale_checks, KER_032_first_failing_check_wins) {
     Case c;
     case_init(&c, fl);
     /* arity before everything */
-    c.args[0] = tffi_arg_int(1);
+    c.args[0] = kern_arg_int(1);
     EXPECT_CALL_FAILS(&c.k, c.args, 2, "TypeError", "scale");
     /* output's type before input's type before factor */
-    c.args[1] = tffi_arg_int(1);
-    c.args[2] = tffi_arg_dltensor(&c.tin);
+    c.args[1] = kern_arg_int(1);
+    c.args[2] = kern_arg_dltensor(&c.tin);
     case_fails(&c, "TypeError", "output", NULL, NULL);
-    c.args[0] = tffi_arg_dltensor(&c.tout);
+    c.args[0] = kern_arg_dltensor(&c.tout);
     case_fails(&c, "TypeError", "input", NULL, NULL);
-    c.args[1] = tffi_arg_dltensor(&c.tin);
+    c.args[1] = kern_arg_dltensor(&c.tin);
     /* factor's type before any tensor property */
-    c.tout.device = tffi_device(fl->other_type, 0);
+    c.tout.device = kern_device(fl->other_type, 0);
     case_fails(&c, "TypeError", "factor", NULL, NULL);
-    c.args[2] = tffi_arg_float(2.0);
+    c.args[2] = kern_arg_float(2.0);
     /* input's device before output's contiguity */
-    c.tout.device = tffi_device(fl->device_type, 0);
-    c.tin.device = tffi_device(fl->other_type, 0);
+    c.tout.device = kern_device(fl->device_type, 0);
+    c.tin.device = kern_device(fl->other_type, 0);
     c.strides[0] = 3;
     c.tout.strides = c.strides;
     case_fails(&c, "ValueError", "input", fl->other_name, NULL);
-    c.tin.device = tffi_device(fl->device_type, 0);
+    c.tin.device = kern_device(fl->device_type, 0);
     /* contiguity before dimensions */
     c.tin.ndim = 2;
     c.shape2[0] = 2;
@@ -312,13 +312,13 @@ TEST(scale_checks, KER_032_first_failing_check_wins) {
     c.tin.shape = &c.n_in;
     /* devices before dtypes before counts before dtype support */
     c.tin.device.device_id = 1;
-    c.tin.dtype = c.tout.dtype = tffi_dtype(kDLInt, 8);
-    c.tout.dtype = tffi_dtype(kDLInt, 16);
+    c.tin.dtype = c.tout.dtype = kern_dtype(kDLInt, 8);
+    c.tout.dtype = kern_dtype(kDLInt, 16);
     c.n_in = 3;
     case_fails(&c, "ValueError", "devices differ", NULL, NULL);
     c.tin.device.device_id = 0;
     case_fails(&c, "ValueError", "dtypes differ", NULL, NULL);
-    c.tout.dtype = tffi_dtype(kDLInt, 8);
+    c.tout.dtype = kern_dtype(kDLInt, 8);
     case_fails(&c, "ValueError", "element counts differ", NULL, NULL);
     c.n_in = 8;
     c.tin.data = NULL;
@@ -335,7 +335,7 @@ TEST(scale_checks, KER_033_refused_call_writes_nothing) {
   c.tin.data = NULL;
   case_fails(&c, "ValueError", "input", NULL, NULL);
   c.tin.data = c.in;
-  c.tin.dtype = c.tout.dtype = tffi_dtype(kDLUInt, 32);
+  c.tin.dtype = c.tout.dtype = kern_dtype(kDLUInt, 32);
   case_fails(&c, "TypeError", "uint32", NULL, NULL);
   case_done(&c);
 }
@@ -350,16 +350,16 @@ TEST(scale_checks, KER_013_reads_only_given_args) {
       c.n_in = c.n_out = 0; /* completes without a GPU */
     }
     for (int32_t n = 0; n <= 3; ++n) {
-      TVMFFIAny* args = tffi_guarded_args(n);
+      TVMFFIAny* args = kern_guarded_args(n);
       memcpy(args, c.args, (size_t)n * sizeof(TVMFFIAny));
-      int rc = tffi_kernel_call(&c.k, args, n);
+      int rc = kern_kernel_call(&c.k, args, n);
       if (n == 3) {
         cr_expect_eq(rc, 0, "a complete call failed");
       } else {
         cr_expect_eq(rc, -1);
         EXPECT_RAISED("TypeError", "scale");
       }
-      tffi_guarded_args_free(args, n);
+      kern_guarded_args_free(args, n);
     }
     case_done(&c);
   }

@@ -24,7 +24,7 @@
 #include "scale_check.h"
 #include "scale_cpu.h"
 
-#define TFFI_SCALE_CPU_DTYPES (TFFI_SCALE_F16 | TFFI_SCALE_BF16 | TFFI_SCALE_F32 | TFFI_SCALE_F64)
+#define KERN_SCALE_CPU_DTYPES (KERN_SCALE_F16 | KERN_SCALE_BF16 | KERN_SCALE_F32 | KERN_SCALE_F64)
 
 /* The plain loops below are what the compiler vectorises (built with -O3).
  * No restrict: output may be the same buffer as input (in place), and the
@@ -38,11 +38,11 @@ static void scale_f64(double* out, const double* in, double f, int64_t n) {
 }
 
 static void scale_f16(uint16_t* out, const uint16_t* in, float f, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = tffi_f32_to_f16(tffi_f16_to_f32(in[i]) * f);
+  for (int64_t i = 0; i < n; ++i) out[i] = kern_f32_to_f16(kern_f16_to_f32(in[i]) * f);
 }
 
 static void scale_bf16(uint16_t* out, const uint16_t* in, float f, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = tffi_f32_to_bf16(tffi_bf16_to_f32(in[i]) * f);
+  for (int64_t i = 0; i < n; ++i) out[i] = kern_f32_to_bf16(kern_bf16_to_f32(in[i]) * f);
 }
 
 /* For data that is not aligned to its element size (byte_offset may put

@@ -17,7 +17,7 @@ static const DLDevice kCpu = {kDLCPU, 0};
 /* Runs scale on n elements of dtype d with the given factor argument and
  * checks every element against the oracle, and that nothing past the end
  * was written. `as_object` passes both tensors as Tensor objects. */
-static void run_and_check(TffiKernel* k, OracleDtype d, int64_t n, TVMFFIAny factor,
+static void run_and_check(KernKernel* k, OracleDtype d, int64_t n, TVMFFIAny factor,
                           double factor_value, int as_object) {
   size_t es = oracle_sizes[d];
   size_t guard = 64;
@@ -27,22 +27,22 @@ static void run_and_check(TffiKernel* k, OracleDtype d, int64_t n, TVMFFIAny fac
   oracle_fill(d, in, n, 0x5eed0000u + (uint64_t)n);
   memset(out, 0xa5, (size_t)n * es + guard);
   int64_t extent_in = n, extent_out = n;
-  DLTensor tin = tffi_dltensor_1d(in, &extent_in, oracle_dl(d), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &extent_out, oracle_dl(d), kCpu);
+  DLTensor tin = kern_dltensor_1d(in, &extent_in, oracle_dl(d), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &extent_out, oracle_dl(d), kCpu);
   int deleted = 0;
   TVMFFIObjectHandle oin = NULL, oout = NULL;
   TVMFFIAny args[3];
   if (as_object) {
-    oin = tffi_tensor_object(&tin, &deleted);
-    oout = tffi_tensor_object(&tout, &deleted);
-    args[0] = tffi_arg_object(oout, kTVMFFITensor);
-    args[1] = tffi_arg_object(oin, kTVMFFITensor);
+    oin = kern_tensor_object(&tin, &deleted);
+    oout = kern_tensor_object(&tout, &deleted);
+    args[0] = kern_arg_object(oout, kTVMFFITensor);
+    args[1] = kern_arg_object(oin, kTVMFFITensor);
   } else {
-    args[0] = tffi_arg_dltensor(&tout);
-    args[1] = tffi_arg_dltensor(&tin);
+    args[0] = kern_arg_dltensor(&tout);
+    args[1] = kern_arg_dltensor(&tin);
   }
   args[2] = factor;
-  tffi_kernel_call_ok(k, args, 3);
+  kern_kernel_call_ok(k, args, 3);
   char why[160];
   for (int64_t i = 0; i < n; ++i) {
     if (!oracle_check(d, in, out, i, factor_value, why, sizeof why)) {
@@ -64,13 +64,13 @@ static void run_and_check(TffiKernel* k, OracleDtype d, int64_t n, TVMFFIAny fac
 }
 
 static void check_dtype(OracleDtype d) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (size_t s = 0; s < sizeof kSizes / sizeof kSizes[0]; ++s) {
-    run_and_check(&k, d, kSizes[s], tffi_arg_float(1.7), 1.7, 0);
-    run_and_check(&k, d, kSizes[s], tffi_arg_float(-0.3125), -0.3125, 0);
+    run_and_check(&k, d, kSizes[s], kern_arg_float(1.7), 1.7, 0);
+    run_and_check(&k, d, kSizes[s], kern_arg_float(-0.3125), -0.3125, 0);
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-004: float64 multiplies in double precision, every element. */
@@ -87,125 +87,125 @@ TEST(scale_cpu, KER_006_bfloat16_rounding) { check_dtype(ORACLE_BF16); }
 
 /* KER-007: an int factor gives the result of the equal float. */
 TEST(scale_cpu, KER_007_int_factor) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (int d = 0; d < ORACLE_NUM; ++d) {
     for (size_t s = 0; s < sizeof kSizes / sizeof kSizes[0]; ++s) {
-      run_and_check(&k, (OracleDtype)d, kSizes[s], tffi_arg_int(3), 3.0, 0);
-      run_and_check(&k, (OracleDtype)d, kSizes[s], tffi_arg_int(-2), -2.0, 0);
+      run_and_check(&k, (OracleDtype)d, kSizes[s], kern_arg_int(3), 3.0, 0);
+      run_and_check(&k, (OracleDtype)d, kSizes[s], kern_arg_int(-2), -2.0, 0);
     }
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-008: Tensor objects are accepted and give the same results. */
 TEST(scale_cpu, KER_008_tensor_objects) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (int d = 0; d < ORACLE_NUM; ++d) {
-    run_and_check(&k, (OracleDtype)d, 4099, tffi_arg_float(2.5), 2.5, 1);
+    run_and_check(&k, (OracleDtype)d, 4099, kern_arg_float(2.5), 2.5, 1);
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-008: one argument a view and the other an object is fine too. */
 TEST(scale_cpu, KER_008_mixed_view_and_object) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   float in[3] = {1.0f, 2.0f, 3.0f}, out[3] = {0};
   int64_t n = 3, m = 3;
-  DLTensor tin = tffi_dltensor_1d(in, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &m, tffi_dtype(kDLFloat, 32), kCpu);
+  DLTensor tin = kern_dltensor_1d(in, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &m, kern_dtype(kDLFloat, 32), kCpu);
   int deleted = 0;
-  TVMFFIObjectHandle oin = tffi_tensor_object(&tin, &deleted);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_object(oin, kTVMFFITensor),
-                       tffi_arg_float(-1.0)};
-  tffi_kernel_call_ok(&k, args, 3);
+  TVMFFIObjectHandle oin = kern_tensor_object(&tin, &deleted);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_object(oin, kTVMFFITensor),
+                       kern_arg_float(-1.0)};
+  kern_kernel_call_ok(&k, args, 3);
   cr_expect(out[0] == -1.0f && out[1] == -2.0f && out[2] == -3.0f, "got %g %g %g",
             (double)out[0], (double)out[1], (double)out[2]);
   API(TVMFFIObjectDecRef)(oin);
   cr_expect_eq(deleted, 1);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-001: the symbol is __tvm_ffi_scale with the safe-call signature and
  * works with a NULL handle, as a library module calls it. */
 TEST(scale_cpu, KER_001_direct_call_null_handle) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   double in[2] = {1.5, -4.0}, out[2] = {0, 0};
   int64_t n = 2, m = 2;
-  DLTensor tin = tffi_dltensor_1d(in, &n, tffi_dtype(kDLFloat, 64), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &m, tffi_dtype(kDLFloat, 64), kCpu);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(2.0)};
+  DLTensor tin = kern_dltensor_1d(in, &n, kern_dtype(kDLFloat, 64), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &m, kern_dtype(kDLFloat, 64), kCpu);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2.0)};
   TVMFFIAny result;
   memset(&result, 0, sizeof result);
   cr_assert_eq(k.sym(NULL, args, 3, &result), 0);
   cr_expect_eq(result.type_index, kTVMFFINone);
   cr_expect(out[0] == 3.0 && out[1] == -8.0, "got %g %g", out[0], out[1]);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-003: success returns 0 and leaves the result None. */
 TEST(scale_cpu, KER_003_returns_none) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   float in[1] = {2.0f}, out[1] = {0};
   int64_t n = 1, m = 1;
-  DLTensor tin = tffi_dltensor_1d(in, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &m, tffi_dtype(kDLFloat, 32), kCpu);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_int(4)};
-  cr_assert_eq(tffi_kernel_call(&k, args, 3), 0); /* the harness asserts the None result */
+  DLTensor tin = kern_dltensor_1d(in, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &m, kern_dtype(kDLFloat, 32), kCpu);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_int(4)};
+  cr_assert_eq(kern_kernel_call(&k, args, 3), 0); /* the harness asserts the None result */
   cr_expect(out[0] == 8.0f);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-002: the library needs no runtime of its own; its TVMFFI* calls bind
  * to the one loaded RTLD_GLOBAL (the error it raises reaches this runtime's
  * TVMFFIErrorMoveFromRaised). */
 TEST(scale_cpu, KER_002_binds_to_loaded_runtime) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
-  cr_expect_eq(tffi_loaded_lib_needs("libscale_cpu.so", "tvm_ffi"), 0,
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
+  cr_expect_eq(kern_loaded_lib_needs("libscale_cpu.so", "tvm_ffi"), 0,
                "libscale_cpu.so lists a TVM-FFI runtime as a needed library");
-  TVMFFIAny args[1] = {tffi_arg_int(1)};
+  TVMFFIAny args[1] = {kern_arg_int(1)};
   EXPECT_CALL_FAILS(&k, args, 1, "TypeError", "scale");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-009: zero elements touch nothing, even with NULL data. */
 TEST(scale_cpu, KER_009_empty_null_data) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   int64_t n = 0, m = 0;
-  DLTensor tin = tffi_dltensor_1d(NULL, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tout = tffi_dltensor_1d(NULL, &m, tffi_dtype(kDLFloat, 32), kCpu);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(2.0)};
-  tffi_kernel_call_ok(&k, args, 3);
-  tffi_kernel_close(&k);
+  DLTensor tin = kern_dltensor_1d(NULL, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tout = kern_dltensor_1d(NULL, &m, kern_dtype(kDLFloat, 32), kCpu);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2.0)};
+  kern_kernel_call_ok(&k, args, 3);
+  kern_kernel_close(&k);
 }
 
 /* KER-010: byte_offset moves element 0. */
 TEST(scale_cpu, KER_010_byte_offset) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   float in[5] = {9, 9, 1, 2, 3}, out[4] = {0, 0, 0, 0};
   int64_t n = 3, m = 3;
-  DLTensor tin = tffi_dltensor_1d(in, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &m, tffi_dtype(kDLFloat, 32), kCpu);
+  DLTensor tin = kern_dltensor_1d(in, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &m, kern_dtype(kDLFloat, 32), kCpu);
   tin.byte_offset = 2 * sizeof(float);
   tout.byte_offset = 1 * sizeof(float);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(10.0)};
-  tffi_kernel_call_ok(&k, args, 3);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(10.0)};
+  kern_kernel_call_ok(&k, args, 3);
   cr_expect(out[0] == 0 && out[1] == 10 && out[2] == 20 && out[3] == 30, "got %g %g %g %g",
             (double)out[0], (double)out[1], (double)out[2], (double)out[3]);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-011: in place equals out of place, for every dtype. */
 TEST(scale_cpu, KER_011_in_place) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (int d = 0; d < ORACLE_NUM; ++d) {
     int64_t n = 4099;
     size_t bytes = (size_t)n * oracle_sizes[d];
@@ -214,9 +214,9 @@ TEST(scale_cpu, KER_011_in_place) {
     cr_assert(orig && buf);
     oracle_fill((OracleDtype)d, orig, n, 77);
     memcpy(buf, orig, bytes);
-    DLTensor t = tffi_dltensor_1d(buf, &n, oracle_dl((OracleDtype)d), kCpu);
-    TVMFFIAny args[3] = {tffi_arg_dltensor(&t), tffi_arg_dltensor(&t), tffi_arg_float(0.75)};
-    tffi_kernel_call_ok(&k, args, 3);
+    DLTensor t = kern_dltensor_1d(buf, &n, oracle_dl((OracleDtype)d), kCpu);
+    TVMFFIAny args[3] = {kern_arg_dltensor(&t), kern_arg_dltensor(&t), kern_arg_float(0.75)};
+    kern_kernel_call_ok(&k, args, 3);
     char why[160];
     for (int64_t i = 0; i < n; ++i) {
       if (!oracle_check((OracleDtype)d, orig, buf, i, 0.75, why, sizeof why)) {
@@ -226,47 +226,47 @@ TEST(scale_cpu, KER_011_in_place) {
     free(orig);
     free(buf);
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-012: reference counts of object arguments are unchanged, after a
  * success and after a refusal. */
 TEST(scale_cpu, KER_012_references_unchanged) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   float in[4] = {1, 2, 3, 4}, out[4];
   int64_t n = 4, m = 4, bad = 3;
-  DLTensor tin = tffi_dltensor_1d(in, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &m, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor tshort = tffi_dltensor_1d(out, &bad, tffi_dtype(kDLFloat, 32), kCpu);
+  DLTensor tin = kern_dltensor_1d(in, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &m, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor tshort = kern_dltensor_1d(out, &bad, kern_dtype(kDLFloat, 32), kCpu);
   int deleted = 0;
-  TVMFFIObjectHandle oin = tffi_tensor_object(&tin, &deleted);
-  TVMFFIObjectHandle oout = tffi_tensor_object(&tout, &deleted);
-  TVMFFIObjectHandle oshort = tffi_tensor_object(&tshort, &deleted);
-  uint32_t before_in = tffi_strong_refs(oin), before_out = tffi_strong_refs(oout);
-  TVMFFIAny ok[3] = {tffi_arg_object(oout, kTVMFFITensor), tffi_arg_object(oin, kTVMFFITensor),
-                     tffi_arg_float(2)};
-  tffi_kernel_call_ok(&k, ok, 3);
-  cr_expect_eq(tffi_strong_refs(oin), before_in);
-  cr_expect_eq(tffi_strong_refs(oout), before_out);
-  TVMFFIAny refused[3] = {tffi_arg_object(oshort, kTVMFFITensor),
-                          tffi_arg_object(oin, kTVMFFITensor), tffi_arg_float(2)};
+  TVMFFIObjectHandle oin = kern_tensor_object(&tin, &deleted);
+  TVMFFIObjectHandle oout = kern_tensor_object(&tout, &deleted);
+  TVMFFIObjectHandle oshort = kern_tensor_object(&tshort, &deleted);
+  uint32_t before_in = kern_strong_refs(oin), before_out = kern_strong_refs(oout);
+  TVMFFIAny ok[3] = {kern_arg_object(oout, kTVMFFITensor), kern_arg_object(oin, kTVMFFITensor),
+                     kern_arg_float(2)};
+  kern_kernel_call_ok(&k, ok, 3);
+  cr_expect_eq(kern_strong_refs(oin), before_in);
+  cr_expect_eq(kern_strong_refs(oout), before_out);
+  TVMFFIAny refused[3] = {kern_arg_object(oshort, kTVMFFITensor),
+                          kern_arg_object(oin, kTVMFFITensor), kern_arg_float(2)};
   EXPECT_CALL_FAILS(&k, refused, 3, "ValueError", "element counts differ");
-  cr_expect_eq(tffi_strong_refs(oin), before_in);
-  cr_expect_eq(tffi_strong_refs(oshort), 1u);
+  cr_expect_eq(kern_strong_refs(oin), before_in);
+  cr_expect_eq(kern_strong_refs(oshort), 1u);
   API(TVMFFIObjectDecRef)(oin);
   API(TVMFFIObjectDecRef)(oout);
   API(TVMFFIObjectDecRef)(oshort);
   cr_expect_eq(deleted, 3);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-014: only output's n elements are written: guard zones before
  * element 0 (reached through byte_offset) and after element n - 1 stay
  * intact, for every dtype and several sizes. */
 TEST(scale_cpu, KER_014_writes_only_output) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   static const int64_t sizes[] = {1, 7, 4099};
   for (int d = 0; d < ORACLE_NUM; ++d) {
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
@@ -277,11 +277,11 @@ TEST(scale_cpu, KER_014_writes_only_output) {
       cr_assert(in && out);
       oracle_fill((OracleDtype)d, in, n, 5);
       memset(out, 0x5a, (size_t)n * es + 2 * guard);
-      DLTensor tin = tffi_dltensor_1d(in, &n, oracle_dl((OracleDtype)d), kCpu);
-      DLTensor tout = tffi_dltensor_1d(out, &m, oracle_dl((OracleDtype)d), kCpu);
+      DLTensor tin = kern_dltensor_1d(in, &n, oracle_dl((OracleDtype)d), kCpu);
+      DLTensor tout = kern_dltensor_1d(out, &m, oracle_dl((OracleDtype)d), kCpu);
       tout.byte_offset = guard;
-      TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(3)};
-      tffi_kernel_call_ok(&k, args, 3);
+      TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(3)};
+      kern_kernel_call_ok(&k, args, 3);
       for (size_t j = 0; j < guard; ++j) {
         cr_assert_eq(out[j], 0x5a, "%s n=%lld: wrote before element 0", oracle_names[d],
                      (long long)n);
@@ -292,7 +292,7 @@ TEST(scale_cpu, KER_014_writes_only_output) {
       free(out);
     }
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* The shapes the fast paths can take: n elements of dtype d, element 0 of

@@ -60,8 +60,8 @@ static Cuda cuda;
 
 /* Loads the kernel and binds `cuda`; returns the number of usable GPUs
  * (0 when the runtime reports none or fails), with the reason in why. */
-static int gpu_count(TffiKernel* k, char* why, size_t why_size) {
-  tffi_kernel_open(k, CUDA_LIB, "scale");
+static int gpu_count(KernKernel* k, char* why, size_t why_size) {
+  kern_kernel_open(k, CUDA_LIB, "scale");
   void* rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
   cr_assert_not_null(rt, "the CUDA kernel did not load libcudart.so.13: %s", dlerror());
 #define BIND(name) *(void**)(&cuda.name) = dlsym(rt, "cuda" #name); \
@@ -98,28 +98,28 @@ static int gpu_count(TffiKernel* k, char* why, size_t why_size) {
  * a RuntimeError naming the cudaError. Without a GPU the runtime itself
  * fails; with one, a device index past the last one makes it fail. */
 TEST(scale_cuda, KER_040_cuda_failure_is_runtime_error) {
-  TffiKernel k;
+  KernKernel k;
   char why[160];
   int ngpu = gpu_count(&k, why, sizeof why);
   int64_t n = 16, m = 16;
-  DLDevice dev = tffi_device(kDLCUDA, ngpu); /* 0 without a GPU, one past the end with */
+  DLDevice dev = kern_device(kDLCUDA, ngpu); /* 0 without a GPU, one past the end with */
   void* fake = (void*)(uintptr_t)0x10000; /* never dereferenced: the call must fail first */
-  DLTensor tin = tffi_dltensor_1d(fake, &n, tffi_dtype(kDLFloat, 32), dev);
-  DLTensor tout = tffi_dltensor_1d(fake, &m, tffi_dtype(kDLFloat, 32), dev);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(2)};
+  DLTensor tin = kern_dltensor_1d(fake, &n, kern_dtype(kDLFloat, 32), dev);
+  DLTensor tout = kern_dltensor_1d(fake, &m, kern_dtype(kDLFloat, 32), dev);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2)};
   EXPECT_CALL_FAILS(&k, args, 3, "RuntimeError", "cudaError", "scale");
   /* A second call fails the same way: no sticky state, no crash. */
   EXPECT_CALL_FAILS(&k, args, 3, "RuntimeError", "cudaError");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 static const int64_t kSizes[] = {0, 1, 7, 4096 + 3, 1 << 20};
 
 /* KER-041: on a GPU the results are bit for bit the oracle's. */
 TEST(scale_cuda, KER_041_gpu_numerics, .timeout = 120) {
-  TffiKernel k;
+  KernKernel k;
   REQUIRE_GPU(&k);
-  DLDevice dev = tffi_device(kDLCUDA, 0);
+  DLDevice dev = kern_device(kDLCUDA, 0);
   for (int d = 0; d < ORACLE_NUM; ++d) {
     for (size_t s = 0; s < sizeof kSizes / sizeof kSizes[0]; ++s) {
       for (int use_int = 0; use_int < 2; ++use_int) {
@@ -133,12 +133,12 @@ TEST(scale_cuda, KER_041_gpu_numerics, .timeout = 120) {
         CUDA_OK(cuda.Malloc(&din, bytes + 16));
         CUDA_OK(cuda.Malloc(&dout, bytes + 16));
         CUDA_OK(cuda.Memcpy(din, in, bytes, kH2D));
-        DLTensor tin = tffi_dltensor_1d(din, &n, oracle_dl((OracleDtype)d), dev);
-        DLTensor tout = tffi_dltensor_1d(dout, &m, oracle_dl((OracleDtype)d), dev);
+        DLTensor tin = kern_dltensor_1d(din, &n, oracle_dl((OracleDtype)d), dev);
+        DLTensor tout = kern_dltensor_1d(dout, &m, oracle_dl((OracleDtype)d), dev);
         double fv = use_int ? -3.0 : 1.7;
-        TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin),
-                             use_int ? tffi_arg_int(-3) : tffi_arg_float(1.7)};
-        tffi_kernel_call_ok(&k, args, 3);
+        TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin),
+                             use_int ? kern_arg_int(-3) : kern_arg_float(1.7)};
+        kern_kernel_call_ok(&k, args, 3);
         CUDA_OK(cuda.StreamSynchronize(NULL));
         CUDA_OK(cuda.Memcpy(out, dout, bytes, kD2H));
         char why[160];
@@ -155,13 +155,13 @@ TEST(scale_cuda, KER_041_gpu_numerics, .timeout = 120) {
       }
     }
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-041: pointers not aligned to 16 bytes take the element-wise path and
  * still give the oracle's results. */
 TEST(scale_cuda, KER_041_gpu_unaligned) {
-  TffiKernel k;
+  KernKernel k;
   REQUIRE_GPU(&k);
   int64_t n = 4099, m = 4099;
   float* in = malloc((size_t)n * 4);
@@ -171,12 +171,12 @@ TEST(scale_cuda, KER_041_gpu_unaligned) {
   CUDA_OK(cuda.Malloc(&din, (size_t)n * 4 + 64));
   CUDA_OK(cuda.Malloc(&dout, (size_t)n * 4 + 64));
   CUDA_OK(cuda.Memcpy((char*)din + 4, in, (size_t)n * 4, kH2D));
-  DLTensor tin = tffi_dltensor_1d(din, &n, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, 0));
-  DLTensor tout = tffi_dltensor_1d(dout, &m, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, 0));
+  DLTensor tin = kern_dltensor_1d(din, &n, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, 0));
+  DLTensor tout = kern_dltensor_1d(dout, &m, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, 0));
   tin.byte_offset = 4;
   tout.byte_offset = 8;
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(0.1)};
-  tffi_kernel_call_ok(&k, args, 3);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(0.1)};
+  kern_kernel_call_ok(&k, args, 3);
   CUDA_OK(cuda.StreamSynchronize(NULL));
   CUDA_OK(cuda.Memcpy(out, (char*)dout + 8, (size_t)n * 4, kD2H));
   char why[160];
@@ -189,7 +189,7 @@ TEST(scale_cuda, KER_041_gpu_unaligned) {
   CUDA_OK(cuda.Free(dout));
   free(in);
   free(out);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* What capturing the environment stream around one call showed. */
@@ -416,7 +416,7 @@ TEST(scale_cuda, DEV_001_runs_on_tensor_device) { check_device_placement(); }
 TEST(scale_cuda, DEV_002_restores_callers_device) { check_device_placement(); }
 
 static void check_device_placement(void) {
-  TffiKernel k;
+  KernKernel k;
   REQUIRE_GPU(&k);
   int last = ngpu_ - 1;
   int64_t n = 1024, m = 1024;
@@ -428,10 +428,10 @@ static void check_device_placement(void) {
   for (int i = 0; i < 1024; ++i) host[i] = (float)i;
   CUDA_OK(cuda.Memcpy(din, host, sizeof host, kH2D));
   CUDA_OK(cuda.SetDevice(0));
-  DLTensor tin = tffi_dltensor_1d(din, &n, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, last));
-  DLTensor tout = tffi_dltensor_1d(dout, &m, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, last));
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(2)};
-  tffi_kernel_call_ok(&k, args, 3);
+  DLTensor tin = kern_dltensor_1d(din, &n, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, last));
+  DLTensor tout = kern_dltensor_1d(dout, &m, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, last));
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2)};
+  kern_kernel_call_ok(&k, args, 3);
   int current = -1;
   CUDA_OK(cuda.GetDevice(&current));
   cr_expect_eq(current, 0, "current device %d after a call on device %d", current, last);
@@ -445,17 +445,17 @@ static void check_device_placement(void) {
   for (int i = 0; i < 1024; ++i) cr_assert_eq(host[i], 2.0f * (float)i, "element %d", i);
   CUDA_OK(cuda.Free(din));
   CUDA_OK(cuda.Free(dout));
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-002: the CUDA kernel needs the CUDA runtime but no TVM-FFI runtime,
  * and its errors reach the runtime that loaded it. */
 TEST(scale_cuda, KER_002_binds_to_loaded_runtime) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CUDA_LIB, "scale");
-  cr_expect_eq(tffi_loaded_lib_needs("libscale_cuda.so", "tvm_ffi"), 0);
-  cr_expect_eq(tffi_loaded_lib_needs("libscale_cuda.so", "libcudart"), 1);
-  TVMFFIAny args[1] = {tffi_arg_int(1)};
+  KernKernel k;
+  kern_kernel_open(&k, CUDA_LIB, "scale");
+  cr_expect_eq(kern_loaded_lib_needs("libscale_cuda.so", "tvm_ffi"), 0);
+  cr_expect_eq(kern_loaded_lib_needs("libscale_cuda.so", "libcudart"), 1);
+  TVMFFIAny args[1] = {kern_arg_int(1)};
   EXPECT_CALL_FAILS(&k, args, 1, "TypeError", "scale");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }

@@ -19,47 +19,47 @@ static void pair_init(Pair* p, int32_t device_type) {
   memset(p, 0, sizeof *p);
   p->n_in = p->n_out = 4;
   for (int i = 0; i < 4; ++i) p->in[i] = (float)i;
-  DLDevice dev = tffi_device(device_type, 0);
-  p->tin = tffi_dltensor_1d(p->in, &p->n_in, tffi_dtype(kDLFloat, 32), dev);
-  p->tout = tffi_dltensor_1d(p->out, &p->n_out, tffi_dtype(kDLFloat, 32), dev);
-  p->args[0] = tffi_arg_dltensor(&p->tout);
-  p->args[1] = tffi_arg_dltensor(&p->tin);
-  p->args[2] = tffi_arg_float(3.0);
+  DLDevice dev = kern_device(device_type, 0);
+  p->tin = kern_dltensor_1d(p->in, &p->n_in, kern_dtype(kDLFloat, 32), dev);
+  p->tout = kern_dltensor_1d(p->out, &p->n_out, kern_dtype(kDLFloat, 32), dev);
+  p->args[0] = kern_arg_dltensor(&p->tout);
+  p->args[1] = kern_arg_dltensor(&p->tin);
+  p->args[2] = kern_arg_float(3.0);
 }
 
 /* DEV-003: tensors of one call on different devices are refused before any
  * launch, naming the arguments; for the CUDA kernel (other index) and the
  * CPU kernel (other type, caught as the wrong device for it). */
 TEST(scale_devices, DEV_003_different_devices_refused) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CUDA_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CUDA_LIB, "scale");
   Pair p;
   pair_init(&p, kDLCUDA);
   p.tout.device.device_id = 3;
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "output", "input", "devices differ");
-  tffi_kernel_close(&k);
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  kern_kernel_close(&k);
+  kern_kernel_open(&k, CPU_LIB, "scale");
   pair_init(&p, kDLCPU);
   p.tout.device.device_id = 1;
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "output", "input", "devices differ");
-  p.tout.device = tffi_device(kDLCUDA, 0);
+  p.tout.device = kern_device(kDLCUDA, 0);
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "output", "cuda:0");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* DEV-004: a CPU tensor given to the CUDA kernel is refused with
  * ValueError naming the argument and its device type. */
 TEST(scale_devices, DEV_004_unsupported_device_type) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CUDA_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CUDA_LIB, "scale");
   Pair p;
   pair_init(&p, kDLCPU);
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "output", "CUDA", "cpu:0");
-  p.tout.device = tffi_device(kDLCUDA, 0);
+  p.tout.device = kern_device(kDLCUDA, 0);
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "input", "CUDA", "cpu:0");
   pair_init(&p, kDLCUDAHost); /* pinned host memory is not a CUDA device tensor */
   EXPECT_CALL_FAILS(&k, p.args, 3, "ValueError", "output", "cuda_host:0");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* DEV-006: the environment stream table is the same after a call (success
@@ -74,30 +74,30 @@ TEST(scale_devices, DEV_006_env_streams_untouched) {
   static const char* const libs[] = {CPU_LIB, CUDA_LIB};
   static const int32_t types[] = {kDLCPU, kDLCUDA};
   for (int l = 0; l < 2; ++l) {
-    TffiKernel k;
-    tffi_kernel_open(&k, libs[l], "scale");
+    KernKernel k;
+    kern_kernel_open(&k, libs[l], "scale");
     Pair p;
     pair_init(&p, types[l]);
     if (types[l] == kDLCPU) {
-      tffi_kernel_call_ok(&k, p.args, 3);
+      kern_kernel_call_ok(&k, p.args, 3);
       cr_expect_eq(p.out[3], 9.0f);
     } else {
       /* Empty tensors: a complete call that launches nothing, so the
        * made-up stream handles are never given to the CUDA runtime. */
       p.tin.data = p.tout.data = NULL;
       p.n_in = p.n_out = 0;
-      tffi_kernel_call_ok(&k, p.args, 3);
+      kern_kernel_call_ok(&k, p.args, 3);
     }
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCUDA, 0), s0);
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCUDA, 1), s1);
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCPU, 0), cpu);
     /* a refused call as well */
-    p.args[2] = tffi_arg_dltensor(&p.tin);
+    p.args[2] = kern_arg_dltensor(&p.tin);
     EXPECT_CALL_FAILS(&k, p.args, 3, "TypeError", "factor");
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCUDA, 0), s0);
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCUDA, 1), s1);
     cr_expect_eq(API(TVMFFIEnvGetStream)(kDLCPU, 0), cpu);
-    tffi_kernel_close(&k);
+    kern_kernel_close(&k);
   }
   API(TVMFFIEnvSetStream)(kDLCUDA, 0, NULL, NULL);
   API(TVMFFIEnvSetStream)(kDLCUDA, 1, NULL, NULL);
@@ -108,30 +108,30 @@ TEST(scale_devices, DEV_006_env_streams_untouched) {
  * runtime call (here: no usable GPU, or a device index that does not
  * exist), and the process carries on. */
 TEST(scale_devices, DEV_008_runtime_failure_names_call) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CUDA_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CUDA_LIB, "scale");
   Pair p;
   pair_init(&p, kDLCUDA);
   p.tin.device.device_id = p.tout.device.device_id = 4096; /* no machine has this many */
   EXPECT_CALL_FAILS(&k, p.args, 3, "RuntimeError", "cudaError", " in cuda");
   EXPECT_CALL_FAILS(&k, p.args, 3, "RuntimeError", "cudaError", " in cuda");
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* DEV-009: the CPU kernel needs no accelerator runtime: calling it loads no
  * CUDA runtime, and a garbage CPU environment stream does not matter. */
 TEST(scale_devices, DEV_009_cpu_kernel_touches_no_accelerator) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   cr_assert_eq(API(TVMFFIEnvSetStream)(kDLCPU, 0, (TVMFFIStreamHandle)(uintptr_t)0x8, NULL), 0);
   Pair p;
   pair_init(&p, kDLCPU);
-  tffi_kernel_call_ok(&k, p.args, 3);
+  kern_kernel_call_ok(&k, p.args, 3);
   cr_expect(p.out[0] == 0.0f && p.out[1] == 3.0f && p.out[2] == 6.0f && p.out[3] == 9.0f);
   cr_expect_null(dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD),
                  "the CPU kernel brought a CUDA runtime into the process");
   cr_expect_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD),
                  "the CPU kernel brought the CUDA driver into the process");
   API(TVMFFIEnvSetStream)(kDLCPU, 0, NULL, NULL);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }

@@ -4,8 +4,8 @@
  * _Float16, bfloat16 by choosing the nearer of the two bfloat16 neighbours
  * of the float32 product (ties to the even one).
  */
-#ifndef TFFI_KERNELS_SCALE_ORACLE_H_
-#define TFFI_KERNELS_SCALE_ORACLE_H_
+#ifndef KERNELS_SCALE_ORACLE_H_
+#define KERNELS_SCALE_ORACLE_H_
 
 #include <math.h>
 #include <stdio.h>
@@ -21,10 +21,10 @@ static const size_t oracle_sizes[ORACLE_NUM] = {2, 2, 4, 8};
 
 static inline DLDataType oracle_dl(OracleDtype d) {
   switch (d) {
-    case ORACLE_F16: return tffi_dtype(kDLFloat, 16);
-    case ORACLE_BF16: return tffi_dtype(kDLBfloat, 16);
-    case ORACLE_F32: return tffi_dtype(kDLFloat, 32);
-    default: return tffi_dtype(kDLFloat, 64);
+    case ORACLE_F16: return kern_dtype(kDLFloat, 16);
+    case ORACLE_BF16: return kern_dtype(kDLBfloat, 16);
+    case ORACLE_F32: return kern_dtype(kDLFloat, 32);
+    default: return kern_dtype(kDLFloat, 64);
   }
 }
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "error.h"
+#include "mem.h"
 
 /* The default allocator puts the body this far into the block: far enough
  * for the header, and a multiple of every alignment malloc already gives,
@@ -19,7 +19,7 @@
 _Static_assert(TFFI_BODY_OFFSET >= sizeof(TVMFFIObjectAllocHeader),
                "the header must fit before the body");
 
-static void tffi_default_delete_space(void* body) { free((char*)body - TFFI_BODY_OFFSET); }
+static void tffi_default_delete_space(void* body) { tffi_free((char*)body - TFFI_BODY_OFFSET); }
 
 static void* tffi_default_allocate(size_t size, size_t alignment, int32_t type_index,
                                    void* context) {
@@ -28,7 +28,7 @@ static void* tffi_default_allocate(size_t size, size_t alignment, int32_t type_i
   /* Larger alignments would need a different offset than the fixed one
    * delete_space assumes; objects never ask for them. */
   if (alignment > TFFI_BODY_OFFSET || size > SIZE_MAX - TFFI_BODY_OFFSET) return NULL;
-  char* block = malloc(TFFI_BODY_OFFSET + size);
+  char* block = tffi_malloc(TFFI_BODY_OFFSET + size);
   if (block == NULL) return NULL;
   void* body = block + TFFI_BODY_OFFSET;
   ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = tffi_default_delete_space;
@@ -52,13 +52,8 @@ int tffi_allocator_is_default(const TVMFFICustomAllocator* allocator) {
   return allocator == &tffi_default_allocator;
 }
 
-TVMFFICustomAllocator* TVMFFIGetCustomAllocator(void) { return tffi_allocator_current(); }
-
-int TVMFFISetCustomAllocator(TVMFFICustomAllocator* allocator) {
-  if (allocator != NULL && allocator->allocate == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFISetCustomAllocator: allocator->allocate is NULL");
+void tffi_allocator_set(TVMFFICustomAllocator* allocator) {
   /* NULL, or the default handed back, both mean "no custom allocator". */
   if (allocator == &tffi_default_allocator) allocator = NULL;
   __atomic_store_n(&tffi_registered, allocator, __ATOMIC_RELEASE);
-  return 0;
 }

@@ -15,4 +15,8 @@ TVMFFICustomAllocator* tffi_allocator_default(void);
 /* 1 when `allocator` is the built-in default. */
 int tffi_allocator_is_default(const TVMFFICustomAllocator* allocator);
 
+/* Registers `allocator` for new objects; NULL or the default restore the
+ * default. */
+void tffi_allocator_set(TVMFFICustomAllocator* allocator);
+
 #endif

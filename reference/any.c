@@ -1,5 +1,6 @@
 /* Ownership of TVMFFIAny values: TVMFFIAnyViewToOwnedAny and release. */
 #include "any.h"
+#include "arg.h"
 
 #include <string.h>
 
@@ -40,13 +41,19 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
   }
   TVMFFIAny result = tffi_any_none();
   int rc = 0;
+  /* C strings first, the common case: measured once, short ones inline. */
+  if (kind == kTVMFFIRawStr && view->v_c_str != NULL) {
+    size_t n = strlen(view->v_c_str);
+    if (n > TFFI_SMALL_STR_MAX) return tffi_any_from_bytes(kTVMFFIStr, view->v_c_str, n, out);
+    result.type_index = kTVMFFISmallStr;
+    result.small_str_len = (uint32_t)n;
+    memcpy(result.v_bytes, view->v_c_str, n);
+    *out = result;
+    return 0;
+  }
   switch (kind) {
-    case kTVMFFIRawStr:
-      if (view->v_c_str == NULL)
-        rc = tffi_raise(TFFI_VALUE_ERROR,
-                        "TVMFFIAnyViewToOwnedAny: any_view holds a NULL const char*");
-      else
-        rc = tffi_any_from_bytes(kTVMFFIStr, view->v_c_str, strlen(view->v_c_str), &result);
+    case kTVMFFIRawStr: /* only a NULL one gets here */
+      rc = tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view holds a NULL const char*");
       break;
     case kTVMFFIByteArrayPtr: {
       const TVMFFIByteArray* bytes = view->v_ptr;
@@ -77,10 +84,10 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
 }
 
 int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIAnyViewToOwnedAny", "out");
   if (any_view == NULL) {
     *out = tffi_any_none();
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view is NULL");
+    return tffi_arg_null("TVMFFIAnyViewToOwnedAny", "any_view");
   }
   return tffi_any_copy_owned(any_view, out);
 }

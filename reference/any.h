@@ -23,4 +23,15 @@ static inline TVMFFIAny tffi_any_none(void) {
   return none;
 }
 
+/* An owned value holding `obj` (taking over its reference); None when
+ * `obj` is NULL. */
+static inline TVMFFIAny tffi_any_object(TVMFFIObject* obj) {
+  TVMFFIAny out = {0};
+  if (obj != NULL) {
+    out.type_index = obj->type_index;
+    out.v_obj = obj;
+  }
+  return out;
+}
+
 #endif

@@ -2,6 +2,7 @@
  * tuple or list argument becomes. Made and read across the ABI through the
  * global functions "ffi.Array", "ffi.ArraySize" and "ffi.ArrayGetItem". */
 #include "any.h"
+#include "arg.h"
 #include "builtin.h"
 #include "error.h"
 #include "object.h"
@@ -45,9 +46,9 @@ static TVMFFIObject* tffi_array_new(const TVMFFIAny* args, int32_t n) {
 
 static int tffi_array_call(void* self, const TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* result) {
-  (void)self;
   if (num_args < 0 || num_args > TFFI_ARRAY_MAX_SIZE)
-    return tffi_raise(TFFI_VALUE_ERROR, "ffi.Array: num_args %d is out of range", (int)num_args);
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: num_args %d is out of range", (const char*)self,
+                      (int)num_args);
   TVMFFIObject* arr = tffi_array_new(args, num_args);
   if (arr == NULL) return -1;
   *result = tffi_any_none();
@@ -58,26 +59,26 @@ static int tffi_array_call(void* self, const TVMFFIAny* args, int32_t num_args,
 
 static int tffi_array_size_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                 TVMFFIAny* result) {
-  (void)self;
-  if (tffi_builtin_check_count("ffi.ArraySize", num_args, 1) ||
-      tffi_builtin_check_object("ffi.ArraySize", args, 0, kTVMFFIArray, "ffi.Array"))
+  TVMFFIObject* arr;
+  if (tffi_args_count(self, num_args, 1) ||
+      tffi_args_object(self, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr))
     return -1;
   *result = tffi_any_none();
   result->type_index = kTVMFFIInt;
-  result->v_int64 = TVMFFISeqGetCellPtr(args[0].v_obj)->size;
+  result->v_int64 = TVMFFISeqGetCellPtr(arr)->size;
   return 0;
 }
 
 static int tffi_array_get_item_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                     TVMFFIAny* result) {
-  (void)self;
-  const char* fn = "ffi.ArrayGetItem";
-  if (tffi_builtin_check_count(fn, num_args, 2) ||
-      tffi_builtin_check_object(fn, args, 0, kTVMFFIArray, "ffi.Array") ||
-      tffi_builtin_check_int(fn, args, 1))
+  const char* fn = self;
+  TVMFFIObject* arr;
+  int64_t i;
+  if (tffi_args_count(fn, num_args, 2) ||
+      tffi_args_object(fn, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr) ||
+      tffi_args_int(fn, args, 1, "index", &i))
     return -1;
-  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(args[0].v_obj);
-  int64_t i = args[1].v_int64;
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(arr);
   if (i < 0 || i >= cell->size)
     return tffi_raise(TFFI_INDEX_ERROR, "%s: index %lld out of bounds for size %lld", fn,
                       (long long)i, (long long)cell->size);

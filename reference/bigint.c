@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "any.h"
+#include "arg.h"
 #include "error.h"
 #include "object.h"
 
@@ -18,10 +19,10 @@ typedef struct {
 #define TFFI_BIGINT_MAX_WORDS ((size_t)1 << 24)
 
 int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIBigIntFromByteArray: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIBigIntFromByteArray", "out");
   *out = tffi_any_none();
   if (input == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIBigIntFromByteArray: input is NULL");
+    return tffi_arg_null("TVMFFIBigIntFromByteArray", "input");
   if (input->size % sizeof(int64_t) != 0)
     return tffi_raise(TFFI_VALUE_ERROR,
                       "TVMFFIBigIntFromByteArray: input->size %zu is not a whole number of "
@@ -32,7 +33,7 @@ int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIBigIntFromByteArray: input has %zu words, more than %zu",
                       n, TFFI_BIGINT_MAX_WORDS);
   if (n && input->data == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIBigIntFromByteArray: input->data is NULL");
+    return tffi_arg_null("TVMFFIBigIntFromByteArray", "input->data");
   /* The shortest form: drop top words that only repeat the sign of the word
    * below them. Words are read through memcpy: the bytes need not be
    * aligned. */

@@ -6,14 +6,8 @@
 
 /* Registers `call` as the global function `name` (no self, no deleter).
  * Called from load-time constructors, so failure is silent: the function
- * is then simply absent, which lookups report. */
+ * is then simply absent, which lookups report. `name` (a string that lives
+ * as long as the process) is passed to `call` as its `self`. */
 void tffi_builtin_register(const char* name, TVMFFISafeCallType call);
-
-/* The shared argument checks of built-in functions; each returns 0, or -1
- * with TypeError raised naming the function and the argument. */
-int tffi_builtin_check_count(const char* fn, int32_t got, int32_t want);
-int tffi_builtin_check_object(const char* fn, const TVMFFIAny* args, int32_t i,
-                              int32_t type_index, const char* type_key);
-int tffi_builtin_check_int(const char* fn, const TVMFFIAny* args, int32_t i);
 
 #endif

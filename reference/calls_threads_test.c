@@ -14,6 +14,7 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
+#include "registry.h"
 #include "threads_test_support.h"
 
 #define ROUNDS 500

@@ -13,6 +13,7 @@
 #include "any.h"
 #include "function.h"
 #include "object.h"
+#include "registry.h"
 #include "string.h"
 #include "threads_test_support.h"
 

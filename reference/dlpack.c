@@ -2,7 +2,10 @@
  * exporting Tensor objects as managed tensors. */
 #include <stdlib.h>
 
+#include "arg.h"
+#include "dlpack.h"
 #include "error.h"
+#include "mem.h"
 #include "object.h"
 #include "tensor.h"
 
@@ -61,7 +64,7 @@ int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg
   if (tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
     return -1;
   }
-  if (tffi_tensor_new(&from->dl_tensor, arg_name, tffi_release_versioned, from, out) != 0) {
+  if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {
     return -1;
   }
   tffi_tensor_set_flags(*out, from->flags);
@@ -70,47 +73,48 @@ int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg
 
 int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "out");
+  if (from == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "from");
   return tffi_tensor_import_versioned(from, "from", require_alignment, require_contiguous,
                                       (TVMFFIObject**)out);
 }
 
 int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
                            int32_t require_contiguous, TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
-  if (from == NULL) return tffi_raise(TFFI_VALUE_ERROR, "from is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFITensorFromDLPack", "out");
+  if (from == NULL) return tffi_arg_null("TVMFFITensorFromDLPack", "from");
   if (tffi_dltensor_check(&from->dl_tensor, "from") != 0) return -1;
   if (tffi_check_requirements(&from->dl_tensor, "from", require_alignment, require_contiguous)) {
     return -1;
   }
-  return tffi_tensor_new(&from->dl_tensor, "from", tffi_release_legacy, from,
-                         (TVMFFIObject**)out);
+  return tffi_tensor_new_checked(&from->dl_tensor, tffi_release_legacy, from,
+                                 (TVMFFIObject**)out);
 }
 
 /* An exported managed tensor holds one strong reference to the tensor (its
  * manager_ctx); the DLTensor it carries points into that tensor. */
 static void tffi_export_delete_versioned(DLManagedTensorVersioned* self) {
   tffi_decref(self->manager_ctx);
-  free(self);
+  tffi_free(self);
 }
 
 static void tffi_export_delete_legacy(DLManagedTensor* self) {
   tffi_decref(self->manager_ctx);
-  free(self);
+  tffi_free(self);
 }
 
-static int tffi_export_check(TVMFFIObjectHandle from, const void* out) {
+static int tffi_export_check(const char* api, TVMFFIObjectHandle from, const void* out) {
   if (!tffi_is_tensor(from)) {
-    return tffi_raise(TFFI_TYPE_ERROR, "from is %s, expected a Tensor object",
-                      from == NULL ? "NULL" : "not a Tensor");
+    return tffi_arg_error(TFFI_TYPE_ERROR, api, "from", "is %s, expected a Tensor object",
+                          from == NULL ? "NULL" : "not a Tensor");
   }
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (out == NULL) return tffi_arg_null(api, "out");
   return 0;
 }
 
 int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
-  if (tffi_export_check(from, out) != 0) return -1;
-  DLManagedTensorVersioned* m = calloc(1, sizeof *m);
+  if (tffi_export_check("TVMFFITensorToDLPackVersioned", from, out) != 0) return -1;
+  DLManagedTensorVersioned* m = tffi_calloc(1, sizeof *m);
   if (m == NULL) return tffi_raise_oom(sizeof *m);
   m->version.major = DLPACK_MAJOR_VERSION;
   m->version.minor = DLPACK_MINOR_VERSION;
@@ -124,8 +128,8 @@ int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersio
 }
 
 int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
-  if (tffi_export_check(from, out) != 0) return -1;
-  DLManagedTensor* m = calloc(1, sizeof *m);
+  if (tffi_export_check("TVMFFITensorToDLPack", from, out) != 0) return -1;
+  DLManagedTensor* m = tffi_calloc(1, sizeof *m);
   if (m == NULL) return tffi_raise_oom(sizeof *m);
   m->manager_ctx = from;
   m->deleter = tffi_export_delete_legacy;

@@ -11,6 +11,7 @@
  *           | ("float4_" | "fp4_" | "f4_") "e2m1fn"
  *   vlanes := "x" N                        (float4 also takes "_x" N)
  */
+#include "arg.h"
 #include "dtype.h"
 
 #include <stdint.h>
@@ -209,8 +210,8 @@ int tffi_dtype_format(DLDataType dtype, char* buf) {
 }
 
 int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out) {
-  if (str == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: str is NULL");
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: out is NULL");
+  if (str == NULL) return tffi_arg_null("TVMFFIDataTypeFromString", "str");
+  if (out == NULL) return tffi_arg_null("TVMFFIDataTypeFromString", "out");
   if (str->data == NULL && str->size != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeFromString: str->data is NULL with size %zu",
                       str->size);
@@ -222,9 +223,9 @@ int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out) {
 }
 
 int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIDataTypeToString", "out");
   *out = tffi_any_none();
-  if (dtype == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: dtype is NULL");
+  if (dtype == NULL) return tffi_arg_null("TVMFFIDataTypeToString", "dtype");
   char buf[TFFI_DTYPE_TEXT_MAX];
   int n = tffi_dtype_format(*dtype, buf);
   if (n < 0) return -1;

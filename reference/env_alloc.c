@@ -4,6 +4,8 @@
  */
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "arg.h"
+#include "dlpack.h"
 #include "error.h"
 #include "tensor.h"
 
@@ -42,7 +44,7 @@ static void tffi_alloc_set_error(void* error_ctx, const char* kind, const char* 
 }
 
 int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIEnvTensorAlloc", "out");
   if (tffi_dltensor_check(prototype, "prototype") != 0) return -1;
   DLPackManagedTensorAllocator alloc = TVMFFIEnvGetDLPackManagedTensorAllocator();
   if (alloc == NULL) {

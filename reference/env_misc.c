@@ -7,6 +7,7 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "arg.h"
 #include "error.h"
 
 typedef int (*TffiCheckSignals)(void);
@@ -19,7 +20,7 @@ static void* tffi_gil_ensure;
 static void* tffi_gil_release;
 
 int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
-  if (name == NULL) return tffi_raise(TFFI_VALUE_ERROR, "name is NULL");
+  if (name == NULL) return tffi_arg_null("TVMFFIEnvRegisterCAPI", "name");
   void** slot = NULL;
   if (strcmp(name, "PyErr_CheckSignals") == 0) {
     slot = &tffi_check_signals;

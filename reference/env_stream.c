@@ -16,6 +16,8 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "error.h"
+#include "mem.h"
+#include "vec.h"
 
 /* Accepted range: generous for any real system, small enough that a
  * hostile id is refused instead of sizing anything. */
@@ -35,8 +37,10 @@ typedef struct {
 
 typedef struct {
   TVMFFIStreamHandle fast[TFFI_STREAM_FAST_TYPES][TFFI_STREAM_FAST_IDS];
-  TffiStreamEntry* more; /* pairs outside the fast table, unordered */
-  size_t n_more, cap_more;
+  struct {
+    TffiStreamEntry* items; /* pairs outside the fast table, unordered */
+    size_t n, cap;
+  } more;
 } TffiStreams;
 
 static _Thread_local TffiStreams* tffi_streams __attribute__((tls_model("initial-exec")));
@@ -47,22 +51,22 @@ static pthread_once_t tffi_streams_once = PTHREAD_ONCE_INIT;
 
 static void tffi_streams_release(void* table) {
   TffiStreams* s = table;
-  free(s->more);
-  free(s);
+  tffi_free(s->more.items);
+  tffi_free(s);
 }
 
 static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, tffi_streams_release); }
 
 static TffiStreams* tffi_streams_get_or_create(void) {
   if (tffi_streams != NULL) return tffi_streams;
-  TffiStreams* s = calloc(1, sizeof *s);
+  TffiStreams* s = tffi_calloc(1, sizeof *s);
   if (s == NULL) {
     tffi_raise_oom(sizeof *s);
     return NULL;
   }
   pthread_once(&tffi_streams_once, tffi_streams_key_init);
   if (pthread_setspecific(tffi_streams_key, s) != 0) {
-    free(s);
+    tffi_free(s);
     tffi_raise(TFFI_RUNTIME_ERROR, "cannot register the stream table for thread exit");
     return NULL;
   }
@@ -71,8 +75,9 @@ static TffiStreams* tffi_streams_get_or_create(void) {
 }
 
 static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t type, int32_t id) {
-  for (size_t i = 0; i < s->n_more; ++i) {
-    if (s->more[i].device_type == type && s->more[i].device_id == id) return s->more[i].stream;
+  for (size_t i = 0; i < s->more.n; ++i) {
+    const TffiStreamEntry* e = &s->more.items[i];
+    if (e->device_type == type && e->device_id == id) return e->stream;
   }
   return NULL;
 }
@@ -88,35 +93,30 @@ TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
 
 /* Removes entry i (order does not matter); frees the list when empty. */
 static void tffi_stream_remove(TffiStreams* s, size_t i) {
-  s->more[i] = s->more[--s->n_more];
-  if (s->n_more == 0) {
-    free(s->more);
-    s->more = NULL;
-    s->cap_more = 0;
+  s->more.items[i] = s->more.items[--s->more.n];
+  if (s->more.n == 0) {
+    tffi_free(s->more.items);
+    s->more.items = NULL;
+    s->more.cap = 0;
   }
 }
 
 static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFIStreamHandle stream) {
-  if (s->n_more == s->cap_more) {
-    size_t cap = s->cap_more ? s->cap_more * 2 : 8;
-    TffiStreamEntry* grown = realloc(s->more, cap * sizeof *grown);
-    if (grown == NULL) return tffi_raise_oom(cap * sizeof *grown);
-    s->more = grown;
-    s->cap_more = cap;
-  }
-  s->more[s->n_more++] = (TffiStreamEntry){type, id, stream};
+  if (TFFI_VEC_PUSH(&s->more, ((TffiStreamEntry){type, id, stream})) != 0)
+    return tffi_raise_oom((s->more.n + 1) * sizeof(TffiStreamEntry));
   return 0;
 }
 
 static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
                                 TVMFFIStreamHandle stream, TVMFFIStreamHandle* old) {
-  for (size_t i = 0; i < s->n_more; ++i) {
-    if (s->more[i].device_type == type && s->more[i].device_id == id) {
-      *old = s->more[i].stream;
+  for (size_t i = 0; i < s->more.n; ++i) {
+    TffiStreamEntry* e = &s->more.items[i];
+    if (e->device_type == type && e->device_id == id) {
+      *old = e->stream;
       if (stream == NULL) {
         tffi_stream_remove(s, i);
       } else {
-        s->more[i].stream = stream;
+        e->stream = stream;
       }
       return 0;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "object.h"
 
 /* One error object per thread, owned by the slot until moved out. */
@@ -62,7 +63,7 @@ static void tffi_error_delete(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
     if (err->cell.cause_chain) tffi_decref(err->cell.cause_chain);
     if (err->cell.extra_context) tffi_decref(err->cell.extra_context);
-    free(err->backtrace_buf);
+    tffi_free(err->backtrace_buf);
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
 }
@@ -73,12 +74,12 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
   if (backtrace == NULL) return;
   size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
   if (backtrace->size > SIZE_MAX - keep - 1) return;
-  char* buf = malloc(keep + backtrace->size + 1);
+  char* buf = tffi_malloc(keep + backtrace->size + 1);
   if (buf == NULL) return; /* the old backtrace stays: better than none */
   if (keep) memcpy(buf, err->cell.backtrace.data, keep);
   if (backtrace->size) memcpy(buf + keep, backtrace->data, backtrace->size);
   buf[keep + backtrace->size] = '\0';
-  free(err->backtrace_buf);
+  tffi_free(err->backtrace_buf);
   err->backtrace_buf = buf;
   err->cell.backtrace.data = buf;
   err->cell.backtrace.size = keep + backtrace->size;
@@ -166,7 +167,7 @@ int tffi_raise(const char* kind, const char* fmt, ...) {
     tffi_raise_bytes(kind, small, (size_t)n);
     return -1;
   }
-  char* big = malloc((size_t)n + 1);
+  char* big = tffi_malloc((size_t)n + 1);
   if (big == NULL) {
     tffi_raise_bytes(kind, small, sizeof small - 1);
     return -1;
@@ -175,8 +176,15 @@ int tffi_raise(const char* kind, const char* fmt, ...) {
   vsnprintf(big, (size_t)n + 1, fmt, ap);
   va_end(ap);
   tffi_raise_bytes(kind, big, (size_t)n);
-  free(big);
+  tffi_free(big);
   return -1;
+}
+
+void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
+  int custom;
+  void* obj = tffi_object_alloc_from(size, type_index, deleter, &custom);
+  if (obj == NULL && !custom) tffi_raise_oom(size);
+  return obj;
 }
 
 int tffi_raise_oom(size_t size) {
@@ -195,7 +203,7 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_pa
   size_t total = 0;
   for (int32_t i = 0; i < num_parts; ++i)
     if (message_parts[i]) total += strlen(message_parts[i]);
-  char* msg = malloc(total + 1);
+  char* msg = tffi_malloc(total + 1);
   if (msg == NULL) {
     tffi_raise_oom(total + 1);
     return;
@@ -208,7 +216,7 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_pa
     at += n;
   }
   tffi_raise_bytes(kind ? kind : "", msg, at);
-  free(msg);
+  tffi_free(msg);
 }
 
 void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {

@@ -31,6 +31,11 @@ int tffi_raise_oom(size_t size);
  * released then. */
 void tffi_set_raised(TVMFFIObject* error);
 
+/* Allocates an object as tffi_object_alloc_from does, raising MemoryError
+ * when memory runs out (a custom allocator raises its own). It lives here,
+ * above object.c, because a raise itself allocates an error object. */
+void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags));
+
 /* Kind names used across the runtime. */
 #define TFFI_TYPE_ERROR "TypeError"
 #define TFFI_VALUE_ERROR "ValueError"

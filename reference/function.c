@@ -1,5 +1,6 @@
 /* Function objects: a C callback with its own `self`, behind the cell that
  * every caller jumps through. */
+#include "arg.h"
 #include "function.h"
 
 #include "error.h"
@@ -45,10 +46,10 @@ TVMFFIObject* tffi_function_new(void* self, TVMFFISafeCallType call, void (*dele
 
 int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                          TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionCreate: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIFunctionCreate", "out");
   *out = NULL;
   if (safe_call == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionCreate: safe_call is NULL");
+    return tffi_arg_null("TVMFFIFunctionCreate", "safe_call");
   *out = tffi_function_new(self, safe_call, deleter);
   return *out ? 0 : -1;
 }

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
+#include "registry.h"
 #include "unit_test_support.h"
 
 static int echo(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "arg.h"
 #include "error.h"
 
 /* Initialisation is rare; one lock for every handle keeps it simple. */
@@ -9,12 +10,12 @@ static pthread_mutex_t tffi_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int TVMFFIHandleInitOnce(void** handle_addr, int (*init_func)(void** result)) {
   if (handle_addr == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIHandleInitOnce: handle_addr is NULL");
+    return tffi_arg_null("TVMFFIHandleInitOnce", "handle_addr");
   /* Acquire pairs with the release below: whoever sees the handle also sees
    * everything init_func wrote before publishing it. */
   if (__atomic_load_n(handle_addr, __ATOMIC_ACQUIRE) != NULL) return 0;
   if (init_func == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIHandleInitOnce: init_func is NULL");
+    return tffi_arg_null("TVMFFIHandleInitOnce", "init_func");
   pthread_mutex_lock(&tffi_init_lock);
   int rc = 0;
   if (__atomic_load_n(handle_addr, __ATOMIC_ACQUIRE) == NULL) {
@@ -31,9 +32,9 @@ int TVMFFIHandleInitOnce(void** handle_addr, int (*init_func)(void** result)) {
 
 int TVMFFIHandleDeinitOnce(void** handle_addr, int (*deinit_func)(void* handle)) {
   if (handle_addr == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIHandleDeinitOnce: handle_addr is NULL");
+    return tffi_arg_null("TVMFFIHandleDeinitOnce", "handle_addr");
   if (deinit_func == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIHandleDeinitOnce: deinit_func is NULL");
+    return tffi_arg_null("TVMFFIHandleDeinitOnce", "deinit_func");
   /* The exchange hands the handle to exactly one caller. */
   void* old = __atomic_exchange_n(handle_addr, NULL, __ATOMIC_ACQ_REL);
   return old != NULL ? deinit_func(old) : 0;

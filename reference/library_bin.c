@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "mem.h"
 
 /* A read cursor over [0, end) of the blob. Every read checks the remaining
  * length first, so no read ever reaches `end`. */
@@ -48,7 +49,7 @@ static int tffi_read_vec(TffiCursor* c, const char* field, uint64_t** items, siz
   if (n > (c->end - c->pos) / 8) {
     return tffi_bin_fail(c, at, field, "element count exceeds the bytes left");
   }
-  uint64_t* arr = malloc(n ? (size_t)n * 8 : 1);
+  uint64_t* arr = tffi_malloc(n ? (size_t)n * 8 : 1);
   if (arr == NULL) return tffi_raise_oom((size_t)n * 8);
   for (size_t i = 0; i < n; ++i) arr[i] = tffi_load_u64(c->data + c->pos + 8 * i);
   c->pos += (size_t)n * 8;
@@ -100,9 +101,9 @@ static int tffi_check_indptr(TffiCursor* c, size_t indptr_at, size_t children_at
 static int tffi_check_acyclic(TffiCursor* c, size_t children_at) {
   TffiLibraryBin* b = c->out;
   size_t n = b->num_modules;
-  uint8_t* state = calloc(n, 1);
-  size_t* next_edge = malloc(n * sizeof(size_t)); /* per module on the path */
-  size_t* stack = malloc(n * sizeof(size_t));
+  uint8_t* state = tffi_calloc(n, 1);
+  size_t* next_edge = tffi_malloc(n * sizeof(size_t)); /* per module on the path */
+  size_t* stack = tffi_malloc(n * sizeof(size_t));
   int rc = 0;
   if (state == NULL || next_edge == NULL || stack == NULL) {
     rc = tffi_raise_oom(n * (2 * sizeof(size_t) + 1));
@@ -136,9 +137,9 @@ static int tffi_check_acyclic(TffiCursor* c, size_t children_at) {
     }
   }
 done:
-  free(state);
-  free(next_edge);
-  free(stack);
+  tffi_free(state);
+  tffi_free(next_edge);
+  tffi_free(stack);
   return rc;
 }
 
@@ -179,7 +180,7 @@ static int tffi_parse_body(TffiCursor* c) {
   if (tffi_check_indptr(c, indptr_at, children_at) != 0) return -1;
   if (tffi_check_acyclic(c, children_at) != 0) return -1;
   /* num_modules <= nbytes / 8 here, so this allocation is bounded too. */
-  b->entries = calloc(b->num_modules, sizeof(TffiLibraryBinEntry));
+  b->entries = tffi_calloc(b->num_modules, sizeof(TffiLibraryBinEntry));
   if (b->entries == NULL) return tffi_raise_oom(b->num_modules * sizeof(TffiLibraryBinEntry));
   for (size_t i = 0; i < b->num_modules; ++i) {
     if (tffi_read_entry(c, i) != 0) return -1;
@@ -207,9 +208,9 @@ int tffi_library_bin_parse(const uint8_t* data, size_t size, TffiLibraryBin* out
 
 void tffi_library_bin_free(TffiLibraryBin* bin) {
   if (bin == NULL) return;
-  free(bin->indptr);
-  free(bin->child_indices);
-  free(bin->entries);
+  tffi_free(bin->indptr);
+  tffi_free(bin->child_indices);
+  tffi_free(bin->entries);
   memset(bin, 0, sizeof(*bin));
   bin->lib_index = SIZE_MAX;
 }
@@ -284,7 +285,7 @@ int tffi_library_bin_pack(const TffiLibraryBin* bin, uint8_t** out, size_t* out_
   if (tffi_pack_size(bin, &total) != 0) {
     return tffi_raise(TFFI_VALUE_ERROR, "library_bin pack: bin is too large to encode");
   }
-  uint8_t* blob = malloc(total);
+  uint8_t* blob = tffi_malloc(total);
   if (blob == NULL) return tffi_raise_oom(total);
   tffi_pack_write(bin, blob, total);
   /* Only blobs the parser accepts leave the packer. */
@@ -292,7 +293,7 @@ int tffi_library_bin_pack(const TffiLibraryBin* bin, uint8_t** out, size_t* out_
   int rc = tffi_library_bin_parse(blob, total, &check);
   tffi_library_bin_free(&check);
   if (rc != 0) {
-    free(blob);
+    tffi_free(blob);
     return -1;
   }
   *out = blob;

@@ -7,7 +7,7 @@
  * where vec, str and bytes are <count: u64> followed by the elements.
  *
  * The parser is the single decoder of this format in the project: the loader
- * (library_module.c), the libbin tool and the fuzz harness all call it. It
+ * (library_loader.c), the libbin tool and the fuzz harness all call it. It
  * treats the blob as untrusted: it never reads at or past `data + size`, it
  * allocates at most O(size) bytes (every decoded element occupies at least
  * eight bytes of the blob), and it refuses anything malformed with a

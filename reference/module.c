@@ -2,32 +2,42 @@
  * TVMFFIEnvModLookupFromImports. */
 #include "module.h"
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "any.h"
+#include "arg.h"
 #include "error.h"
 #include "function.h"
+#include "mem.h"
+#include "names.h"
 #include "object.h"
+#include "registry.h"
 #include "string.h"
+#include "vec.h"
 
 typedef struct {
   char* name;
   TVMFFIObject* fn; /* one reference */
 } TffiCacheEntry;
 
+/* Pointers to modules, each holding one reference unless said otherwise. */
+typedef struct {
+  TVMFFIObject** items;
+  size_t n, cap;
+} TffiModules;
+
 struct TffiModule {
   TVMFFIObject header;
   TffiLibrary* lib;
   pthread_mutex_t lock; /* guards imports and cache */
-  TVMFFIObject** imports;
-  size_t num_imports, cap_imports;
-  TffiCacheEntry* cache;
-  size_t num_cache;
+  TffiModules imports;
+  struct {
+    TffiCacheEntry* items;
+    size_t n, cap;
+  } cache;
 };
 
 /* A function taken from a module: the symbol and a reference to the module
@@ -41,21 +51,16 @@ int tffi_is_module(const TVMFFIObject* obj) {
   return obj != NULL && obj->type_index == kTVMFFIModule;
 }
 
-static void tffi_module_drop_imports(TffiModule* m) {
-  for (size_t i = 0; i < m->num_imports; ++i) tffi_decref(m->imports[i]);
-  m->num_imports = 0;
-}
-
 static void tffi_module_delete(void* self, int flags) {
   TffiModule* m = self;
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
-    tffi_module_drop_imports(m);
-    free(m->imports);
-    for (size_t i = 0; i < m->num_cache; ++i) {
-      free(m->cache[i].name);
-      tffi_decref(m->cache[i].fn);
+    for (size_t i = 0; i < m->imports.n; ++i) tffi_decref(m->imports.items[i]);
+    tffi_free(m->imports.items);
+    for (size_t i = 0; i < m->cache.n; ++i) {
+      tffi_free(m->cache.items[i].name);
+      tffi_decref(m->cache.items[i].fn);
     }
-    free(m->cache);
+    tffi_free(m->cache.items);
     pthread_mutex_destroy(&m->lock);
     /* Last: functions of the imports above may live in this library. */
     tffi_library_release(m->lib);
@@ -76,18 +81,6 @@ int tffi_module_symbol(TVMFFIObject* mod, const char* name, void** out) {
   return tffi_library_symbol(((TffiModule*)mod)->lib, name, 0, out);
 }
 
-/* Code, not data: a `__tvm_ffi_x` that names a variable (the blob, the
- * context pointer, anything else) must not be jumped into. The dynamic
- * symbol entry tells; when the loader cannot say, the symbol is trusted. */
-static int tffi_is_code(void* addr) {
-  Dl_info info;
-  const ElfW(Sym)* sym = NULL;
-  if (dladdr1(addr, &info, (void**)&sym, RTLD_DL_SYMENT) == 0 || sym == NULL) return 1;
-  if (info.dli_saddr != addr) return 1;
-  int type = ELF64_ST_TYPE(sym->st_info);
-  return type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE;
-}
-
 static int tffi_bound_call(void* self, const TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* result) {
   TffiBoundSymbol* b = self;
@@ -98,7 +91,7 @@ static int tffi_bound_call(void* self, const TVMFFIAny* args, int32_t num_args,
 static void tffi_bound_delete(void* self) {
   TffiBoundSymbol* b = self;
   tffi_decref(b->module);
-  free(b);
+  tffi_free(b);
 }
 
 int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len,
@@ -106,14 +99,14 @@ int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len
   *out = NULL;
   /* A NUL inside the name would silently cut the symbol name short. */
   if (memchr(name, '\0', len) != NULL) return 0;
-  char* cname = strndup(name, len);
-  if (cname == NULL) return tffi_raise_oom(len + 1);
+  char* cname = tffi_prefixed("", name, len);
+  if (cname == NULL) return -1;
   void* addr;
   int rc = tffi_library_symbol(((TffiModule*)mod)->lib, cname, 1, &addr);
-  free(cname);
+  tffi_free(cname);
   if (rc != 0) return -1;
-  if (addr == NULL || !tffi_is_code(addr)) return 0;
-  TffiBoundSymbol* b = malloc(sizeof *b);
+  if (addr == NULL || !tffi_library_is_code(addr)) return 0;
+  TffiBoundSymbol* b = tffi_malloc(sizeof *b);
   if (b == NULL) return tffi_raise_oom(sizeof *b);
   b->symbol = (TVMFFISafeCallType)addr;
   b->module = mod;
@@ -128,37 +121,36 @@ int tffi_module_get_own_function(TVMFFIObject* mod, const char* name, size_t len
 
 /* A snapshot of the imports with references, so that searching them runs
  * unlocked (an import's getter may call back into modules). */
-static int tffi_module_snapshot(TffiModule* m, TVMFFIObject*** items, size_t* n) {
+static int tffi_module_snapshot(TffiModule* m, TffiModules* out) {
+  *out = (TffiModules){0};
   pthread_mutex_lock(&m->lock);
-  *n = m->num_imports;
-  *items = malloc((*n ? *n : 1) * sizeof(TVMFFIObject*));
-  if (*items != NULL) {
-    for (size_t i = 0; i < *n; ++i) {
-      (*items)[i] = m->imports[i];
-      tffi_incref(m->imports[i]);
-    }
+  int rc = TFFI_VEC_RESERVE(out, m->imports.n);
+  for (size_t i = 0; rc == 0 && i < m->imports.n; ++i) {
+    out->items[out->n++] = m->imports.items[i];
+    tffi_incref(m->imports.items[i]);
   }
+  size_t want = m->imports.n;
   pthread_mutex_unlock(&m->lock);
-  return *items ? 0 : tffi_raise_oom(*n * sizeof(TVMFFIObject*));
+  return rc == 0 ? 0 : tffi_raise_oom(want * sizeof(TVMFFIObject*));
 }
 
-static void tffi_snapshot_free(TVMFFIObject** items, size_t n) {
-  for (size_t i = 0; i < n; ++i) tffi_decref(items[i]);
-  free(items);
+static void tffi_modules_free(TffiModules* mods) {
+  for (size_t i = 0; i < mods->n; ++i) tffi_decref(mods->items[i]);
+  tffi_free(mods->items);
+  *mods = (TffiModules){0};
 }
 
 int tffi_module_get_function(TVMFFIObject* mod, const char* name, size_t len, int query_imports,
                              TVMFFIObject** out) {
   if (tffi_module_get_own_function(mod, name, len, out) != 0) return -1;
   if (*out != NULL || !query_imports) return 0;
-  TVMFFIObject** items;
-  size_t n;
-  if (tffi_module_snapshot((TffiModule*)mod, &items, &n) != 0) return -1;
+  TffiModules imports;
+  if (tffi_module_snapshot((TffiModule*)mod, &imports) != 0) return -1;
   int rc = 0;
-  for (size_t i = 0; i < n && rc == 0 && *out == NULL; ++i) {
-    rc = tffi_module_get_function(items[i], name, len, 1, out);
+  for (size_t i = 0; i < imports.n && rc == 0 && *out == NULL; ++i) {
+    rc = tffi_module_get_function(imports.items[i], name, len, 1, out);
   }
-  tffi_snapshot_free(items, n);
+  tffi_modules_free(&imports);
   return rc;
 }
 
@@ -182,16 +174,12 @@ static int tffi_call_getter(void* addr, const char* symbol, TVMFFIAny* out) {
 static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const char* name,
                                 size_t len, TVMFFIAny* out) {
   if (memchr(name, '\0', len) != NULL) return 0;
-  size_t plen = strlen(prefix);
-  char* symbol = malloc(plen + len + 1);
-  if (symbol == NULL) return tffi_raise_oom(plen + len + 1);
-  memcpy(symbol, prefix, plen);
-  memcpy(symbol + plen, name, len);
-  symbol[plen + len] = '\0';
+  char* symbol = tffi_prefixed(prefix, name, len);
+  if (symbol == NULL) return -1;
   void* addr;
   int rc = tffi_module_symbol(mod, symbol, &addr);
-  if (rc == 0 && addr != NULL && tffi_is_code(addr)) rc = tffi_call_getter(addr, symbol, out);
-  free(symbol);
+  if (rc == 0 && addr != NULL && tffi_library_is_code(addr)) rc = tffi_call_getter(addr, symbol, out);
+  tffi_free(symbol);
   return rc;
 }
 
@@ -200,66 +188,51 @@ int tffi_module_get_info(TVMFFIObject* mod, const char* prefix, const char* name
   *out = tffi_any_none();
   if (tffi_module_own_info(mod, prefix, name, len, out) != 0) return -1;
   if (out->type_index != kTVMFFINone || !query_imports) return 0;
-  TVMFFIObject** items;
-  size_t n;
-  if (tffi_module_snapshot((TffiModule*)mod, &items, &n) != 0) return -1;
+  TffiModules imports;
+  if (tffi_module_snapshot((TffiModule*)mod, &imports) != 0) return -1;
   int rc = 0;
-  for (size_t i = 0; i < n && rc == 0 && out->type_index == kTVMFFINone; ++i) {
-    rc = tffi_module_get_info(items[i], prefix, name, len, 1, out);
+  for (size_t i = 0; i < imports.n && rc == 0 && out->type_index == kTVMFFINone; ++i) {
+    rc = tffi_module_get_info(imports.items[i], prefix, name, len, 1, out);
   }
-  tffi_snapshot_free(items, n);
+  tffi_modules_free(&imports);
   return rc;
 }
 
-/* Pointer set of modules already visited by tffi_reaches (a DAG of shared
- * imports must not be walked once per path). */
-typedef struct {
-  TVMFFIObject** items;
-  size_t n, cap;
-} TffiSeen;
-
-/* Returns 1 if added, 0 if already present, -1 on allocation failure. */
-static int tffi_seen_add(TffiSeen* s, TVMFFIObject* m) {
-  for (size_t i = 0; i < s->n; ++i) {
-    if (s->items[i] == m) return 0;
-  }
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    TVMFFIObject** more = realloc(s->items, cap * sizeof *more);
-    if (more == NULL) return -1;
-    s->items = more;
-    s->cap = cap;
-  }
-  s->items[s->n++] = m;
-  return 1;
+/* Appends m to `set` unless present: 1 if added, 0 if present, -1 when out
+ * of memory. Linear: import graphs are small. */
+static int tffi_modules_add(TffiModules* set, TVMFFIObject* m) {
+  for (size_t i = 0; i < set->n; ++i)
+    if (set->items[i] == m) return 0;
+  return TFFI_VEC_PUSH(set, m) == 0 ? 1 : -1;
 }
 
 /* Sets *found when `target` is `from` or reachable from it through imports.
- * Module locks are taken one at a time (snapshots), never nested. */
+ * Module locks are taken one at a time (snapshots), never nested. `seen`
+ * keeps a DAG of shared imports from being walked once per path. */
 static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
-  TffiSeen seen = {0};
-  TffiSeen stack = {0}; /* holds a reference to each entry */
+  TffiModules seen = {0};  /* borrowed: each is also on the stack or done */
+  TffiModules stack = {0}; /* holds a reference to each entry */
   int rc = 0;
   *found = 0;
-  if (tffi_seen_add(&seen, from) < 0 || tffi_seen_add(&stack, from) < 0) rc = tffi_raise_oom(64);
+  if (tffi_modules_add(&seen, from) < 0 || tffi_modules_add(&stack, from) < 0)
+    rc = tffi_raise_oom(64);
   else tffi_incref(from);
   while (stack.n > 0) {
     TVMFFIObject* m = stack.items[--stack.n];
     if (m == target) *found = 1;
-    TVMFFIObject** items = NULL;
-    size_t n = 0;
-    if (!*found && rc == 0 && tffi_module_snapshot((TffiModule*)m, &items, &n) != 0) rc = -1;
-    for (size_t i = 0; rc == 0 && i < n; ++i) {
-      int added = tffi_seen_add(&seen, items[i]);
-      if (added == 1) added = tffi_seen_add(&stack, items[i]);
+    TffiModules imports = {0};
+    if (!*found && rc == 0 && tffi_module_snapshot((TffiModule*)m, &imports) != 0) rc = -1;
+    for (size_t i = 0; rc == 0 && i < imports.n; ++i) {
+      int added = tffi_modules_add(&seen, imports.items[i]);
+      if (added == 1) added = tffi_modules_add(&stack, imports.items[i]);
       if (added < 0) rc = tffi_raise_oom(seen.cap * sizeof(void*));
-      else if (added == 1) tffi_incref(items[i]);
+      else if (added == 1) tffi_incref(imports.items[i]);
     }
-    if (items) tffi_snapshot_free(items, n);
+    tffi_modules_free(&imports);
     tffi_decref(m);
   }
-  free(seen.items);
-  free(stack.items);
+  tffi_free(seen.items);
+  tffi_free(stack.items);
   return rc;
 }
 
@@ -271,16 +244,8 @@ int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child) {
   TffiModule* m = (TffiModule*)mod;
   int rc = 0;
   pthread_mutex_lock(&m->lock);
-  if (m->num_imports == m->cap_imports) {
-    size_t cap = m->cap_imports ? m->cap_imports * 2 : 4;
-    TVMFFIObject** more = realloc(m->imports, cap * sizeof *more);
-    if (more == NULL) rc = tffi_raise_oom(cap * sizeof *more);
-    else m->imports = more, m->cap_imports = cap;
-  }
-  if (rc == 0) {
-    tffi_incref(child);
-    m->imports[m->num_imports++] = child;
-  }
+  if (TFFI_VEC_PUSH(&m->imports, child) == 0) tffi_incref(child);
+  else rc = tffi_raise_oom((m->imports.n + 1) * sizeof(TVMFFIObject*));
   pthread_mutex_unlock(&m->lock);
   return rc;
 }
@@ -288,18 +253,15 @@ int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child) {
 void tffi_module_clear_imports(TVMFFIObject* mod) {
   TffiModule* m = (TffiModule*)mod;
   pthread_mutex_lock(&m->lock);
-  TVMFFIObject** old = m->imports;
-  size_t n = m->num_imports;
-  m->imports = NULL;
-  m->num_imports = m->cap_imports = 0;
+  TffiModules old = m->imports;
+  m->imports = (TffiModules){0};
   pthread_mutex_unlock(&m->lock);
-  for (size_t i = 0; i < n; ++i) tffi_decref(old[i]);
-  free(old);
+  tffi_modules_free(&old);
 }
 
 static TVMFFIObject* tffi_cache_find(TffiModule* m, const char* name) {
-  for (size_t i = 0; i < m->num_cache; ++i) {
-    if (strcmp(m->cache[i].name, name) == 0) return m->cache[i].fn;
+  for (size_t i = 0; i < m->cache.n; ++i) {
+    if (strcmp(m->cache.items[i].name, name) == 0) return m->cache.items[i].fn;
   }
   return NULL;
 }
@@ -312,18 +274,12 @@ static TVMFFIObject* tffi_cache_put(TffiModule* m, const char* name, TVMFFIObjec
     tffi_decref(fn);
     return have;
   }
-  TffiCacheEntry* more = realloc(m->cache, (m->num_cache + 1) * sizeof *more);
-  char* copy = strdup(name);
-  if (more == NULL || copy == NULL) {
-    if (more) m->cache = more;
-    free(copy);
+  TffiCacheEntry entry = {tffi_strdup(name), fn};
+  if (entry.name == NULL || TFFI_VEC_PUSH(&m->cache, entry) != 0) {
+    tffi_free(entry.name);
     tffi_decref(fn);
     return NULL;
   }
-  m->cache = more;
-  m->cache[m->num_cache].name = copy;
-  m->cache[m->num_cache].fn = fn;
-  ++m->num_cache;
   return fn;
 }
 
@@ -334,15 +290,14 @@ int tffi_module_lookup_from_imports(TVMFFIObject* mod, const char* name, TVMFFIO
   pthread_mutex_unlock(&m->lock);
   if (*out) return 0;
   size_t len = strlen(name);
-  TVMFFIObject** items;
-  size_t n;
-  if (tffi_module_snapshot(m, &items, &n) != 0) return -1;
+  TffiModules imports;
+  if (tffi_module_snapshot(m, &imports) != 0) return -1;
   TVMFFIObject* fn = NULL;
   int rc = 0;
-  for (size_t i = 0; i < n && rc == 0 && fn == NULL; ++i) {
-    rc = tffi_module_get_function(items[i], name, len, 1, &fn);
+  for (size_t i = 0; i < imports.n && rc == 0 && fn == NULL; ++i) {
+    rc = tffi_module_get_function(imports.items[i], name, len, 1, &fn);
   }
-  tffi_snapshot_free(items, n);
+  tffi_modules_free(&imports);
   if (rc == 0 && fn == NULL) rc = tffi_global_get(name, len, &fn);
   if (rc != 0) return -1;
   if (fn == NULL) {
@@ -355,4 +310,18 @@ int tffi_module_lookup_from_imports(TVMFFIObject* mod, const char* name, TVMFFIO
   *out = tffi_cache_put(m, name, fn);
   pthread_mutex_unlock(&m->lock);
   return *out ? 0 : tffi_raise_oom(strlen(name) + sizeof(TffiCacheEntry));
+}
+
+int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
+                                  TVMFFIObjectHandle* out) {
+  static const char api[] = "TVMFFIEnvModLookupFromImports";
+  if (out == NULL) return tffi_arg_null(api, "out");
+  *out = NULL;
+  if (!tffi_is_module(library_ctx))
+    return tffi_arg_error(TFFI_TYPE_ERROR, api, "library_ctx", "is not a Module object");
+  if (func_name == NULL) return tffi_arg_null(api, "func_name");
+  TVMFFIObject* fn = NULL;
+  int rc = tffi_module_lookup_from_imports(library_ctx, func_name, &fn);
+  *out = fn;
+  return rc;
 }

@@ -15,21 +15,13 @@
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
-#define TFFI_SYMBOL_PREFIX "__tvm_ffi_"
-#define TFFI_SYMBOL_LIBRARY_CTX "__tvm_ffi__library_ctx"
-#define TFFI_SYMBOL_LIBRARY_BIN "__tvm_ffi__library_bin"
-#define TFFI_SYMBOL_METADATA_PREFIX "__tvm_ffi__metadata_"
-#define TFFI_SYMBOL_DOC_PREFIX "__tvm_ffi__doc_"
+#include "library.h"
 
 /* Property bits reported by ffi.ModuleGetPropertyMask (values as upstream). */
 #define TFFI_MODULE_BINARY_SERIALIZABLE 1
 #define TFFI_MODULE_RUNNABLE 2
 
-/* Where a library module finds its symbols: shared by the module and every
- * function taken from it, so the code stays mapped while any is alive. */
-typedef struct TffiLibrary TffiLibrary;
-
-/* The module object. Only module.c and library_module.c look inside. */
+/* The module object. Only module.c looks inside. */
 typedef struct TffiModule TffiModule;
 
 /* 1 when `obj` is a module object. */
@@ -67,23 +59,5 @@ void tffi_module_clear_imports(TVMFFIObject* mod);
 /* Backs TVMFFIEnvModLookupFromImports: searches imports then the global
  * registry; the result is borrowed from the module's cache. */
 int tffi_module_lookup_from_imports(TVMFFIObject* mod, const char* name, TVMFFIObject** out);
-
-/* Library handles. */
-TffiLibrary* tffi_library_open(const char* path); /* NULL + RuntimeError */
-TffiLibrary* tffi_library_system(const char* prefix, size_t len); /* NULL + MemoryError */
-void tffi_library_retain(TffiLibrary* lib);
-void tffi_library_release(TffiLibrary* lib);
-/* Looks `name` up exactly; `with_prefix` asks for a function symbol (system
- * libraries then also try their own prefix). *out is NULL when there is no
- * such symbol; -1 (MemoryError raised) only when the lookup itself failed,
- * so that running out of memory never reads as "not found". */
-int tffi_library_symbol(TffiLibrary* lib, const char* name, int with_prefix, void** out);
-
-/* The whole load: context symbols, the library_bin blob (bounded by the
- * symbol's size), library_ctx. Returns the root module, new reference. */
-int tffi_library_module_create(TffiLibrary* lib, TVMFFIObject** out);
-
-/* Backs ffi.SystemLib: one module per prefix for the process lifetime. */
-int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out);
 
 #endif

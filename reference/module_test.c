@@ -9,6 +9,7 @@
 #include "error.h"
 #include "function.h"
 #include "object.h"
+#include "registry.h"
 #include "unit_test_support.h"
 
 static int answer(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "error.h"
 
 /* Set while a custom allocator runs on this thread. A custom allocator that
  * fails must raise an error, and making that error object allocates again:
@@ -36,16 +35,13 @@ static void* tffi_object_init(TVMFFIObject* obj, size_t size, int32_t type_index
 void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
                               void (*deleter)(void* self, int flags)) {
   int custom;
-  TVMFFIObject* obj = tffi_allocate(size, type_index, &custom);
-  return obj ? tffi_object_init(obj, size, type_index, deleter) : NULL;
+  return tffi_object_alloc_from(size, type_index, deleter, &custom);
 }
 
-void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
-  int custom;
-  TVMFFIObject* obj = tffi_allocate(size, type_index, &custom);
-  if (obj) return tffi_object_init(obj, size, type_index, deleter);
-  if (!custom) tffi_raise_oom(size);
-  return NULL;
+void* tffi_object_alloc_from(size_t size, int32_t type_index,
+                             void (*deleter)(void* self, int flags), int* custom) {
+  TVMFFIObject* obj = tffi_allocate(size, type_index, custom);
+  return obj ? tffi_object_init(obj, size, type_index, deleter) : NULL;
 }
 
 /* The block goes back to whichever allocator made it, through the header

@@ -15,13 +15,17 @@
 /*
  * Allocates a zeroed object of `size` bytes (header included), with one
  * strong reference, the given type index and deleter, from the registered
- * custom allocator (TVMFFISetCustomAllocator) or the built-in default. Returns NULL with a
- * MemoryError raised when memory runs out.
+ * custom allocator (TVMFFISetCustomAllocator) or the built-in default.
+ * Returns NULL when memory runs out, raising nothing here: making an error
+ * allocates an object too, so raising sits one layer up (tffi_object_alloc
+ * in error.h). *custom tells whether a custom allocator was asked (it then
+ * raised its own error when it failed).
  */
-void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags));
+void* tffi_object_alloc_from(size_t size, int32_t type_index,
+                             void (*deleter)(void* self, int flags), int* custom);
 
-/* As tffi_object_alloc, but raises nothing on failure (for code that runs
- * while an error is being raised). */
+/* As tffi_object_alloc_from, for code that runs while an error is being
+ * raised (which must not raise again). */
 void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
                               void (*deleter)(void* self, int flags));
 

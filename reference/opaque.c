@@ -3,6 +3,7 @@
  * reference goes. */
 #include <tvm/ffi/c_api.h>
 
+#include "arg.h"
 #include "error.h"
 #include "object.h"
 
@@ -21,7 +22,7 @@ static void tffi_opaque_delete(void* self, int flags) {
 
 int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
                              TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIObjectCreateOpaque: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIObjectCreateOpaque", "out");
   *out = NULL;
   /* Only the one opaque kind the ABI defines: other indices belong to types
    * with a layout of their own, which a bare handle would not have. */

@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arg.h"
 #include "error.h"
 #include "function.h"
+#include "mem.h"
 #include "object.h"
+#include "registry.h"
 
 /* Names are byte strings of a given length: embedded NULs are part of them
  * and the empty name is a name like any other. */
@@ -47,7 +50,7 @@ static TffiEntry** tffi_find(const char* name, size_t len, uint64_t hash) {
 static void tffi_maybe_grow(void) {
   if (tffi_nentries < tffi_nbuckets) return;
   size_t n = tffi_nbuckets ? tffi_nbuckets * 2 : 64;
-  TffiEntry** fresh = calloc(n, sizeof *fresh);
+  TffiEntry** fresh = tffi_calloc(n, sizeof *fresh);
   if (fresh == NULL) return;
   for (size_t i = 0; i < tffi_nbuckets; ++i) {
     for (TffiEntry* e = tffi_buckets[i]; e;) {
@@ -57,7 +60,7 @@ static void tffi_maybe_grow(void) {
       e = next;
     }
   }
-  free(tffi_buckets);
+  tffi_free(tffi_buckets);
   tffi_buckets = fresh;
   tffi_nbuckets = n;
 }
@@ -87,7 +90,7 @@ int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
 
 /* Links a new entry; the table takes a reference to fn. Lock held. */
 static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
-  TffiEntry* e = malloc(sizeof *e + len + 1);
+  TffiEntry* e = tffi_malloc(sizeof *e + len + 1);
   if (e == NULL) return tffi_raise_oom(sizeof *e + len + 1);
   if (len) memcpy(e->name, name, len);
   e->name[len] = '\0';
@@ -106,7 +109,7 @@ static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject
 int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_override) {
   if (tffi_check_name("TVMFFIFunctionSetGlobal", name, len) != 0) return -1;
   if (fn == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionSetGlobal: argument `f` is NULL");
+    return tffi_arg_null("TVMFFIFunctionSetGlobal", "argument `f`");
   if (fn->type_index != kTVMFFIFunction)
     return tffi_raise(
         TFFI_TYPE_ERROR,
@@ -135,14 +138,14 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
 }
 
 int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override) {
-  if (name == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionSetGlobal: name is NULL");
+  if (name == NULL) return tffi_arg_null("TVMFFIFunctionSetGlobal", "name");
   return tffi_global_set(name->data, name->size, f, allow_override);
 }
 
 int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionGetGlobal: out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFIFunctionGetGlobal", "out");
   *out = NULL;
-  if (name == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIFunctionGetGlobal: name is NULL");
+  if (name == NULL) return tffi_arg_null("TVMFFIFunctionGetGlobal", "name");
   TVMFFIObject* fn = NULL;
   int rc = tffi_global_get(name->data, name->size, &fn);
   *out = fn;
@@ -151,8 +154,7 @@ int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out
 
 int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, int allow_override) {
   if (method_info == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR,
-                      "TVMFFIFunctionSetGlobalFromMethodInfo: argument `method_info` is NULL");
+    return tffi_arg_null("TVMFFIFunctionSetGlobalFromMethodInfo", "argument `method_info`");
   /* Only the function is kept: doc and metadata have no reader in the C API. */
   const TVMFFIAny* method = &method_info->method;
   if (method->type_index != kTVMFFIFunction || method->v_obj == NULL)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "any.h"
+#include "arg.h"
 #include "builtin.h"
 #include "error.h"
 #include "object.h"
@@ -31,14 +32,14 @@ static TVMFFIObject* tffi_shape_new(const TVMFFIAny* args, int32_t n) {
 /* "ffi.Shape"(int...) -> Shape. */
 static int tffi_shape_call(void* self, const TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* result) {
-  (void)self;
+  const char* fn = self;
   if (num_args < 0 || num_args > TFFI_SHAPE_MAX_NDIM)
-    return tffi_raise(TFFI_VALUE_ERROR, "ffi.Shape: num_args %d is out of range", (int)num_args);
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: num_args %d is out of range", fn, (int)num_args);
   for (int32_t i = 0; i < num_args; ++i) {
     if (args[i].type_index != kTVMFFIInt && args[i].type_index != kTVMFFIBool)
-      return tffi_raise(TFFI_VALUE_ERROR,
-                        "ffi.Shape: argument #%d has type_index %d; a shape takes int arguments",
-                        (int)i, (int)args[i].type_index);
+      return tffi_args_error(TFFI_VALUE_ERROR, fn, i, "extent",
+                             "expected int but got type index %d; a shape takes int arguments",
+                             (int)args[i].type_index);
   }
   TVMFFIObject* shape = tffi_shape_new(args, num_args);
   if (shape == NULL) return -1;

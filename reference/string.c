@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "arg.h"
 #include "error.h"
 #include "object.h"
 
@@ -80,10 +81,10 @@ const char* tffi_any_str_data(const TVMFFIAny* value, size_t* size) {
 
 static int tffi_from_byte_array(int32_t type_index, const char* api,
                                 const TVMFFIByteArray* input, TVMFFIAny* out) {
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: out is NULL", api);
+  if (out == NULL) return tffi_arg_null(api, "out");
   if (input == NULL) {
     *out = (TVMFFIAny){0};
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: input is NULL", api);
+    return tffi_arg_null(api, "input");
   }
   if (input->data == NULL && input->size != 0) {
     *out = (TVMFFIAny){0};

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arg.h"
 #include "error.h"
+#include "mem.h"
 #include "object.h"
 
 /*
@@ -116,6 +118,11 @@ static void tffi_tensor_delete(void* self, int flags) {
 int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
                     void* ctx, TVMFFIObject** out) {
   if (tffi_dltensor_check(proto, arg_name) != 0) return -1;
+  return tffi_tensor_new_checked(proto, release, ctx, out);
+}
+
+int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
+                            TVMFFIObject** out) {
   size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
   TffiTensor* t = tffi_object_alloc(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
                                     kTVMFFITensor, tffi_tensor_delete);
@@ -135,7 +142,7 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
   return 0;
 }
 
-static void tffi_free_buffer(void* ctx) { free(ctx); }
+static void tffi_free_buffer(void* ctx) { tffi_free(ctx); }
 
 int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
                           TVMFFIObject** out) {
@@ -152,12 +159,12 @@ int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
   /* aligned_alloc wants a multiple of the alignment, and never size 0. */
   size_t size = ((size_t)nbytes + 63) / 64 * 64;
   if (size == 0) size = 64;
-  void* data = aligned_alloc(64, size);
+  void* data = tffi_aligned_alloc(64, size);
   if (data == NULL) return tffi_raise_oom(size);
   memset(data, 0, size);
   proto.data = data;
   if (tffi_tensor_new(&proto, "shape", tffi_free_buffer, data, out) != 0) {
-    free(data);
+    tffi_free(data);
     return -1;
   }
   return 0;
@@ -168,10 +175,10 @@ static void tffi_release_source(void* ctx) { tffi_decref(ctx); }
 int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
                                  TVMFFIObjectHandle* out) {
   if (!tffi_is_tensor(source)) {
-    return tffi_raise(TFFI_TYPE_ERROR, "source is %s, expected a Tensor object",
-                      source == NULL ? "NULL" : "not a Tensor");
+    return tffi_arg_error(TFFI_TYPE_ERROR, "TVMFFITensorCreateUnsafeView", "source",
+                          "is %s, expected a Tensor object", source == NULL ? "NULL" : "not a Tensor");
   }
-  if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "out is NULL");
+  if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
   /* The view keeps the source alive, since it points into its data. */
   tffi_incref(source);
   if (tffi_tensor_new(prototype, "prototype", tffi_release_source, source,

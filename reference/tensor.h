@@ -68,6 +68,11 @@ typedef void (*TffiTensorRelease)(void* ctx);
 int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
                     void* ctx, TVMFFIObject** out);
 
+/* As tffi_tensor_new for a prototype that already passed
+ * tffi_dltensor_check (checking twice costs a fifth of an import). */
+int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
+                            TVMFFIObject** out);
+
 /*
  * Makes a CPU tensor that owns zero-filled, 64-byte aligned memory of the
  * given shape and dtype (compact strides). For tests and kernels that need
@@ -76,16 +81,6 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
 int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
                           TVMFFIObject** out);
 
-/*
- * Imports a DLPack 1.x managed tensor (what TVMFFITensorFromDLPackVersioned
- * and TVMFFIEnvTensorAlloc share). Checks version, flags, metadata (errors
- * name `arg_name`), and the alignment / contiguity requirements (0 = none).
- * On success the tensor owns `from` and runs its deleter once when freed;
- * on failure nothing is called and the caller still owns `from`.
- */
-int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg_name,
-                                 int32_t require_alignment, int32_t require_contiguous,
-                                 TVMFFIObject** out);
 
 /*
  * DLPack flags a tensor carries from its import to its exports. Only

@@ -1,5 +1,6 @@
 /* The type registry: TVMFFITypeKeyToIndex, TVMFFITypeGetOrAllocIndex and
  * TVMFFIGetTypeInfo, with the built-in types registered on first use. */
+#include "arg.h"
 #include "type.h"
 
 #include <pthread.h>
@@ -8,6 +9,7 @@
 
 #include "error.h"
 #include "reflection.h"
+#include "mem.h"
 
 /* A registered type. The public record comes first so a TVMFFITypeInfo*
  * handed out is also a pointer to the whole entry. Entries never move or go
@@ -55,7 +57,7 @@ static int tffi_reserve(int32_t need) {
                       TFFI_TYPE_MAX_INDEX);
   int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
   while (cap < need) cap *= 2;
-  TffiType** grown = realloc(tffi_types, (size_t)cap * sizeof *grown);
+  TffiType** grown = tffi_realloc(tffi_types, (size_t)cap * sizeof *grown);
   if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
   memset(grown + tffi_types_cap, 0, (size_t)(cap - tffi_types_cap) * sizeof *grown);
   tffi_types = grown;
@@ -66,13 +68,13 @@ static int tffi_reserve(int32_t need) {
 /* Lock held. Builds the entry for `index` below `parent` (NULL at depth 0). */
 static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType* parent,
                            int32_t num_slots, int can_overflow) {
-  TffiType* t = calloc(1, sizeof *t + len + 1);
+  TffiType* t = tffi_calloc(1, sizeof *t + len + 1);
   int32_t depth = parent ? parent->info.type_depth + 1 : 0;
   if (t == NULL) return tffi_raise_oom(sizeof *t + len + 1);
   if (depth) {
-    t->ancestors = calloc((size_t)depth, sizeof *t->ancestors);
+    t->ancestors = tffi_calloc((size_t)depth, sizeof *t->ancestors);
     if (t->ancestors == NULL) {
-      free(t);
+      tffi_free(t);
       return tffi_raise_oom((size_t)depth * sizeof *t->ancestors);
     }
     /* The parent's chain, then the parent itself: root first. */
@@ -171,7 +173,7 @@ static int tffi_types_init(void) {
 
 /* Checks a caller's key; returns 0 when usable. */
 static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
-  if (type_key == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key is NULL", api);
+  if (type_key == NULL) return tffi_arg_null(api, "type_key");
   if (type_key->data == NULL && type_key->size != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: type_key->data is NULL with size %zu", api,
                       type_key->size);
@@ -184,7 +186,7 @@ static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
 int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   if (tffi_check_key("TVMFFITypeKeyToIndex", type_key)) return -1;
   if (out_tindex == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFITypeKeyToIndex: out_tindex is NULL");
+    return tffi_arg_null("TVMFFITypeKeyToIndex", "out_tindex");
   pthread_mutex_lock(&tffi_types_lock);
   int rc = tffi_types_init();
   TffiType* t = rc ? NULL : tffi_find_key(type_key->data, type_key->size);

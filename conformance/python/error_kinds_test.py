@@ -9,7 +9,7 @@ import os
 import pytest
 import tvm_ffi
 
-LIB = os.environ.get("TFFI_RAISE_KINDS_LIB", "")
+LIB = os.environ.get("CONF_RAISE_KINDS_LIB", "")
 
 
 @pytest.fixture(scope="module")

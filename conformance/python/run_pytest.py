@@ -17,8 +17,8 @@ def main() -> int:
     python = shutil.which("python3") or sys.executable
     env = dict(os.environ)
     # The C test library sits in the runfiles next to this folder.
-    env.setdefault("TFFI_RAISE_KINDS_LIB", os.path.join(os.path.dirname(here), "libraise_kinds.so"))
-    env = sanitizer_env(env["TFFI_RAISE_KINDS_LIB"], env) or env
+    env.setdefault("CONF_RAISE_KINDS_LIB", os.path.join(os.path.dirname(here), "libraise_kinds.so"))
+    env = sanitizer_env(env["CONF_RAISE_KINDS_LIB"], env) or env
     cmd = [python, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:

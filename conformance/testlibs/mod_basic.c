@@ -5,39 +5,39 @@
 #include "mod_common.h"
 
 /* Filled by the loader with this library's module. */
-TFFI_EXPORT void* __tvm_ffi__library_ctx = NULL;
+CONF_EXPORT void* __tvm_ffi__library_ctx = NULL;
 
 /* Filled by the loader when the host registered a context symbol of this
  * name before loading. */
-TFFI_EXPORT void* tffi_test_context_slot = NULL;
+CONF_EXPORT void* conf_test_context_slot = NULL;
 
-TFFI_EXPORT int __tvm_ffi_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result) {
   (void)handle;
   int64_t v;
-  if (tffi_lib_want_int(args, num_args, &v) != 0) return -1;
-  return tffi_lib_return_int(result, v + 1);
+  if (conf_lib_want_int(args, num_args, &v) != 0) return -1;
+  return conf_lib_return_int(result, v + 1);
 }
 
-TFFI_EXPORT int __tvm_ffi__metadata_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi__metadata_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                                             TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_str(result, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
+  return conf_lib_return_str(result, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
 }
 
-TFFI_EXPORT int __tvm_ffi__doc_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi__doc_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                                        TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_str(result, "Returns its integer argument plus one.");
+  return conf_lib_return_str(result, "Returns its integer argument plus one.");
 }
 
-TFFI_EXPORT int __tvm_ffi_main(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_main(void* handle, const TVMFFIAny* args, int32_t num_args,
                                TVMFFIAny* result) {
   (void)handle, (void)args;
-  return tffi_lib_return_int(result, 7000 + num_args);
+  return conf_lib_return_int(result, 7000 + num_args);
 }
 
-TFFI_EXPORT int __tvm_ffi_handle_is_null(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_handle_is_null(void* handle, const TVMFFIAny* args, int32_t num_args,
                                          TVMFFIAny* result) {
   (void)args, (void)num_args;
   result->type_index = kTVMFFIBool;
@@ -45,105 +45,105 @@ TFFI_EXPORT int __tvm_ffi_handle_is_null(void* handle, const TVMFFIAny* args, in
   return 0;
 }
 
-TFFI_EXPORT int __tvm_ffi_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
                                TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args, (void)result;
-  return tffi_lib_raise("ValueError", "mod_basic: fail was asked to fail");
+  return conf_lib_raise("ValueError", "mod_basic: fail was asked to fail");
 }
 
 /* A name that is no C identifier: only an assembler name can carry it. */
-TFFI_EXPORT int tffi_add_two(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int conf_add_two(void* handle, const TVMFFIAny* args, int32_t num_args,
                              TVMFFIAny* result) __asm__("__tvm_ffi_add.v2");
-int tffi_add_two(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+int conf_add_two(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   (void)handle;
   int64_t v;
-  if (tffi_lib_want_int(args, num_args, &v) != 0) return -1;
-  return tffi_lib_return_int(result, v + 2);
+  if (conf_lib_want_int(args, num_args, &v) != 0) return -1;
+  return conf_lib_return_int(result, v + 2);
 }
 
 /* For the embedded-NUL case: "a\0b" must not find this. */
-TFFI_EXPORT int __tvm_ffi_a(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_a(void* handle, const TVMFFIAny* args, int32_t num_args,
                             TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_int(result, 100);
+  return conf_lib_return_int(result, 100);
 }
 
 /* Data behind a function-shaped name: must never be called. */
-TFFI_EXPORT const uint64_t tffi_data_symbol[4] __asm__("__tvm_ffi_data_symbol") = {
+CONF_EXPORT const uint64_t conf_data_symbol[4] __asm__("__tvm_ffi_data_symbol") = {
     0xdeadbeefdeadbeefull, 0, 0, 0};
 
 /* The right signature but no prefix: not an export of the ABI. */
-TFFI_EXPORT int plain_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int plain_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                               TVMFFIAny* result) {
   return __tvm_ffi_add_one(handle, args, num_args, result);
 }
 
 /* A metadata getter that returns an int instead of a str. */
-TFFI_EXPORT int __tvm_ffi_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args,
                                    TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_int(result, 0);
+  return conf_lib_return_int(result, 0);
 }
-TFFI_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args,
+CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args,
                                              int32_t num_args, TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_int(result, 5);
+  return conf_lib_return_int(result, 5);
 }
 
 /* A metadata getter that fails. */
-TFFI_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
                                     TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args, (void)result;
-  return tffi_lib_raise("ValueError", "mod_basic: doc getter failed");
+  return conf_lib_raise("ValueError", "mod_basic: doc getter failed");
 }
 
-static int tffi_return_ptr(TVMFFIAny* result, void* p) {
+static int conf_return_ptr(TVMFFIAny* result, void* p) {
   result->type_index = kTVMFFIOpaquePtr;
   result->zero_padding = 0;
   result->v_ptr = p;
   return 0;
 }
 
-TFFI_EXPORT int __tvm_ffi_get_ctx(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_get_ctx(void* handle, const TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_return_ptr(result, __tvm_ffi__library_ctx);
+  return conf_return_ptr(result, __tvm_ffi__library_ctx);
 }
 
-TFFI_EXPORT int __tvm_ffi_get_context_slot(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_get_context_slot(void* handle, const TVMFFIAny* args, int32_t num_args,
                                            TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_return_ptr(result, tffi_test_context_slot);
+  return conf_return_ptr(result, conf_test_context_slot);
 }
 
-static int tffi_want_name(const TVMFFIAny* args, int32_t num_args, const char** name) {
+static int conf_want_name(const TVMFFIAny* args, int32_t num_args, const char** name) {
   if (num_args != 1 || args[0].type_index != kTVMFFIRawStr) {
-    return tffi_lib_raise("TypeError", "expected one C string argument");
+    return conf_lib_raise("TypeError", "expected one C string argument");
   }
   *name = args[0].v_c_str;
   return 0;
 }
 
 /* What generated code does to call a function of an imported module. */
-TFFI_EXPORT int __tvm_ffi_call_import(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_call_import(void* handle, const TVMFFIAny* args, int32_t num_args,
                                       TVMFFIAny* result) {
   (void)handle;
   const char* name;
   TVMFFIObjectHandle fn = NULL;
-  if (tffi_want_name(args, num_args, &name) != 0) return -1;
+  if (conf_want_name(args, num_args, &name) != 0) return -1;
   if (TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &fn) != 0) return -1;
   return TVMFFIFunctionCall(fn, NULL, 0, result);
 }
 
 /* Two lookups of one name: returns the handle when both agree, else fails. */
-TFFI_EXPORT int __tvm_ffi_lookup_twice(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_lookup_twice(void* handle, const TVMFFIAny* args, int32_t num_args,
                                        TVMFFIAny* result) {
   (void)handle;
   const char* name;
   TVMFFIObjectHandle a = NULL, b = NULL;
-  if (tffi_want_name(args, num_args, &name) != 0) return -1;
+  if (conf_want_name(args, num_args, &name) != 0) return -1;
   if (TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &a) != 0) return -1;
   if (TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &b) != 0) return -1;
-  if (a != b) return tffi_lib_raise("RuntimeError", "two lookups gave different handles");
-  return tffi_return_ptr(result, a);
+  if (a != b) return conf_lib_raise("RuntimeError", "two lookups gave different handles");
+  return conf_return_ptr(result, a);
 }

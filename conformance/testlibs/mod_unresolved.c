@@ -2,11 +2,11 @@
  * defines must be resolved at load time, so the loader refuses it. */
 #include "mod_common.h"
 
-extern int tffi_symbol_nobody_defines;
-TFFI_EXPORT int* tffi_unresolved_ref = &tffi_symbol_nobody_defines;
+extern int conf_symbol_nobody_defines;
+CONF_EXPORT int* conf_unresolved_ref = &conf_symbol_nobody_defines;
 
-TFFI_EXPORT int __tvm_ffi_never(void* handle, const TVMFFIAny* args, int32_t num_args,
+CONF_EXPORT int __tvm_ffi_never(void* handle, const TVMFFIAny* args, int32_t num_args,
                                 TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
-  return tffi_lib_return_int(result, *tffi_unresolved_ref);
+  return conf_lib_return_int(result, *conf_unresolved_ref);
 }

@@ -54,8 +54,8 @@ def reexec_with_sanitizers(library: str) -> None:
     write of the library under test.
     """
     preload = _sanitizer_runtimes(library)
-    if not preload or "TFFI_FUZZ_PRELOADED" in os.environ:
+    if not preload or "FUZZ_PRELOADED" in os.environ:
         return
-    env = dict(os.environ, LD_PRELOAD=preload, TFFI_FUZZ_PRELOADED="1")
+    env = dict(os.environ, LD_PRELOAD=preload, FUZZ_PRELOADED="1")
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"  # later options win
     os.execve(sys.executable, [sys.executable] + sys.argv, env)

@@ -1,13 +1,16 @@
-"""Driver of abi_bench: instructions per operation (callgrind) and ns per operation.
+"""Driver of abi_bench: the ABI operations of bench_ops.c, reference vs upstream.
 
-For each runtime (the reference and upstream's pip library) and each hot
-path, runs `abi_bench_core --lib PATH --op OP --iters N` under
-`valgrind --tool=callgrind` for N and 2N iterations; the difference of the
-two instruction totals divided by N is the cost of one operation, since
-loading and setup are the same in both runs. Then runs abi_bench_core once
-natively with both runtimes loaded for wall-clock ns per operation.
+For each runtime (the reference and upstream's pip library) and operation:
+  - instructions per operation: `abi_bench_core --op OP --iters N` under
+    `valgrind --tool=callgrind` for N and 2N; (I(2N) - I(N)) / N, since
+    loading and setup are the same in both runs;
+  - for the module loads, the peak heap of one load: `valgrind --tool=massif`
+    with 0 and 1 iterations, the difference of the two peaks;
+  - wall-clock ns per operation: one native run with both runtimes loaded,
+    median, min and max over timed batches.
 Prints a table and writes JSON (--json PATH, default abi_bench.json in the
-working directory of `bazel run`).
+directory `bazel run` was started from). `--check` only runs every operation
+a few times against both runtimes (the smoke test; no timing).
 
 Usage: bazel run //tools/bench:abi_bench -- [--n N] [--ms T] [--json PATH]
 """
@@ -20,23 +23,24 @@ import subprocess
 import sys
 import tempfile
 
-OPS = ["call", "call_direct", "stream", "raise"]
-
-# What each path should cost relative to upstream (reference / upstream).
-TARGETS = {"call": 1.0, "call_direct": 1.0, "stream": 0.5, "raise": 0.25}
-
-DESCRIPTION = {
-    "call": "TVMFFIFunctionCall, 0 args, C callback with self",
-    "call_direct": "TVMFFIFunctionCall, 0 args, self NULL",
-    "stream": "TVMFFIEnvGetStream(kDLCUDA, 0)",
-    "raise": "SetRaisedFromCStr + MoveFromRaised + DecRef",
+# Operation -> (callgrind iterations N, target ratio reference/upstream).
+# Calls must cost no more than upstream; everything else at most half.
+OPS = {
+    "call0_self": (20000, 1.0), "call0": (20000, 1.0), "call1_int": (20000, 1.0),
+    "call3_int": (20000, 1.0), "call8_int": (20000, 1.0), "call1_tensor": (20000, 1.0),
+    "call3_tensor": (20000, 1.0), "call8_tensor": (20000, 1.0), "module_call": (20000, 1.0),
+    "stream": (20000, 0.5), "raise": (5000, 0.5), "owned_short": (20000, 0.5),
+    "owned_long": (20000, 0.5), "incref_decref": (20000, 0.5), "dlpack_4d": (20000, 0.5),
+    "load_1": (20, 0.5), "load_100": (10, 0.5), "load_10000": (2, 0.5),
 }
+LOADS = {"load_1": 1, "load_100": 100, "load_10000": 10000}
 
 
 def runfile(rel: str) -> str:
-    """Absolute path of a runfile, whether run by `bazel run` or directly."""
+    """Absolute path of a runfile, whether run by `bazel run`, `bazel test` or directly."""
     here = os.path.dirname(os.path.abspath(__file__))
-    roots = [os.environ.get("RUNFILES_DIR", ""), here + "/../..", here + "/../../.."]
+    roots = [os.environ.get("RUNFILES_DIR", ""), os.environ.get("TEST_SRCDIR", ""),
+             here + "/../..", here + "/../../.."]
     for root in roots:
         for cand in (os.path.join(root, "tvm_ffi_conformance", rel), os.path.join(root, rel)):
             if root and os.path.exists(cand):
@@ -44,93 +48,126 @@ def runfile(rel: str) -> str:
     raise SystemExit(f"abi_bench: runfile {rel} not found")
 
 
-def instructions(core: str, lib: str, op: str, iters: int, tmp: str) -> int:
-    out = os.path.join(tmp, f"cg.{op}.{iters}.{abs(hash(lib))}")
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", core,
-           "--lib", lib, "--op", op, "--iters", str(iters)]
+class Core:
+    def __init__(self):
+        self.path = runfile("tools/bench/abi_bench_core")
+        self.mods = [runfile(f"tools/bench/bench_lib_{n}.so") for n in (1, 100, 10000)]
+        self.libs = {"reference": runfile("reference/libtvm_ffi.so"),
+                     "upstream": runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so")}
+
+    def cmd(self, *args):
+        return [self.path, "--mods", ",".join(self.mods), *args]
+
+    def both(self):
+        out = []
+        for name, lib in self.libs.items():
+            out += ["--lib", f"{name}={lib}"]
+        return out
+
+
+def valgrind(core: Core, tool: str, lib: str, op: str, iters: int, out: str):
+    cmd = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out}"]
+    if tool == "massif":
+        cmd += ["--peak-inaccuracy=0.0", "--detailed-freq=1000000"]
+    cmd += core.cmd("--lib", lib, "--op", op, "--iters", str(iters))
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode == 3:
-        return -1  # the runtime lacks this path
     if proc.returncode != 0:
         raise SystemExit(f"abi_bench: {' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     with open(out) as f:
-        for line in f:
-            m = re.match(r"(?:summary|totals):\s+(\d+)", line)
-            if m:
-                return int(m.group(1))
-    raise SystemExit(f"abi_bench: no instruction total in {out}")
+        return f.read()
 
 
-def per_op(core: str, lib: str, op: str, n: int, tmp: str):
-    one = instructions(core, lib, op, n, tmp)
-    if one < 0:
-        return None
-    two = instructions(core, lib, op, 2 * n, tmp)
-    return (two - one) / n
+def instructions(core, lib, op, n, tmp):
+    totals = []
+    for iters in (n, 2 * n):
+        text = valgrind(core, "callgrind", lib, op, iters, os.path.join(tmp, "cg.out"))
+        m = re.search(r"^(?:summary|totals):\s+(\d+)", text, re.M)
+        if not m:
+            raise SystemExit("abi_bench: no instruction total in callgrind output")
+        totals.append(int(m.group(1)))
+    return (totals[1] - totals[0]) / n
+
+
+def peak_heap(core, lib, op, tmp):
+    peaks = []
+    for iters in (0, 1):
+        text = valgrind(core, "massif", lib, op, iters, os.path.join(tmp, "massif.out"))
+        heap = [int(a) + int(b) for a, b in
+                re.findall(r"mem_heap_B=(\d+)\nmem_heap_extra_B=(\d+)", text)]
+        peaks.append(max(heap) if heap else 0)
+    return peaks[1] - peaks[0]
 
 
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+def measure(core: Core, args) -> dict:
+    instr = {name: {} for name in core.libs}
+    heap = {name: {} for name in core.libs}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, lib in core.libs.items():
+            for op, (n, _) in OPS.items():
+                instr[name][op] = instructions(core, lib, op, max(1, n * args.n // 20000), tmp)
+                if op in LOADS:
+                    heap[name][op] = peak_heap(core, lib, op, tmp)
+    wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
+                          capture_output=True, text=True).stdout
+    wall = json.loads(wall)
+    rows = []
+    for op, (_, target) in OPS.items():
+        ri, ui = instr["reference"][op], instr["upstream"][op]
+        rw, uw = wall["reference"][op], wall["upstream"][op]
+        row = {"op": op, "target_ratio": target,
+               "instructions": {"reference": ri, "upstream": ui, "ratio": ri / ui if ui else None},
+               "ns": {"reference": rw, "upstream": uw,
+                      "ratio": rw["median"] / uw["median"] if rw and uw else None}}
+        row["met"] = row["instructions"]["ratio"] is not None and \
+            row["instructions"]["ratio"] <= target + 0.005
+        if op in LOADS:
+            blob = os.path.getsize(core.mods[list(LOADS).index(op)])
+            row["peak_heap_bytes"] = {"reference": heap["reference"][op],
+                                      "upstream": heap["upstream"][op], "library_file": blob}
+        rows.append(row)
+    return {"libraries": core.libs, "paths": rows}
+
+
+def print_table(result):
+    print("op              ref instr    up instr  ratio target   ref ns (min-max)        "
+          "up ns (min-max)         ns ratio met")
+    for r in result["paths"]:
+        i, w = r["instructions"], r["ns"]
+        span = lambda x: "-" if x is None else (
+            f"{x['median']:.1f} ({x['min']:.1f}-{x['max']:.1f})")
+        print(f"{r['op']:14} {fmt(i['reference'], '11.1f')} {fmt(i['upstream'], '11.1f')} "
+              f"{fmt(i['ratio'], '6.3f')} {'<=' + format(r['target_ratio'], '.1f'):>6}   "
+              f"{span(w['reference']):23} {span(w['upstream']):23} {fmt(w['ratio'], '6.3f')}  "
+              f"{'yes' if r['met'] else 'NO'}")
+    for r in result["paths"]:
+        if "peak_heap_bytes" in r:
+            h = r["peak_heap_bytes"]
+            print(f"{r['op']:14} peak heap of one load: reference {h['reference']} B, "
+                  f"upstream {h['upstream']} B (library file {h['library_file']} B)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=20000, help="iterations of the smaller callgrind run")
-    ap.add_argument("--ms", type=float, default=100, help="milliseconds per timed batch")
+    ap.add_argument("--n", type=int, default=20000, help="callgrind iterations of a call")
+    ap.add_argument("--ms", type=float, default=50, help="milliseconds per timed batch")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--check", action="store_true", help="run each op a few times, no timing")
     args = ap.parse_args()
+    core = Core()
+    if args.check:
+        return subprocess.run(core.cmd("--check", *core.both())).returncode
     if shutil.which("valgrind") is None:
         raise SystemExit("abi_bench: valgrind is not installed (tools/bootstrap.sh)")
-
-    core = runfile("tools/bench/abi_bench_core")
-    libs = {
-        "reference": runfile("reference/libtvm_ffi.so"),
-        "upstream": runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so"),
-    }
-
-    instr = {name: {} for name in libs}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, lib in libs.items():
-            for op in OPS:
-                instr[name][op] = per_op(core, lib, op, args.n, tmp)
-
-    wall_cmd = [core, "--wall", "--ms", str(args.ms)]
-    for name, lib in libs.items():
-        wall_cmd += ["--lib", f"{name}={lib}"]
-    wall = json.loads(subprocess.run(wall_cmd, check=True, capture_output=True, text=True).stdout)
-
-    rows = []
-    for op in OPS:
-        ri, ui = instr["reference"][op], instr["upstream"][op]
-        rw, uw = wall["reference"].get(op), wall["upstream"].get(op)
-        ratio = ri / ui if ri is not None and ui else None
-        rows.append({
-            "op": op,
-            "what": DESCRIPTION[op],
-            "instructions": {"reference": ri, "upstream": ui, "ratio": ratio},
-            "ns": {"reference": rw, "upstream": uw,
-                   "ratio": rw / uw if rw is not None and uw else None},
-            "target_ratio": TARGETS[op],
-            "met": None if ratio is None else ratio <= TARGETS[op] + 0.05,
-        })
-
-    print(f"abi_bench: instructions per operation (callgrind, ({args.n * 2} - {args.n}) "
-          f"iterations / {args.n}) and wall-clock ns per operation (best of 7)")
-    print(f"{'path':12} {'ref instr':>10} {'up instr':>10} {'ratio':>7} {'target':>7} "
-          f"{'ref ns':>8} {'up ns':>8} {'ratio':>7}  met")
-    for r in rows:
-        i, w = r["instructions"], r["ns"]
-        print(f"{r['op']:12} {fmt(i['reference'], '10.1f')} {fmt(i['upstream'], '10.1f')} "
-              f"{fmt(i['ratio'], '7.3f')} {'<=' + format(r['target_ratio'], '.2f'):>7} "
-              f"{fmt(w['reference'], '8.2f')} {fmt(w['upstream'], '8.2f')} "
-              f"{fmt(w['ratio'], '7.3f')}  {'-' if r['met'] is None else ('yes' if r['met'] else 'NO')}")
-    print("(each figure includes the benchmark loop's own few instructions, the same for both)")
-    result = {"n": args.n, "libraries": libs, "paths": rows}
+    result = measure(core, args)
+    print_table(result)
     path = args.json or os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", "."),
                                      "abi_bench.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
-    print(json.dumps(result))
     print(f"JSON written to {path}", file=sys.stderr)
     return 0
 

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TFFI_MAX_MODULES 65536
-#define TFFI_MAX_FILE ((size_t)1 << 30)
+#define LIBBIN_MAX_MODULES 65536
+#define LIBBIN_MAX_FILE ((size_t)1 << 30)
 
-int tffi_read_file(const char* path, size_t limit, unsigned char** data, size_t* size) {
+int libbin_read_file(const char* path, size_t limit, unsigned char** data, size_t* size) {
   FILE* f = fopen(path, "rb");
   if (f == NULL) return -1;
   size_t cap = 4096, n = 0;
@@ -39,7 +39,7 @@ int tffi_read_file(const char* path, size_t limit, unsigned char** data, size_t*
 }
 
 /* Keeps `p` to be freed with the description. */
-static int tffi_own(TffiLibbinDesc* d, void* p) {
+static int libbin_own(LibbinLibbinDesc* d, void* p) {
   char** more = realloc(d->owned, (d->num_owned + 1) * sizeof(char*));
   if (more == NULL) {
     free(p);
@@ -50,20 +50,20 @@ static int tffi_own(TffiLibbinDesc* d, void* p) {
   return 0;
 }
 
-static int tffi_hex_digit(char c) {
+static int libbin_hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
-static const char* tffi_decode_hex(const char* hex, uint8_t** out, size_t* size) {
+static const char* libbin_decode_hex(const char* hex, uint8_t** out, size_t* size) {
   size_t n = strlen(hex);
   if (n % 2) return "hex= needs an even number of digits";
   uint8_t* buf = malloc(n / 2 + 1);
   if (buf == NULL) return "out of memory";
   for (size_t i = 0; i < n / 2; ++i) {
-    int hi = tffi_hex_digit(hex[2 * i]), lo = tffi_hex_digit(hex[2 * i + 1]);
+    int hi = libbin_hex_digit(hex[2 * i]), lo = libbin_hex_digit(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) {
       free(buf);
       return "hex= has a non-hex digit";
@@ -75,14 +75,14 @@ static const char* tffi_decode_hex(const char* hex, uint8_t** out, size_t* size)
   return NULL;
 }
 
-static const char* tffi_load_payload(const char* path, const char* base_dir, uint8_t** out,
+static const char* libbin_load_payload(const char* path, const char* base_dir, uint8_t** out,
                                      size_t* size) {
   char full[4096];
   int n = path[0] == '/' || base_dir == NULL
               ? snprintf(full, sizeof full, "%s", path)
               : snprintf(full, sizeof full, "%s/%s", base_dir, path);
   if (n < 0 || (size_t)n >= sizeof full) return "file= path too long";
-  if (tffi_read_file(full, TFFI_MAX_FILE, out, size) != 0) return "file= cannot be read";
+  if (libbin_read_file(full, LIBBIN_MAX_FILE, out, size) != 0) return "file= cannot be read";
   return NULL;
 }
 
@@ -91,9 +91,9 @@ static const char* tffi_load_payload(const char* path, const char* base_dir, uin
 typedef struct {
   uint64_t* children;
   size_t num_children;
-} TffiLine;
+} LibbinLine;
 
-static const char* tffi_parse_imports(const char* list, TffiLine* line) {
+static const char* libbin_parse_imports(const char* list, LibbinLine* line) {
   const char* p = list;
   while (*p) {
     char* end;
@@ -109,11 +109,11 @@ static const char* tffi_parse_imports(const char* list, TffiLine* line) {
   return NULL;
 }
 
-static const char* tffi_parse_option(TffiLibbinDesc* d, const char* tok, const char* base_dir,
-                                     TffiLibraryBinEntry* e, TffiLine* line) {
+static const char* libbin_parse_option(LibbinLibbinDesc* d, const char* tok, const char* base_dir,
+                                     TffiLibraryBinEntry* e, LibbinLine* line) {
   uint8_t* payload = NULL;
   const char* why = NULL;
-  if (strncmp(tok, "imports=", 8) == 0) return tffi_parse_imports(tok + 8, line);
+  if (strncmp(tok, "imports=", 8) == 0) return libbin_parse_imports(tok + 8, line);
   if (e->is_lib) return "_lib takes no payload";
   if (e->payload != NULL) return "more than one payload option";
   if (strncmp(tok, "text=", 5) == 0) {
@@ -122,29 +122,29 @@ static const char* tffi_parse_option(TffiLibbinDesc* d, const char* tok, const c
     if (payload == NULL) return "out of memory";
     memcpy(payload, tok + 5, e->payload_size);
   } else if (strncmp(tok, "hex=", 4) == 0) {
-    why = tffi_decode_hex(tok + 4, &payload, &e->payload_size);
+    why = libbin_decode_hex(tok + 4, &payload, &e->payload_size);
   } else if (strncmp(tok, "file=", 5) == 0) {
-    why = tffi_load_payload(tok + 5, base_dir, &payload, &e->payload_size);
+    why = libbin_load_payload(tok + 5, base_dir, &payload, &e->payload_size);
   } else {
     return "unknown option (want imports=, text=, hex= or file=)";
   }
   if (why) return why;
-  if (tffi_own(d, payload) != 0) return "out of memory";
+  if (libbin_own(d, payload) != 0) return "out of memory";
   e->payload = payload;
   return NULL;
 }
 
-static const char* tffi_parse_line(TffiLibbinDesc* d, char* text, const char* base_dir,
-                                   TffiLibraryBinEntry* e, TffiLine* line) {
+static const char* libbin_parse_line(LibbinLibbinDesc* d, char* text, const char* base_dir,
+                                   TffiLibraryBinEntry* e, LibbinLine* line) {
   char* save = NULL;
   char* kind = strtok_r(text, " \t\r", &save);
   char* copy = strdup(kind);
-  if (copy == NULL || tffi_own(d, copy) != 0) return "out of memory";
+  if (copy == NULL || libbin_own(d, copy) != 0) return "out of memory";
   e->kind = copy;
   e->kind_size = strlen(copy);
   e->is_lib = strcmp(copy, TFFI_LIBRARY_BIN_LIB_KEY) == 0;
   for (char* tok = strtok_r(NULL, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
-    const char* why = tffi_parse_option(d, tok, base_dir, e, line);
+    const char* why = libbin_parse_option(d, tok, base_dir, e, line);
     if (why) return why;
   }
   if (!e->is_lib && e->payload == NULL) e->payload = (const uint8_t*)"";
@@ -152,7 +152,7 @@ static const char* tffi_parse_line(TffiLibbinDesc* d, char* text, const char* ba
 }
 
 /* Lays the per-line child lists out as indptr + child_indices. */
-static int tffi_build_csr(TffiLibraryBin* bin, const TffiLine* lines) {
+static int libbin_build_csr(TffiLibraryBin* bin, const LibbinLine* lines) {
   size_t total = 0;
   for (size_t i = 0; i < bin->num_modules; ++i) total += lines[i].num_children;
   bin->indptr = malloc((bin->num_modules + 1) * sizeof(uint64_t));
@@ -170,11 +170,11 @@ static int tffi_build_csr(TffiLibraryBin* bin, const TffiLine* lines) {
   return 0;
 }
 
-int tffi_libbin_desc_parse(const char* text, const char* base_dir, TffiLibbinDesc* out, FILE* err) {
+int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbinDesc* out, FILE* err) {
   memset(out, 0, sizeof *out);
   TffiLibraryBin* bin = &out->bin;
-  bin->entries = calloc(TFFI_MAX_MODULES, sizeof(TffiLibraryBinEntry));
-  TffiLine* lines = calloc(TFFI_MAX_MODULES, sizeof(TffiLine));
+  bin->entries = calloc(LIBBIN_MAX_MODULES, sizeof(TffiLibraryBinEntry));
+  LibbinLine* lines = calloc(LIBBIN_MAX_MODULES, sizeof(LibbinLine));
   char* copy = strdup(text);
   const char* why = (bin->entries && lines && copy) ? NULL : "out of memory";
   size_t lineno = 0;
@@ -185,27 +185,27 @@ int tffi_libbin_desc_parse(const char* text, const char* base_dir, TffiLibbinDes
     char* hash = strchr(l, '#');
     if (hash) *hash = '\0';
     if (strspn(l, " \t\r") == strlen(l)) continue;
-    if (bin->num_modules == TFFI_MAX_MODULES) {
+    if (bin->num_modules == LIBBIN_MAX_MODULES) {
       why = "too many modules";
       break;
     }
     size_t i = bin->num_modules++;
-    why = tffi_parse_line(out, l, base_dir, &bin->entries[i], &lines[i]);
+    why = libbin_parse_line(out, l, base_dir, &bin->entries[i], &lines[i]);
   }
   if (!why && bin->num_modules == 0) why = "no modules described";
-  if (!why && tffi_build_csr(bin, lines) != 0) why = "out of memory";
-  for (size_t i = 0; lines && i < TFFI_MAX_MODULES; ++i) free(lines[i].children);
+  if (!why && libbin_build_csr(bin, lines) != 0) why = "out of memory";
+  for (size_t i = 0; lines && i < LIBBIN_MAX_MODULES; ++i) free(lines[i].children);
   free(lines);
   free(copy);
   if (why) {
     fprintf(err, "description line %zu: %s\n", lineno, why);
-    tffi_libbin_desc_free(out);
+    libbin_libbin_desc_free(out);
     return -1;
   }
   return 0;
 }
 
-void tffi_libbin_desc_free(TffiLibbinDesc* desc) {
+void libbin_libbin_desc_free(LibbinLibbinDesc* desc) {
   free(desc->bin.indptr);
   free(desc->bin.child_indices);
   free(desc->bin.entries);

@@ -13,8 +13,8 @@
  * file=     payload is the file's contents (relative to the description)
  * A kind other than _lib with no payload option gets an empty payload.
  */
-#ifndef TFFI_TOOLS_LIBBIN_DESC_H_
-#define TFFI_TOOLS_LIBBIN_DESC_H_
+#ifndef TOOLS_LIBBIN_DESC_H_
+#define TOOLS_LIBBIN_DESC_H_
 
 #include <stddef.h>
 #include <stdio.h>
@@ -26,15 +26,15 @@ typedef struct {
   TffiLibraryBin bin;
   char** owned; /* kind and payload buffers, freed with the description */
   size_t num_owned;
-} TffiLibbinDesc;
+} LibbinLibbinDesc;
 
 /* Parses the description text; `base_dir` resolves file= paths. Returns 0,
  * or -1 after writing "LINE: reason" to `err`. */
-int tffi_libbin_desc_parse(const char* text, const char* base_dir, TffiLibbinDesc* out, FILE* err);
+int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbinDesc* out, FILE* err);
 
-void tffi_libbin_desc_free(TffiLibbinDesc* desc);
+void libbin_libbin_desc_free(LibbinLibbinDesc* desc);
 
 /* Reads a whole file (at most `limit` bytes) into a malloc'd buffer. */
-int tffi_read_file(const char* path, size_t limit, unsigned char** data, size_t* size);
+int libbin_read_file(const char* path, size_t limit, unsigned char** data, size_t* size);
 
 #endif

@@ -23,13 +23,13 @@
 #include "desc.h"
 #include "reference/library_bin.h"
 
-#define TFFI_SYMBOL "__tvm_ffi__library_bin"
-#define TFFI_MAX_INPUT ((size_t)1 << 30)
-#define TFFI_PREVIEW 16
+#define LIBBIN_SYMBOL "__tvm_ffi__library_bin"
+#define LIBBIN_MAX_INPUT ((size_t)1 << 30)
+#define LIBBIN_PREVIEW 16
 
 /* `bazel run` starts tools in their runfiles tree; relative paths given on
  * the command line mean the directory the user ran bazel from. */
-static const char* tffi_user_path(const char* path, char* buf, size_t cap) {
+static const char* libbin_user_path(const char* path, char* buf, size_t cap) {
   const char* wd = getenv("BUILD_WORKING_DIRECTORY");
   if (path[0] == '/' || wd == NULL) return path;
   int n = snprintf(buf, cap, "%s/%s", wd, path);
@@ -38,30 +38,30 @@ static const char* tffi_user_path(const char* path, char* buf, size_t cap) {
 
 /* The blob inside FILE: the symbol's bytes for a shared library (bounded by
  * its st_size), or the whole file otherwise. */
-static int tffi_load_blob(const char* arg, unsigned char** file, const uint8_t** blob,
+static int libbin_load_blob(const char* arg, unsigned char** file, const uint8_t** blob,
                           size_t* size) {
   char buf[4096];
-  const char* path = tffi_user_path(arg, buf, sizeof buf);
+  const char* path = libbin_user_path(arg, buf, sizeof buf);
   size_t file_size;
-  if (tffi_read_file(path, TFFI_MAX_INPUT, file, &file_size) != 0) {
+  if (libbin_read_file(path, LIBBIN_MAX_INPUT, file, &file_size) != 0) {
     fprintf(stderr, "libbin: cannot read %s: %s\n", path, strerror(errno));
     return -1;
   }
-  if (!tffi_is_elf(*file, file_size)) {
+  if (!libbin_is_elf(*file, file_size)) {
     *blob = *file;
     *size = file_size;
     return 0;
   }
   const char* why;
-  if (tffi_elf_find_symbol(*file, file_size, TFFI_SYMBOL, blob, size, &why) != 0) {
-    fprintf(stderr, "libbin: %s: %s: %s\n", path, TFFI_SYMBOL, why);
+  if (libbin_elf_find_symbol(*file, file_size, LIBBIN_SYMBOL, blob, size, &why) != 0) {
+    fprintf(stderr, "libbin: %s: %s: %s\n", path, LIBBIN_SYMBOL, why);
     return -1;
   }
   return 0;
 }
 
 /* Prints the raised error's message (the parser's "offset N: field F: ..."). */
-static void tffi_print_raised(const char* what) {
+static void libbin_print_raised(const char* what) {
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);
   if (err == NULL) {
@@ -73,12 +73,12 @@ static void tffi_print_raised(const char* what) {
   TVMFFIObjectDecRef(err);
 }
 
-static void tffi_print_preview(const uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n && i < TFFI_PREVIEW; ++i) printf(" %02x", p[i]);
-  if (n > TFFI_PREVIEW) printf(" ...");
+static void libbin_print_preview(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n && i < LIBBIN_PREVIEW; ++i) printf(" %02x", p[i]);
+  if (n > LIBBIN_PREVIEW) printf(" ...");
 }
 
-static void tffi_dump(const TffiLibraryBin* bin) {
+static void libbin_dump(const TffiLibraryBin* bin) {
   printf("nbytes: %llu\n", (unsigned long long)bin->nbytes);
   printf("modules: %zu\n", bin->num_modules);
   for (size_t i = 0; i < bin->num_modules; ++i) {
@@ -91,26 +91,26 @@ static void tffi_dump(const TffiLibraryBin* bin) {
     printf(" offset=%zu", e->offset);
     if (!e->is_lib) {
       printf(" size=%zu hex=", e->payload_size);
-      tffi_print_preview(e->payload, e->payload_size);
+      libbin_print_preview(e->payload, e->payload_size);
     }
     printf("\n");
   }
 }
 
 /* dump and validate share everything but what they print. */
-static int tffi_cmd_read(const char* arg, int dump) {
+static int libbin_cmd_read(const char* arg, int dump) {
   unsigned char* file = NULL;
   const uint8_t* blob;
   size_t size;
-  if (tffi_load_blob(arg, &file, &blob, &size) != 0) return 2;
+  if (libbin_load_blob(arg, &file, &blob, &size) != 0) return 2;
   TffiLibraryBin bin;
   int rc = tffi_library_bin_parse(blob, size, &bin);
   if (rc != 0) {
     fprintf(stderr, "libbin: invalid: offset %zu: field %s\n", bin.error_offset,
             bin.error_field ? bin.error_field : "?");
-    tffi_print_raised("parse");
+    libbin_print_raised("parse");
   } else if (dump) {
-    tffi_dump(&bin);
+    libbin_dump(&bin);
   } else {
     printf("ok: %zu modules, %llu bytes\n", bin.num_modules, (unsigned long long)bin.nbytes);
   }
@@ -119,7 +119,7 @@ static int tffi_cmd_read(const char* arg, int dump) {
   return rc == 0 ? 0 : 1;
 }
 
-static int tffi_write_blob(const char* path, const uint8_t* blob, size_t size) {
+static int libbin_write_blob(const char* path, const uint8_t* blob, size_t size) {
   FILE* f = fopen(path, "wb");
   if (f == NULL) return -1;
   int ok = fwrite(blob, 1, size, f) == size;
@@ -129,34 +129,34 @@ static int tffi_write_blob(const char* path, const uint8_t* blob, size_t size) {
 /* A C file that defines the blob with external linkage in C and C++ (the
  * declaration first, because a const object defined in C++ is otherwise
  * internal), aligned so the u64 fields can be read in place. */
-static int tffi_write_c(const char* path, const char* desc, const uint8_t* blob, size_t size) {
+static int libbin_write_c(const char* path, const char* desc, const uint8_t* blob, size_t size) {
   FILE* f = fopen(path, "w");
   if (f == NULL) return -1;
   fprintf(f, "/* Generated by `libbin pack %s`: the module tree for the loader. */\n", desc);
   fprintf(f, "#ifdef __cplusplus\nextern \"C\" const unsigned char %s[%zu];\n#endif\n",
-          TFFI_SYMBOL, size);
+          LIBBIN_SYMBOL, size);
   fprintf(f, "__attribute__((visibility(\"default\"), aligned(8)))\n");
-  fprintf(f, "const unsigned char %s[%zu] = {", TFFI_SYMBOL, size);
+  fprintf(f, "const unsigned char %s[%zu] = {", LIBBIN_SYMBOL, size);
   for (size_t i = 0; i < size; ++i) fprintf(f, "%s0x%02x,", i % 12 ? " " : "\n    ", blob[i]);
   fprintf(f, "\n};\n");
   return fclose(f) == 0 ? 0 : -1;
 }
 
-static int tffi_pack_outputs(const char* desc_path, const uint8_t* blob, size_t size,
+static int libbin_pack_outputs(const char* desc_path, const uint8_t* blob, size_t size,
                              const char* out_bin, const char* out_c) {
   char b1[4096], b2[4096];
-  if (out_bin && tffi_write_blob(tffi_user_path(out_bin, b1, sizeof b1), blob, size) != 0) {
+  if (out_bin && libbin_write_blob(libbin_user_path(out_bin, b1, sizeof b1), blob, size) != 0) {
     fprintf(stderr, "libbin: cannot write %s: %s\n", out_bin, strerror(errno));
     return 2;
   }
-  if (out_c && tffi_write_c(tffi_user_path(out_c, b2, sizeof b2), desc_path, blob, size) != 0) {
+  if (out_c && libbin_write_c(libbin_user_path(out_c, b2, sizeof b2), desc_path, blob, size) != 0) {
     fprintf(stderr, "libbin: cannot write %s: %s\n", out_c, strerror(errno));
     return 2;
   }
   return 0;
 }
 
-static int tffi_cmd_pack(int argc, char** argv) {
+static int libbin_cmd_pack(int argc, char** argv) {
   const char *desc_arg = NULL, *out_bin = NULL, *out_c = NULL;
   for (int i = 0; i < argc; ++i) {
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -175,10 +175,10 @@ static int tffi_cmd_pack(int argc, char** argv) {
     return 2;
   }
   char buf[4096];
-  const char* path = tffi_user_path(desc_arg, buf, sizeof buf);
+  const char* path = libbin_user_path(desc_arg, buf, sizeof buf);
   unsigned char* text;
   size_t text_size;
-  if (tffi_read_file(path, 1 << 20, &text, &text_size) != 0) {
+  if (libbin_read_file(path, 1 << 20, &text, &text_size) != 0) {
     fprintf(stderr, "libbin: cannot read %s: %s\n", path, strerror(errno));
     return 2;
   }
@@ -189,25 +189,25 @@ static int tffi_cmd_pack(int argc, char** argv) {
   }
   terminated[text_size] = '\0';
   char* dir_copy = strdup(path);
-  TffiLibbinDesc desc;
-  int rc = dir_copy ? tffi_libbin_desc_parse(terminated, dirname(dir_copy), &desc, stderr) : -1;
+  LibbinLibbinDesc desc;
+  int rc = dir_copy ? libbin_libbin_desc_parse(terminated, dirname(dir_copy), &desc, stderr) : -1;
   free(terminated);
   free(dir_copy);
   if (rc != 0) return 1;
   uint8_t* blob;
   size_t size;
   if (tffi_library_bin_pack(&desc.bin, &blob, &size) != 0) {
-    tffi_print_raised("pack");
-    tffi_libbin_desc_free(&desc);
+    libbin_print_raised("pack");
+    libbin_libbin_desc_free(&desc);
     return 1;
   }
-  rc = tffi_pack_outputs(desc_arg, blob, size, out_bin, out_c);
+  rc = libbin_pack_outputs(desc_arg, blob, size, out_bin, out_c);
   free(blob);
-  tffi_libbin_desc_free(&desc);
+  libbin_libbin_desc_free(&desc);
   return rc;
 }
 
-static int tffi_usage(void) {
+static int libbin_usage(void) {
   fprintf(stderr,
           "usage: libbin dump LIB.so|BLOB\n"
           "       libbin validate LIB.so|BLOB\n"
@@ -216,9 +216,9 @@ static int tffi_usage(void) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) return tffi_usage();
-  if (strcmp(argv[1], "dump") == 0 && argc == 3) return tffi_cmd_read(argv[2], 1);
-  if (strcmp(argv[1], "validate") == 0 && argc == 3) return tffi_cmd_read(argv[2], 0);
-  if (strcmp(argv[1], "pack") == 0) return tffi_cmd_pack(argc - 2, argv + 2);
-  return tffi_usage();
+  if (argc < 2) return libbin_usage();
+  if (strcmp(argv[1], "dump") == 0 && argc == 3) return libbin_cmd_read(argv[2], 1);
+  if (strcmp(argv[1], "validate") == 0 && argc == 3) return libbin_cmd_read(argv[2], 0);
+  if (strcmp(argv[1], "pack") == 0) return libbin_cmd_pack(argc - 2, argv + 2);
+  return libbin_usage();
 }

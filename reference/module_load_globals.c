@@ -1,0 +1,105 @@
+/* The global functions that load modules: ffi.ModuleLoadFromFile (which
+ * dispatches on the file's extension), its loader for shared libraries,
+ * and ffi.SystemLib. Each is registered with its own name as `self`. */
+#include <string.h>
+
+#include "any.h"
+#include "arg.h"
+#include "builtin.h"
+#include "error.h"
+#include "function.h"
+#include "library_loader.h"
+#include "mem.h"
+#include "names.h"
+#include "object.h"
+#include "registry.h"
+#include "system_lib.h"
+
+static int tffi_load_so(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  const char *path, *format;
+  size_t len, flen;
+  if (tffi_args_count(fn, n, 2) != 0 || tffi_args_str(fn, args, 0, "path", &path, &len) != 0 ||
+      tffi_args_str(fn, args, 1, "format", &format, &flen) != 0) {
+    return -1;
+  }
+  if (memchr(path, '\0', len) != NULL)
+    return tffi_args_error(TFFI_VALUE_ERROR, fn, 0, "path", "contains a NUL byte");
+  TffiLibrary* lib = tffi_library_open(path);
+  if (lib == NULL) return -1;
+  TVMFFIObject* mod = NULL;
+  int rc = tffi_library_module_create(lib, &mod);
+  tffi_library_release(lib);
+  if (rc != 0) return -1;
+  *result = tffi_any_object(mod);
+  return 0;
+}
+
+/* The text after the last '.' as a new string, with the aliases of shared
+ * libraries on other systems folded into "so". */
+static char* tffi_file_format(const char* fn, const char* path, size_t len) {
+  size_t dot = len;
+  while (dot > 0 && path[dot - 1] != '.') --dot;
+  if (dot == 0) {
+    tffi_raise(TFFI_RUNTIME_ERROR, "%s: failed to get file format from %.*s (no '.')", fn,
+               (int)(len < 4096 ? len : 4096), path);
+    return NULL;
+  }
+  const char* ext = path + dot;
+  size_t elen = len - dot;
+  static const char* const aliases[] = {"dll", "dylib", "dso"};
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; ++i)
+    if (strlen(aliases[i]) == elen && memcmp(ext, aliases[i], elen) == 0) ext = "so", elen = 2;
+  return tffi_prefixed("", ext, elen);
+}
+
+/* ffi.Module.load_from_file.<format>(file_name, format) must give a Module. */
+static int tffi_load_with(const char* fn, TVMFFIObject* loader, const char* loader_name,
+                          const TVMFFIAny* path, const char* format, TVMFFIAny* result) {
+  TVMFFIAny call_args[2] = {*path, {.type_index = kTVMFFIRawStr, .v_c_str = format}};
+  int rc = TVMFFIFunctionCall(loader, call_args, 2, result);
+  if (rc == 0 && result->type_index != kTVMFFIModule) {
+    int32_t got = result->type_index;
+    tffi_any_release(result);
+    return tffi_raise(TFFI_TYPE_ERROR, "%s: %s returned type index %d, expected a Module", fn,
+                      loader_name, (int)got);
+  }
+  return rc;
+}
+
+static int tffi_load_from_file(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  const char* path;
+  size_t len;
+  if (tffi_args_count(fn, n, 1) != 0 || tffi_args_str(fn, args, 0, "file_name", &path, &len) != 0)
+    return -1;
+  char* format = tffi_file_format(fn, path, len);
+  if (format == NULL) return -1;
+  char* loader_name = tffi_prefixed("ffi.Module.load_from_file.", format, strlen(format));
+  TVMFFIObject* loader = NULL;
+  int rc = loader_name ? tffi_global_get(loader_name, strlen(loader_name), &loader) : -1;
+  if (rc == 0 && loader == NULL) {
+    rc = tffi_raise(TFFI_RUNTIME_ERROR, "%s: loader for `.%s` files is not registered: %s",
+                    (const char*)fn, format, loader_name);
+  }
+  if (rc == 0) rc = tffi_load_with(fn, loader, loader_name, &args[0], format, result);
+  if (loader) tffi_decref(loader);
+  tffi_free(loader_name);
+  tffi_free(format);
+  return rc;
+}
+
+static int tffi_system_lib(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  const char* prefix = "";
+  size_t len = 0;
+  if (n > 1) return tffi_args_count(fn, n, 1);
+  if (n == 1 && tffi_args_str(fn, args, 0, "symbol_prefix", &prefix, &len) != 0) return -1;
+  TVMFFIObject* mod = NULL;
+  if (tffi_system_lib_get(prefix, len, &mod) != 0) return -1;
+  *result = tffi_any_object(mod);
+  return 0;
+}
+
+__attribute__((constructor)) static void tffi_register_module_load_globals(void) {
+  tffi_builtin_register("ffi.ModuleLoadFromFile", tffi_load_from_file);
+  tffi_builtin_register("ffi.Module.load_from_file.so", tffi_load_so);
+  tffi_builtin_register("ffi.SystemLib", tffi_system_lib);
+}

@@ -1,0 +1,24 @@
+#include "names.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "error.h"
+#include "mem.h"
+
+char* tffi_prefixed(const char* prefix, const char* name, size_t len) {
+  size_t plen = strlen(prefix);
+  if (len > SIZE_MAX - plen - 1) {
+    tffi_raise_oom(SIZE_MAX);
+    return NULL;
+  }
+  char* out = tffi_malloc(plen + len + 1);
+  if (out == NULL) {
+    tffi_raise_oom(plen + len + 1);
+    return NULL;
+  }
+  memcpy(out, prefix, plen);
+  if (len) memcpy(out + plen, name, len);
+  out[plen + len] = '\0';
+  return out;
+}
