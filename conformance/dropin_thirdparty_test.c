@@ -21,9 +21,9 @@
 typedef int (*SafeCall)(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
 
 static void* load_library(const char* runfile) {
-  const char* path = tffi_runfile(runfile);
+  const char* path = conf_runfile(runfile);
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert_not_null(lib, "cannot load %s on %s: %s", path, tffi_impl_path(), dlerror());
+  cr_assert_not_null(lib, "cannot load %s on %s: %s", path, conf_impl_path(), dlerror());
   return lib;
 }
 
@@ -201,7 +201,7 @@ TEST(dropin, RFL_019_testing_object_through_reflection) {
 
 /* jax-tvm-ffi: SKIP with the repository's reason when the wheel is missing. */
 static void* load_jax(void) {
-  FILE* f = fopen(tffi_runfile("../jax_tvm_ffi/status.txt"), "r");
+  FILE* f = fopen(conf_runfile("../jax_tvm_ffi/status.txt"), "r");
   char status[512] = "";
   if (f == NULL) criterion_skip_test("jax-tvm-ffi: no status.txt in the runfiles");
   if (fgets(status, sizeof status, f) == NULL) status[0] = '\0';

@@ -308,7 +308,7 @@ typedef struct {
   double factor;
 } Span;
 
-static void check_span(TffiKernel* k, Span s) {
+static void check_span(KernKernel* k, Span s) {
   size_t es = oracle_sizes[s.d], bytes = (size_t)s.n * es, guard = 128;
   unsigned char* orig = malloc(bytes + 1);
   size_t cap = (bytes + 2 * guard + 63) & ~(size_t)63; /* aligned_alloc wants a multiple */
@@ -320,12 +320,12 @@ static void check_span(TffiKernel* k, Span s) {
   memset(out, 0x5a, bytes + 2 * guard);
   if (s.in_place) memcpy(out + s.out_off, orig, bytes);
   int64_t extent_in = s.n, extent_out = s.n;
-  DLTensor tin = tffi_dltensor_1d(s.in_place ? out : in, &extent_in, oracle_dl(s.d), kCpu);
-  DLTensor tout = tffi_dltensor_1d(out, &extent_out, oracle_dl(s.d), kCpu);
+  DLTensor tin = kern_dltensor_1d(s.in_place ? out : in, &extent_in, oracle_dl(s.d), kCpu);
+  DLTensor tout = kern_dltensor_1d(out, &extent_out, oracle_dl(s.d), kCpu);
   tin.byte_offset = s.in_place ? s.out_off : s.in_off;
   tout.byte_offset = s.out_off;
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(s.factor)};
-  tffi_kernel_call_ok(k, args, 3);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(s.factor)};
+  kern_kernel_call_ok(k, args, 3);
   char why[160];
   /* Unaligned spans are compared through a copy at an aligned address. */
   unsigned char* got = malloc(bytes + 1);
@@ -362,7 +362,7 @@ static int64_t around(OracleDtype d, int64_t threshold, int which) {
 
 /* Every dtype around `threshold`, with element 0 aligned to a line, one
  * element past it, and input and output at different offsets. */
-static void check_fast_paths(TffiKernel* k, int64_t threshold) {
+static void check_fast_paths(KernKernel* k, int64_t threshold) {
   for (int d = 0; d < ORACLE_NUM; ++d) {
     size_t es = oracle_sizes[d];
     OracleDtype od = (OracleDtype)d;
@@ -380,21 +380,21 @@ static void check_fast_paths(TffiKernel* k, int64_t threshold) {
 
 /* A private copy of the CPU kernel library, so that its once-per-process
  * configuration is read afresh from the environment given: `isa` for
- * TFFI_SCALE_CPU_ISA and `stream_bytes` for TFFI_SCALE_CPU_STREAM_BYTES
+ * KERN_SCALE_CPU_ISA and `stream_bytes` for KERN_SCALE_CPU_STREAM_BYTES
  * (NULL leaves a variable unset). */
-static void open_configured(TffiKernel* k, const char* isa, const char* stream_bytes) {
+static void open_configured(KernKernel* k, const char* isa, const char* stream_bytes) {
   char copy[] = "/tmp/libscale_cpu_testXXXXXX";
   int fd = mkstemp(copy);
   cr_assert_neq(fd, -1);
-  FILE* src = fopen(tffi_runfile(CPU_LIB), "rb");
+  FILE* src = fopen(conf_runfile(CPU_LIB), "rb");
   cr_assert_not_null(src);
   char buf[65536];
   size_t got;
   while ((got = fread(buf, 1, sizeof buf, src)) > 0) cr_assert_eq(write(fd, buf, got), (ssize_t)got);
   fclose(src);
   close(fd);
-  if (isa) cr_assert_eq(setenv(TFFI_SCALE_ISA_ENV, isa, 1), 0);
-  if (stream_bytes) cr_assert_eq(setenv(TFFI_SCALE_STREAM_ENV, stream_bytes, 1), 0);
+  if (isa) cr_assert_eq(setenv(KERN_SCALE_ISA_ENV, isa, 1), 0);
+  if (stream_bytes) cr_assert_eq(setenv(KERN_SCALE_STREAM_ENV, stream_bytes, 1), 0);
   memset(k, 0, sizeof *k);
   k->lib = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
   cr_assert_not_null(k->lib, "%s", dlerror());
@@ -405,12 +405,12 @@ static void open_configured(TffiKernel* k, const char* isa, const char* stream_b
   /* The configuration is read at the first call; make it now. */
   float one = 1.0f;
   int64_t n = 1, m = 1;
-  DLTensor t = tffi_dltensor_1d(&one, &n, tffi_dtype(kDLFloat, 32), kCpu);
-  DLTensor u = tffi_dltensor_1d(&one, &m, tffi_dtype(kDLFloat, 32), kCpu);
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&u), tffi_arg_dltensor(&t), tffi_arg_float(1.0)};
-  tffi_kernel_call_ok(k, args, 3);
-  unsetenv(TFFI_SCALE_ISA_ENV);
-  unsetenv(TFFI_SCALE_STREAM_ENV);
+  DLTensor t = kern_dltensor_1d(&one, &n, kern_dtype(kDLFloat, 32), kCpu);
+  DLTensor u = kern_dltensor_1d(&one, &m, kern_dtype(kDLFloat, 32), kCpu);
+  TVMFFIAny args[3] = {kern_arg_dltensor(&u), kern_arg_dltensor(&t), kern_arg_float(1.0)};
+  kern_kernel_call_ok(k, args, 3);
+  unsetenv(KERN_SCALE_ISA_ENV);
+  unsetenv(KERN_SCALE_STREAM_ENV);
 }
 
 /* KER-004..006, KER-010, KER-011, KER-014 on the streaming path, with the
@@ -419,32 +419,32 @@ static void open_configured(TffiKernel* k, const char* isa, const char* stream_b
  * whatever the size relative to the threshold, the alignment of element 0,
  * the tail length, in place or not. */
 TEST(scale_cpu, KER_006_streaming_every_dtype_offset_and_tail, .timeout = 300) {
-  TffiKernel k;
+  KernKernel k;
   open_configured(&k, NULL, "65536");
   check_fast_paths(&k, 65536);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
-/* KER-005 at the real threshold (TFFI_SCALE_STREAM_BYTES), float32 and
+/* KER-005 at the real threshold (KERN_SCALE_STREAM_BYTES), float32 and
  * float64, whose oracles are cheap at these sizes. */
 TEST(scale_cpu, KER_005_streaming_at_default_threshold, .timeout = 300) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (int d = ORACLE_F32; d <= ORACLE_F64; ++d) {
     OracleDtype od = (OracleDtype)d;
     size_t es = oracle_sizes[d];
-    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 0), es, 0, 0, 1.7});
-    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 1), 0, 0, 0, 1.7});
-    check_span(&k, (Span){od, around(od, TFFI_SCALE_STREAM_BYTES, 3), 0, es, 0, -2.5});
+    check_span(&k, (Span){od, around(od, KERN_SCALE_STREAM_BYTES, 0), es, 0, 0, 1.7});
+    check_span(&k, (Span){od, around(od, KERN_SCALE_STREAM_BYTES, 1), 0, 0, 0, 1.7});
+    check_span(&k, (Span){od, around(od, KERN_SCALE_STREAM_BYTES, 3), 0, es, 0, -2.5});
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-004..006 below the threshold, on the cached vector path, for every
  * dtype at the sizes where the vector loop's head and tail matter. */
 TEST(scale_cpu, KER_006_cached_vector_path) {
-  TffiKernel k;
-  tffi_kernel_open(&k, CPU_LIB, "scale");
+  KernKernel k;
+  kern_kernel_open(&k, CPU_LIB, "scale");
   for (int d = 0; d < ORACLE_NUM; ++d) {
     size_t es = oracle_sizes[d];
     for (int64_t n = 1; n <= 200; n += 7) {
@@ -452,27 +452,27 @@ TEST(scale_cpu, KER_006_cached_vector_path) {
       check_span(&k, (Span){(OracleDtype)d, n, 5 * es, 0, 1, -0.3125});
     }
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-010: element 0 anywhere, even at an address that is not a multiple
  * of the element size, below and above the streaming threshold. */
 TEST(scale_cpu, KER_010_byte_offset_not_element_aligned, .timeout = 300) {
-  TffiKernel k;
+  KernKernel k;
   open_configured(&k, NULL, "65536");
   for (int d = 0; d < ORACLE_NUM; ++d) {
     check_span(&k, (Span){(OracleDtype)d, 4099, 1, 3, 0, 2.5});
     check_span(&k, (Span){(OracleDtype)d, around((OracleDtype)d, 65536, 2), 3, 1, 0, 2.5});
     check_span(&k, (Span){(OracleDtype)d, 999, 0, 1, 1, 2.5}); /* in place */
   }
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-004..006 on the portable path every x86-64 CPU (and every other
- * architecture) takes, forced with TFFI_SCALE_CPU_ISA=portable. */
+ * architecture) takes, forced with KERN_SCALE_CPU_ISA=portable. */
 TEST(scale_cpu, KER_006_portable_path, .timeout = 300) {
-  TffiKernel k;
+  KernKernel k;
   open_configured(&k, "portable", "65536");
   check_fast_paths(&k, 65536);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }

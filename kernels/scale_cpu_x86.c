@@ -4,13 +4,13 @@
  *
  * The file is built for baseline x86-64; only the functions marked AVX2 use
  * the wider instructions, and scale_cpu.c calls them only after
- * tffi_scale_cpu_has_avx2() said yes, so the library loads and runs on any
+ * kern_scale_cpu_has_avx2() said yes, so the library loads and runs on any
  * x86-64 CPU. On other architectures the file is empty of code.
  *
  * Results are bit for bit the portable loops' (half_bits.h): the products
  * are the same IEEE single or double multiplications, vcvtps2ph with
- * round-to-nearest-even is exactly tffi_f32_to_f16, and the bfloat16
- * rounding below is tffi_f32_to_bf16 done eight lanes at a time.
+ * round-to-nearest-even is exactly kern_f32_to_f16, and the bfloat16
+ * rounding below is kern_f32_to_bf16 done eight lanes at a time.
  */
 #include "scale_cpu.h"
 
@@ -29,7 +29,7 @@
 /* AVX2 as the compiler's runtime reports it (which includes the operating
  * system saving the YMM registers), and F16C from CPUID leaf 1 (asked
  * directly: not every compiler's __builtin_cpu_supports knows "f16c"). */
-int tffi_scale_cpu_has_avx2(void) {
+int kern_scale_cpu_has_avx2(void) {
   __builtin_cpu_init(); /* harmless when the constructor already ran */
   unsigned a = 0, b = 0, c = 0, d = 0;
   int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
@@ -88,14 +88,14 @@ AVX2_INLINE __m256i vec_bf16(__m256i x, const Factor* f) {
  * tail (after the last whole 32 bytes): the portable rounding. */
 static inline void one(char* out, const char* in, int dtype_bit, const Factor* f) {
   switch (dtype_bit) {
-    case TFFI_SCALE_F32: {
+    case KERN_SCALE_F32: {
       float x;
       memcpy(&x, in, 4);
       x *= f->f32;
       memcpy(out, &x, 4);
       return;
     }
-    case TFFI_SCALE_F64: {
+    case KERN_SCALE_F64: {
       double x;
       memcpy(&x, in, 8);
       x *= f->f64;
@@ -105,8 +105,8 @@ static inline void one(char* out, const char* in, int dtype_bit, const Factor* f
     default: {
       uint16_t h;
       memcpy(&h, in, 2);
-      h = dtype_bit == TFFI_SCALE_F16 ? tffi_f32_to_f16(tffi_f16_to_f32(h) * f->f32)
-                                      : tffi_f32_to_bf16(tffi_bf16_to_f32(h) * f->f32);
+      h = dtype_bit == KERN_SCALE_F16 ? kern_f32_to_f16(kern_f16_to_f32(h) * f->f32)
+                                      : kern_f32_to_bf16(kern_bf16_to_f32(h) * f->f32);
       memcpy(out, &h, 2);
       return;
     }
@@ -152,7 +152,7 @@ AVX2_INLINE void drive(char* out, const char* in, int64_t n, int64_t es, int dty
   if (stream) _mm_sfence();
 }
 
-AVX2 void tffi_scale_cpu_avx2(void* out, const void* in, int dtype_bit, double factor, int64_t n,
+AVX2 void kern_scale_cpu_avx2(void* out, const void* in, int dtype_bit, double factor, int64_t n,
                               int stream) {
   Factor f;
   f.f32 = (float)factor;
@@ -162,15 +162,15 @@ AVX2 void tffi_scale_cpu_avx2(void* out, const void* in, int dtype_bit, double f
   char* o = (char*)out;
   const char* x = (const char*)in;
   switch (dtype_bit) {
-    case TFFI_SCALE_F32: drive(o, x, n, 4, dtype_bit, vec_f32, &f, stream); break;
-    case TFFI_SCALE_F64: drive(o, x, n, 8, dtype_bit, vec_f64, &f, stream); break;
-    case TFFI_SCALE_F16: drive(o, x, n, 2, dtype_bit, vec_f16, &f, stream); break;
+    case KERN_SCALE_F32: drive(o, x, n, 4, dtype_bit, vec_f32, &f, stream); break;
+    case KERN_SCALE_F64: drive(o, x, n, 8, dtype_bit, vec_f64, &f, stream); break;
+    case KERN_SCALE_F16: drive(o, x, n, 2, dtype_bit, vec_f16, &f, stream); break;
     default: drive(o, x, n, 2, dtype_bit, vec_bf16, &f, stream); break;
   }
 }
 
 #else
 
-int tffi_scale_cpu_has_avx2(void) { return 0; }
+int kern_scale_cpu_has_avx2(void) { return 0; }
 
 #endif

@@ -257,12 +257,12 @@ static void zero_output(Capture* c) {
 }
 
 /* The call under test, with the raised error's text kept in c->why. */
-static int call_kernel(TffiKernel* k, Capture* c) {
-  DLTensor tin = tffi_dltensor_1d(c->din, &c->n, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, 0));
+static int call_kernel(KernKernel* k, Capture* c) {
+  DLTensor tin = kern_dltensor_1d(c->din, &c->n, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, 0));
   DLTensor tout =
-      tffi_dltensor_1d(c->dout, &c->m, tffi_dtype(kDLFloat, 32), tffi_device(kDLCUDA, 0));
-  TVMFFIAny args[3] = {tffi_arg_dltensor(&tout), tffi_arg_dltensor(&tin), tffi_arg_float(2)};
-  int rc = tffi_kernel_call(k, args, 3);
+      kern_dltensor_1d(c->dout, &c->m, kern_dtype(kDLFloat, 32), kern_device(kDLCUDA, 0));
+  TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2)};
+  int rc = kern_kernel_call(k, args, 3);
   if (rc == 0) return 0;
   TVMFFIObjectHandle err = NULL;
   API(TVMFFIErrorMoveFromRaised)(&err);
@@ -304,7 +304,7 @@ static void count_nodes(Capture* c, size_t* kernels, size_t* total) {
  *      is still all zeros (a launch on another stream would have run);
  *   4. the graph, launched on S, writes input * 2.
  */
-static StreamVerdict capture_verdict(TffiKernel* k, Capture* c) {
+static StreamVerdict capture_verdict(KernKernel* k, Capture* c) {
   if (call_kernel(k, c) != 0) return STREAM_CALL_FAILED;
   zero_output(c);
   CUDA_OK(cuda.StreamBeginCapture(c->stream, kCaptureModeThreadLocal));
@@ -345,14 +345,14 @@ static StreamVerdict capture_verdict(TffiKernel* k, Capture* c) {
 }
 
 static void check_env_stream_launch(void) {
-  TffiKernel k;
+  KernKernel k;
   REQUIRE_GPU(&k);
   Capture c;
   capture_setup(&c);
   StreamVerdict v = capture_verdict(&k, &c);
   cr_expect_eq(v, STREAM_OK, "%s: %s", kVerdictNames[v], c.why);
   capture_teardown(&c);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&k);
 }
 
 /* KER-042: the launch goes to the environment stream of the tensors'
@@ -368,10 +368,10 @@ TEST(scale_cuda, DEV_007_does_not_wait, .timeout = 60) { check_env_stream_launch
 /* The same check on a fixture: it must fail it with one of `allowed`
  * verdicts (a bit set), and the reason is printed. */
 static void expect_caught(const char* fixture, unsigned allowed) {
-  TffiKernel k;
+  KernKernel k;
   REQUIRE_GPU(&k);
-  TffiKernel bad;
-  tffi_kernel_open(&bad, fixture, "scale");
+  KernKernel bad;
+  kern_kernel_open(&bad, fixture, "scale");
   Capture c;
   capture_setup(&c);
   StreamVerdict v = capture_verdict(&bad, &c);
@@ -379,8 +379,8 @@ static void expect_caught(const char* fixture, unsigned allowed) {
   cr_expect(v != STREAM_OK && ((1u << v) & allowed) != 0, "%s got verdict %s (%s)", fixture,
             kVerdictNames[v], c.why);
   capture_teardown(&c);
-  tffi_kernel_close(&bad);
-  tffi_kernel_close(&k);
+  kern_kernel_close(&bad);
+  kern_kernel_close(&k);
 }
 
 /* KER-042: a kernel that launches on the legacy default stream is caught:

@@ -8,15 +8,9 @@
 
 #include "any.h"
 #include "error.h"
+#include "mem.h"
 #include "object.h"
 #include "type.h"
-
-const TVMFFITypeMetadata tffi_object_metadata = {
-    .doc = {NULL, 0},
-    .creator = NULL,
-    .total_size = (int32_t)sizeof(TVMFFIObject),
-    .structural_eq_hash_kind = kTVMFFISEqHashKindUnsupported,
-};
 
 int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteArray* in,
                             size_t max, TVMFFIByteArray* out) {
@@ -26,7 +20,7 @@ int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteAr
   if (in->size > max)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: %s is %zu bytes long, more than %zu", api, arg,
                       in->size, max);
-  char* copy = malloc(in->size + 1);
+  char* copy = tffi_malloc(in->size + 1);
   if (copy == NULL) return tffi_raise_oom(in->size + 1);
   if (in->size) memcpy(copy, in->data, in->size);
   copy[in->size] = '\0';
@@ -52,9 +46,9 @@ typedef struct {
 } TffiTexts;
 
 static void tffi_texts_free(TffiTexts* t) {
-  free((void*)t->name.data);
-  free((void*)t->doc.data);
-  free((void*)t->metadata.data);
+  tffi_free((void*)t->name.data);
+  tffi_free((void*)t->doc.data);
+  tffi_free((void*)t->metadata.data);
   memset(t, 0, sizeof *t);
 }
 
@@ -136,7 +130,7 @@ static int tffi_field_append(const char* api, TVMFFITypeInfo* type, const TVMFFI
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has %d fields", api,
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);
   size_t bytes = ((size_t)type->num_fields + 1) * sizeof *type->fields;
-  TVMFFIFieldInfo* grown = realloc((void*)type->fields, bytes);
+  TVMFFIFieldInfo* grown = tffi_realloc((void*)type->fields, bytes);
   if (grown == NULL) return tffi_raise_oom(bytes);
   grown[type->num_fields] = *rec;
   type->fields = grown;
@@ -179,7 +173,7 @@ static int tffi_method_append(const char* api, TVMFFITypeInfo* type,
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has %d methods", api,
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);
   size_t bytes = ((size_t)type->num_methods + 1) * sizeof *type->methods;
-  TVMFFIMethodInfo* grown = realloc((void*)type->methods, bytes);
+  TVMFFIMethodInfo* grown = tffi_realloc((void*)type->methods, bytes);
   if (grown == NULL) return tffi_raise_oom(bytes);
   grown[type->num_methods] = *rec;
   type->methods = grown;
@@ -213,12 +207,12 @@ int TVMFFITypeRegisterMethod(int32_t type_index, const TVMFFIMethodInfo* info) {
 int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* metadata) {
   const char* api = "TVMFFITypeRegisterMetadata";
   if (metadata == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: metadata is NULL", api);
-  TVMFFITypeMetadata* rec = malloc(sizeof *rec);
+  TVMFFITypeMetadata* rec = tffi_malloc(sizeof *rec);
   if (rec == NULL) return tffi_raise_oom(sizeof *rec);
   *rec = *metadata;
   if (tffi_reflect_copy_bytes(api, "metadata->doc", &metadata->doc, TFFI_REFLECT_TEXT_MAX,
                               &rec->doc)) {
-    free(rec);
+    tffi_free(rec);
     return -1;
   }
   TVMFFITypeInfo* type = tffi_type_lock(type_index);
@@ -234,8 +228,8 @@ int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* met
   }
   tffi_type_unlock();
   if (rc) {
-    free((void*)rec->doc.data);
-    free(rec);
+    tffi_free((void*)rec->doc.data);
+    tffi_free(rec);
   }
   return rc;
 }

@@ -19,10 +19,6 @@
 /* Most attribute columns the runtime holds. */
 #define TFFI_REFLECT_COLUMNS_MAX 65536
 
-/* What ffi.Object reports from the start, as upstream's runtime does: so a
- * library registering metadata for ffi.Object meets the same refusal. */
-extern const TVMFFITypeMetadata tffi_object_metadata;
-
 /*
  * Copies the caller's byte array `in` (named `arg` in errors raised for
  * `api`) into *out: a NUL-terminated heap copy, also when empty. Refuses

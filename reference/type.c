@@ -8,8 +8,16 @@
 #include <string.h>
 
 #include "error.h"
-#include "reflection.h"
 #include "mem.h"
+
+/* What ffi.Object reports from the start, as upstream's runtime does: so a
+ * library registering metadata for ffi.Object meets the same refusal. */
+const TVMFFITypeMetadata tffi_object_metadata = {
+    .doc = {NULL, 0},
+    .creator = NULL,
+    .total_size = (int32_t)sizeof(TVMFFIObject),
+    .structural_eq_hash_kind = kTVMFFISEqHashKindUnsupported,
+};
 
 /* A registered type. The public record comes first so a TVMFFITypeInfo*
  * handed out is also a pointer to the whole entry. Entries never move or go

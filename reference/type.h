@@ -27,4 +27,7 @@
 TVMFFITypeInfo* tffi_type_lock(int32_t type_index);
 void tffi_type_unlock(void);
 
+/* ffi.Object's metadata, set when the registry starts. */
+extern const TVMFFITypeMetadata tffi_object_metadata;
+
 #endif

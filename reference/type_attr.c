@@ -7,6 +7,7 @@
 
 #include "any.h"
 #include "error.h"
+#include "mem.h"
 #include "reflection.h"
 #include "type.h"
 
@@ -58,7 +59,7 @@ static TffiAttrColumn* tffi_attr_get_or_add(const char* api, const TVMFFIByteArr
   }
   if (tffi_attrs_count == tffi_attrs_cap) {
     int32_t cap = tffi_attrs_cap ? tffi_attrs_cap * 2 : 16;
-    TffiAttrColumn** grown = realloc(tffi_attrs, (size_t)cap * sizeof *grown);
+    TffiAttrColumn** grown = tffi_realloc(tffi_attrs, (size_t)cap * sizeof *grown);
     if (grown == NULL) {
       tffi_raise_oom((size_t)cap * sizeof *grown);
       return NULL;
@@ -66,13 +67,13 @@ static TffiAttrColumn* tffi_attr_get_or_add(const char* api, const TVMFFIByteArr
     tffi_attrs = grown;
     tffi_attrs_cap = cap;
   }
-  c = calloc(1, sizeof *c);
+  c = tffi_calloc(1, sizeof *c);
   if (c == NULL) {
     tffi_raise_oom(sizeof *c);
     return NULL;
   }
   if (tffi_reflect_copy_bytes(api, "attr_name", name, TFFI_REFLECT_NAME_MAX, &c->name)) {
-    free(c);
+    tffi_free(c);
     return NULL;
   }
   tffi_attrs[tffi_attrs_count++] = c;
@@ -100,7 +101,7 @@ static int tffi_attr_cover(TffiAttrColumn* c, int32_t type_index) {
     /* type_index is below the registry's bound, so this stops there. */
     while (cap <= type_index)
       cap = cap > TFFI_TYPE_MAX_INDEX / 2 ? TFFI_TYPE_MAX_INDEX + 1 : cap * 2;
-    TVMFFIAny* grown = realloc(c->slots, (size_t)cap * sizeof *grown);
+    TVMFFIAny* grown = tffi_realloc(c->slots, (size_t)cap * sizeof *grown);
     if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
     memset(grown + c->capacity, 0, (size_t)(cap - c->capacity) * sizeof *grown);
     c->slots = grown;

@@ -160,7 +160,7 @@ def cpu_report(core, rows):
     worst_large = min((r["kernel_vs_stream"] for r in large), default=None)
     worst_numpy = min(r["kernel_vs_numpy"] for r in rows)
     cross = crossover(rows)
-    threshold = int(os.environ.get("TFFI_SCALE_CPU_STREAM_BYTES", core.sb_stream_threshold()))
+    threshold = int(os.environ.get("KERN_SCALE_CPU_STREAM_BYTES", core.sb_stream_threshold()))
     print(f"streaming beats cached stores from: {human(cross) if cross else 'no size measured'}"
           f" (the kernel streams from {human(threshold)}, kernels/scale_cpu.h)")
     if worst_large is not None:

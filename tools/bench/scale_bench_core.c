@@ -50,8 +50,8 @@ SB_EXPORT int sb_load(const char* runtime, const char* kernel, char* err, size_t
 }
 
 /* Output bytes from which the kernel streams (unless the environment says
- * otherwise, TFFI_SCALE_CPU_STREAM_BYTES). */
-SB_EXPORT int64_t sb_stream_threshold(void) { return TFFI_SCALE_STREAM_BYTES; }
+ * otherwise, KERN_SCALE_CPU_STREAM_BYTES). */
+SB_EXPORT int64_t sb_stream_threshold(void) { return KERN_SCALE_STREAM_BYTES; }
 
 /* What the streaming limit and the kernel can use on this CPU. */
 SB_EXPORT const char* sb_cpu_features(void) {
