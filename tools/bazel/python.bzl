@@ -4,7 +4,8 @@ That is the project venv, <workspace>/.venv/bin/python3, which
 tools/bootstrap.sh creates and fills from tools/requirements.txt. Repository
 rules (tvm_ffi_upstream, pypi_wheel) call find_python(ctx); py_test targets
 run under the toolchain that project_python registers (see WORKSPACE), whose
-interpreter is the same file. Without a venv (bootstrap not run yet), the
+interpreter is the same file, and other rules get it as $(PYTHON3) from
+@project_python//:python3_variable. Without a venv (bootstrap not run yet), the
 python3 on PATH is used and a warning says so.
 """
 
@@ -23,8 +24,21 @@ def find_python(ctx):
     print("WARNING: no project venv (%s); using %s instead. Run tools/bootstrap.sh." % (venv, python))
     return str(python)
 
+def _python3_variable_impl(ctx):
+    return [platform_common.TemplateVariableInfo({"PYTHON3": ctx.attr.path})]
+
+# $(PYTHON3) for rules other than py_* (sh_test args, genrules): name
+# "@project_python//:python3_variable" in their `toolchains`.
+python3_variable = rule(
+    implementation = _python3_variable_impl,
+    attrs = {"path": attr.string(mandatory = True)},
+)
+
 _BUILD = """
 load("@bazel_tools//tools/python:toolchain.bzl", "py_runtime_pair")
+load("@//tools/bazel:python.bzl", "python3_variable")
+
+package(default_visibility = ["//visibility:public"])
 
 # The stub that starts a py_binary/py_test and the test itself both run
 # under the project's Python.
@@ -38,6 +52,11 @@ py_runtime(
 py_runtime_pair(
     name = "runtime_pair",
     py3_runtime = ":python3",
+)
+
+python3_variable(
+    name = "python3_variable",
+    path = "{python}",
 )
 
 toolchain(
