@@ -200,7 +200,7 @@ main() {
   git -C "$root/root/clone" checkout -q --detach "$commit" || die "checkout of $commit"
   mount_into "$root"
 
-  local stamp n=0 passed=0 summary=() line dir log rc t0 secs
+  local stamp n=0 passed=0 summary=() line dir log rc t0 secs tests
   stamp=$(date -u +%Y%m%dT%H%M%SZ)
   for line in "${lines[@]}"; do
     n=$((n + 1))
@@ -216,8 +216,12 @@ main() {
     secs=$(( $(date +%s) - t0 ))
     in_root "$root" "cd $dir && command -v bazel >/dev/null && bazel shutdown" >/dev/null 2>&1 || true
     stop_processes_in "$root"
-    summary+=("line $n: exit $rc in ${secs}s: $line")
+    tests=$(grep -E '^Executed [0-9]+ out of [0-9]+ test' "$log" | tail -n 1)
+    summary+=("line $n: exit $rc in ${secs}s: $line${tests:+ ($tests)}")
     say "line $n: exit $rc in ${secs}s (log: $log)"
+    # Test cases that skipped (Criterion's [SKIP] lines), by reason.
+    in_root "$root" "cd $dir && grep -rh '^\[SKIP\]' bazel-testlogs/ --include=test.log 2>/dev/null" |
+      sed 's/^\[SKIP\] [^ ]*: //' | sort | uniq -c | sed "s/^ */fresh_machine_check: line $n: skipped: /" || true
     [ "$rc" -eq 0 ] && passed=$((passed + 1))
   done
   for line in "${summary[@]}"; do say "$line"; done
