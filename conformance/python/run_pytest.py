@@ -1,10 +1,10 @@
-"""Bazel entry point: runs the pytest files beside it with the python3 on PATH.
+"""Bazel entry point: runs the pytest files beside it with this interpreter.
 
-That interpreter is the one tools/bootstrap.sh gave the pinned pip
-apache-tvm-ffi, so the tests exercise upstream's Python package.
+Bazel starts it with the project's Python (the venv tools/bootstrap.sh gave
+the pinned pip apache-tvm-ffi, see tools/bazel/python.bzl), so the tests
+exercise upstream's Python package.
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -14,12 +14,11 @@ from tools.sanitizer_preload import sanitizer_env
 def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     tests = [os.path.join(here, name) for name in sorted(os.listdir(here)) if name.endswith("_test.py")]
-    python = shutil.which("python3") or sys.executable
     env = dict(os.environ)
     # The C test library sits in the runfiles next to this folder.
     env.setdefault("CONF_RAISE_KINDS_LIB", os.path.join(os.path.dirname(here), "libraise_kinds.so"))
     env = sanitizer_env(env["CONF_RAISE_KINDS_LIB"], env) or env
-    cmd = [python, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
         cmd.append("--junitxml=" + xml)

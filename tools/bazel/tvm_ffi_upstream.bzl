@@ -1,8 +1,8 @@
 """Makes the pip-installed apache-tvm-ffi visible to Bazel as @tvm_ffi_upstream.
 
-The package is found by asking the python3 on PATH where `tvm_ffi` lives, so
-the build uses exactly the release that tools/requirements.txt pinned and
-tools/bootstrap.sh installed.
+The package is found by asking the project's Python (python.bzl's
+find_python: the venv tools/bootstrap.sh made) where `tvm_ffi` lives, so the
+build uses exactly the release that tools/requirements.txt pinned.
 """
 
 load(":python.bzl", "find_python")

@@ -3,7 +3,7 @@
 # a shared library built from the generated C), validate it, and check that
 # damaged blobs are refused with an offset and a field.
 set -u
-LIBBIN=$1 DESC=$2 WANT_DUMP=$3 SO=$4
+LIBBIN=$1 DESC=$2 WANT_DUMP=$3 SO=$4 PYTHON=${5:-python3}
 T=${TEST_TMPDIR:-$(mktemp -d)}
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -27,7 +27,7 @@ grep -q 'offset 0: field nbytes' "$T/err.txt" || fail "truncation report: $(cat 
 
 # One extra byte inside nbytes: trailing bytes after the last entry.
 size=$(stat -c %s "$T/blob.bin")
-python3 - "$T/blob.bin" "$T/trail.bin" <<'PY' || fail "python helper"
+"$PYTHON" - "$T/blob.bin" "$T/trail.bin" <<'PY' || fail "python helper"
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
 n = struct.unpack('<Q', b[:8])[0] + 1

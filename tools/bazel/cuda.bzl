@@ -1,0 +1,53 @@
+"""The CUDA toolkit as @cuda: where nvcc is and how to link the CUDA runtime.
+
+tools/find_cuda.sh decides (the same answer tools/bootstrap.sh gets). The
+repository holds one file, defs.bzl, for genrules that run nvcc:
+
+    load("@cuda//:defs.bzl", "NVCC", "CUDART_LINK")
+
+NVCC is the absolute path of nvcc. CUDART_LINK are the nvcc flags that link
+the shared CUDA runtime from the toolkit's library folder and put that folder
+in the RPATH (so a host and its tests share one runtime instance). Where no
+toolkit is found, NVCC is a script that fails naming what was looked at, so
+only the CUDA targets fail and the rest of the build goes on.
+"""
+
+def _impl(ctx):
+    ctx.file("WORKSPACE", "")
+    ctx.file("BUILD", "# defs.bzl only; see tools/bazel/cuda.bzl\n")
+    finder = ctx.path(Label("//tools:find_cuda.sh"))
+    res = ctx.execute([str(finder)])
+    if res.return_code != 0:
+        reason = res.stdout.strip() or res.stderr.strip()
+        ctx.file("nvcc_missing.sh", "#!/bin/sh\necho 'no CUDA toolkit: %s; run tools/bootstrap.sh' >&2\nexit 1\n" %
+                                    reason.replace("'", ""), executable = True)
+        ctx.file("defs.bzl", "\n".join([
+            "CUDA_FOUND_BY = None",
+            "NVCC = %r" % str(ctx.path("nvcc_missing.sh")),
+            'CUDART_LINK = ""',
+            "",
+        ]))
+        return
+    found = {}
+    for line in res.stdout.strip().split("\n"):
+        key, _, value = line.partition("=")
+        found[key] = value
+    lib = found["lib"]
+    link = ["-cudart none"]
+    if lib:
+        link += ["-L" + lib, found["cudart"], "-Xlinker -rpath," + lib]
+    else:
+        link.append(found["cudart"])
+    ctx.file("defs.bzl", "\n".join([
+        "# Found by tools/find_cuda.sh: " + found["found_by"],
+        "CUDA_FOUND_BY = %r" % found["found_by"],
+        "NVCC = %r" % found["nvcc"],
+        "CUDART_LINK = %r" % " ".join(link),
+        "",
+    ]))
+
+cuda_toolkit = repository_rule(
+    implementation = _impl,
+    local = True,
+    environ = ["CUDA_HOME", "CUDA_PATH", "PATH"],
+)
