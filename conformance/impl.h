@@ -77,6 +77,13 @@ extern TffiApi tffi_api;
 const char* tffi_impl_path(void);
 void* tffi_impl_handle(void);
 
+/* For the report (conformance/main.c): the dlerror() text when the library
+ * did not load (NULL when it did), its TVMFFIGetVersion as "M.m.p" ("" when
+ * it has none), and whether it is the bundled reference runtime. */
+const char* tffi_impl_load_error(void);
+const char* tffi_impl_version(void);
+int tffi_impl_is_reference(void);
+
 /* Fixture run before every conformance test: fails it with the dlerror()
  * text when the library did not load. */
 void tffi_impl_require(void);
