@@ -190,11 +190,11 @@ def case_record(target, suite_name, case, log_path):
         rec.update(status="SKIPPED", message=reason.strip() or "skipped (no reason given)")
     else:
         rec["status"] = "PASSED"
-    known = case.find("system-out")
-    if status in ("KNOWN",) or case.get("verdict") == "KNOWN":
-        # Written by an earlier judge (the suite test): keep the raw outcome.
-        rec.update(status=case.get("raw_status", "FAILED"), message=case.get("raw_message", ""),
-                   detail=(known.text or "").strip() if known is not None else "")
+    if case.get("raw_status"):
+        # Written by an earlier judge (the suite test's merged XML): the
+        # outcome as the test binary reported it, before judging.
+        rec.update(status=case.get("raw_status"), message=case.get("raw_message", ""),
+                   detail=case.get("raw_detail", ""))
     if rec["status"] in ("FAILED", "CRASHED") and not suite_name and log_path and log_says_timeout(log_path):
         rec.update(status="TIMEOUT", message="Bazel's test timeout killed the test")
     return rec
@@ -292,6 +292,10 @@ def totals(records, rows):
     for level in ("MUST", "SHOULD"):
         mine = [row for row in rows if row["level"] == level]
         t[level] = {"passed": sum(row["verdict"] == "PASS" for row in mine), "total": len(mine)}
+    # A library that does not load fails every binary the same way: that
+    # is one unexpected outcome, not one per binary.
+    loads = load_failures(records)
+    t["failed"] -= sum(r["status"] == "LOAD_FAILED" for r in records) - len(loads)
     t["unexpected"] = t["failed"]
     return t
 
@@ -301,7 +305,7 @@ def summary_line(t, load_errors):
             f"SHOULD {t['SHOULD']['passed']}/{t['SHOULD']['total']}, "
             f"skipped {t['skipped']}, known deviations {t['known']}, unexpected {t['unexpected']}")
     if load_errors:
-        line += " (the library did not load)"
+        line += " (the library did not load: " + "; ".join(load_errors) + ")"
     return line
 
 
@@ -376,11 +380,13 @@ def write_junit(path, records, label="conformance"):
             body = (f"Requirement: {r['clause']} [{r['level']}] {r['text']}\n" if r["clause"] else "")
             if r["verdict"] not in ("PASS", "SKIP"):
                 body += f"Expected: {r['expected']}\nActual: {r['actual']}\n{r['detail']}"
+            if r["status"] != "PASSED":
+                e.set("raw_status", r["status"])
+                e.set("raw_message", r["message"][:2000])
+                e.set("raw_detail", r["detail"][:4000])
             if r["verdict"] == "SKIP":
                 ET.SubElement(e, "skipped", message=r["message"])
             elif r["verdict"] == "KNOWN":
-                e.set("raw_status", r["status"])
-                e.set("raw_message", r["message"][:2000])
                 ET.SubElement(e, "system-out").text = body + f"\n{r['note']}"
             elif r["verdict"] in ("CRASH", "TIMEOUT"):
                 ET.SubElement(e, "error", message=r["message"][:2000], type=r["verdict"].lower()).text = body
@@ -410,15 +416,18 @@ def write_html(path, records, rows, t, sources, workspace, label):
            ".load{background:#e8a0a0;padding:.5em;font-weight:600}"
            "select,input{margin-right:1em;font-size:14px}.chip{display:inline-block;padding:1px 8px;"
            "margin-right:6px;border-radius:3px}</style></head><body>",
-           f"<h1>TVM-FFI conformance report</h1><div class='sum'>{esc(summary_line(t, loads))}</div>",
-           f"<div class='meta'>{esc(label)} &middot; generated "
+           f"<h1>TVM-FFI conformance report</h1><div class='sum' style='color:"
+           f"{'#a00' if t['unexpected'] else '#060'}'>{esc(summary_line(t, loads))}</div>",
+           f"<div class='meta'>{esc(label or 'conformance run')} &middot; generated "
            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}</div>"]
     for i in impls:
         out.append(f"<div class='meta'>implementation: {esc(i)}</div>")
     for message in loads:
         out.append(f"<div class='load'>LOAD FAILED: {esc(message)}</div>")
-    out.append("<div style='margin-top:.6em'>" + "".join(
-        f"<span class='chip' style='background:{c}'>{v}</span>" for v, c in colours.items()) + "</div>")
+    counts = {v: sum(row["verdict"] == v for row in rows) for v in colours}
+    out.append("<div style='margin-top:.6em'>clauses: " + "".join(
+        f"<span class='chip' style='background:{c}'>{v} {counts[v]}</span>" for v, c in colours.items())
+        + "</div>")
     out.append("<p>Area <select id='area'><option value=''>all</option>" +
                "".join(f"<option>{esc(a)}</option>" for a in areas) + "</select>"
                "Level <select id='level'><option value=''>all</option><option>MUST</option>"
@@ -428,7 +437,8 @@ def write_html(path, records, rows, t, sources, workspace, label):
                "<span id='count'></span></p>")
     out.append("<table><thead><tr><th>verdict</th><th>clause</th><th>level</th><th>area</th>"
                "<th>requirement and tests</th></tr></thead><tbody>")
-    for row in rows:
+    # Worst first: what a vendor has to act on is at the top.
+    for row in sorted(rows, key=lambda r: (SEVERITY.index(r["verdict"]), r["clause"] or "~")):
         spec_link = ""
         if row["clause"]:
             c = row["tests"][0]
@@ -446,7 +456,9 @@ def write_html(path, records, rows, t, sources, workspace, label):
             if r["verdict"] == "SKIP":
                 line += f"<div class='why'>Reason: {esc(r['message'])}</div>"
             elif r["verdict"] != "PASS":
-                line += (f"<div class='why'>Expected: {esc(one_line(r['expected'], 400))}\n"
+                expected = ("the requirement above" if r["expected"] == r["text"]
+                            else one_line(r["expected"], 400))
+                line += (f"<div class='why'>Expected: {esc(expected)}\n"
                          f"Actual:   {esc(one_line(r['actual'], 400))}</div>")
             if r["note"]:
                 line += f"<div class='why' style='color:#035'>{esc(r['note'])}</div>"
@@ -465,7 +477,9 @@ def write_html(path, records, rows, t, sources, workspace, label):
                "(!s||tr.textContent.toLowerCase().includes(s));tr.style.display=ok?'':'none';n+=ok}"
                "document.getElementById('count').textContent=n+' of '+"
                "document.querySelectorAll('tbody tr').length+' rows'}"
-               "f.concat([q]).forEach(e=>e.addEventListener('input',apply));apply();"
+               "f.concat([q]).forEach(e=>e.addEventListener('input',apply));"
+               "for(const kv of location.hash.slice(1).split('&')){const [k,v]=kv.split('=');"
+               "const e=document.getElementById(k);if(e&&v)e.value=decodeURIComponent(v)}apply();"
                "</script></body></html>")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
