@@ -15,6 +15,8 @@ Verdicts of a test case:
   KNOWN      FAIL/NONSTRICT/CRASH/TIMEOUT of a test that spec/deviations.md
              records for this implementation and release
 Unexpected = FAIL, NONSTRICT, CRASH, TIMEOUT. Exit status 1 when any.
+
+.ci/run sums its steps' JSON with `report.py --ci-totals DIR`.
 """
 import argparse
 import datetime
@@ -514,7 +516,27 @@ def emit(records, rows, t, args, workspace, out=sys.stdout):
     return 1 if t["unexpected"] or not records else 0
 
 
+def ci_totals(folder):
+    """.ci/run's summary: one line per step's JSON, then "passed failed skipped known"."""
+    total = {"passed": 0, "failed": 0, "skipped": 0, "known": 0}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            data = json.load(f)
+        t = data["totals"]
+        print(f"  {name[:-5]:10} {t['passed']:5} passed {t['failed']:4} failed {t['skipped']:4} skipped "
+              f"{t['known']:4} known deviations | {data['summary']}")
+        for k in total:
+            total[k] += t[k]
+    print(" ".join(str(total[k]) for k in ("passed", "failed", "skipped", "known")))
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--ci-totals"] and len(argv) == 2:
+        return ci_totals(argv[1])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("testlogs", nargs="?", help="bazel-testlogs folder (default: the workspace's)")
     ap.add_argument("--spec", help="the spec folder (default: the workspace's spec/)")
