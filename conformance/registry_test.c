@@ -278,7 +278,7 @@ static int stress_child(char* why, size_t cap) {
     snprintf(why, cap, "hung (no progress within %d s)", STRESS_WATCHDOG_S);
   else if (WIFSIGNALED(status))
     snprintf(why, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  else if (WEXITSTATUS(status) < sizeof stress_outcome / sizeof stress_outcome[0])
+  else if ((size_t)WEXITSTATUS(status) < sizeof stress_outcome / sizeof stress_outcome[0])
     snprintf(why, cap, "%s", stress_outcome[WEXITSTATUS(status)]);
   else
     snprintf(why, cap, "exited with status %d", WEXITSTATUS(status));
