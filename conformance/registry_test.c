@@ -170,7 +170,9 @@ TEST(registry, FN_027_exact_byte_match) {
 /* Rounds start together at a barrier, so the threads overlap as much as
  * possible each time: an unsynchronised table breaks within a few rounds. */
 enum { THREADS = 8, PER_THREAD = 300, ROUNDS = 10 };
-enum { STRESS_ATTEMPTS = 20, STRESS_WATCHDOG_S = 10 };
+/* The watchdog is generous: under valgrind one run of a correct table takes
+ * seconds, and a hang is still told apart from slow progress. */
+enum { STRESS_ATTEMPTS = 20, STRESS_WATCHDOG_S = 60 };
 
 typedef struct {
   int id;
@@ -292,7 +294,7 @@ static int stress_child(char* why, size_t cap) {
  * times, each in its own process, and one bad run fails the test. An
  * unsynchronised table fails every time (a chance pass of all attempts
  * would need every one of them to miss the race), a correct one never. */
-TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 120) {
+TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 300) {
   (void)API(TVMFFIFunctionSetGlobal);
   (void)API(TVMFFIFunctionGetGlobal);
   (void)API(TVMFFIFunctionCreate);

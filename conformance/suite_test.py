@@ -25,6 +25,17 @@ from tools import report
 PER_BINARY_TIMEOUT_S = 600
 
 
+def run_under():
+    """The wrapper --config=valgrind names (CONFORMANCE_RUN_UNDER, a runfiles
+    path): Bazel's --run_under wraps this Python process only, and valgrind
+    does not follow it into the binaries it starts."""
+    wrapper = os.environ.get("CONFORMANCE_RUN_UNDER", "")
+    if not wrapper:
+        return []
+    srcdir = os.path.join(os.environ.get("TEST_SRCDIR", "."), os.environ.get("TEST_WORKSPACE", ""))
+    return ["bash", os.path.join(srcdir, wrapper)]
+
+
 def run_one(path, outdir):
     """Runs one test executable; returns the raw case records of its XML."""
     name = os.path.basename(path)
@@ -36,8 +47,12 @@ def run_one(path, outdir):
         os.remove(xml)
     with open(log, "w", encoding="utf-8") as f:
         try:
-            rc = subprocess.call([os.path.abspath(path)], env=env, stdout=f, stderr=subprocess.STDOUT,
-                                 timeout=PER_BINARY_TIMEOUT_S)
+            # Scripts (the pytest launcher) are not wrapped: valgrind would
+            # check the Python interpreter.
+            with open(path, "rb") as exe:
+                wrapper = [] if exe.read(2) == b"#!" else run_under()
+            rc = subprocess.call(wrapper + [os.path.abspath(path)], env=env, stdout=f,
+                                 stderr=subprocess.STDOUT, timeout=PER_BINARY_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return [{"target": target, "suite": "", "name": name, "status": "TIMEOUT", "impl": {},
                      "message": f"did not finish within {PER_BINARY_TIMEOUT_S} s", "detail": ""}]
