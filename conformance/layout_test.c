@@ -207,22 +207,3 @@ TEST(layout, OBJ_002_opaque_cell_at_24) {
   cr_expect_eq(handle, (void*)0xabcd);
   API(TVMFFIObjectDecRef)(obj);
 }
-
-static long long upstream_fact(const char* expr) {
-  size_t n = 0;
-  const ConfLayoutFact* facts = conf_upstream_layout(&n);
-  for (size_t i = 0; i < n; ++i)
-    if (strcmp(facts[i].expr, expr) == 0) return facts[i].value;
-  cr_assert_fail("no upstream fact %s", expr);
-  return -1;
-}
-
-/* VER-002: TVMFFIGetVersion reports exactly the release that the pinned
- * upstream c_api.h declares in TVM_FFI_VERSION_MAJOR/MINOR/PATCH. */
-TEST(layout, VER_002_reports_header_version) {
-  TVMFFIVersion v = {99, 99, 99};
-  API(TVMFFIGetVersion)(&v);
-  cr_expect_eq((long long)v.major, upstream_fact("TVM_FFI_VERSION_MAJOR"));
-  cr_expect_eq((long long)v.minor, upstream_fact("TVM_FFI_VERSION_MINOR"));
-  cr_expect_eq((long long)v.patch, upstream_fact("TVM_FFI_VERSION_PATCH"), "patch %u", v.patch);
-}

@@ -1,8 +1,11 @@
 /* Clauses of spec/functions.md: the registry of global functions. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core_support.h"
 
@@ -167,6 +170,9 @@ TEST(registry, FN_027_exact_byte_match) {
 /* Rounds start together at a barrier, so the threads overlap as much as
  * possible each time: an unsynchronised table breaks within a few rounds. */
 enum { THREADS = 8, PER_THREAD = 300, ROUNDS = 10 };
+/* The watchdog is generous: under valgrind one run of a correct table takes
+ * seconds, and a hang is still told apart from slow progress. */
+enum { STRESS_ATTEMPTS = 20, STRESS_WATCHDOG_S = 60 };
 
 typedef struct {
   int id;
@@ -210,11 +216,11 @@ static void* register_and_lookup(void* arg) {
   return NULL;
 }
 
-/* FN-028: registration, override and lookup from several threads at once
- * are safe: every registered name is found afterwards with its function. */
-TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 30) {
-  (void)API(TVMFFIFunctionSetGlobal);
-  (void)API(TVMFFIFunctionGetGlobal);
+/* One stress run in this process: the worker threads, then every name
+ * checked. Returns 0, or what went wrong first (a code for stress_child). */
+enum { STRESS_OK, STRESS_CALL_FAILED, STRESS_NAME_MISSING, STRESS_WRONG_FUNCTION, STRESS_SHARED };
+
+static int stress_once(void) {
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, THREADS);
   pthread_t t[THREADS];
@@ -225,24 +231,80 @@ TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 30) {
   }
   for (int i = 0; i < THREADS; ++i) pthread_join(t[i], NULL);
   pthread_barrier_destroy(&start);
-  for (int i = 0; i < THREADS; ++i) cr_assert_eq(w[i].failures, 0, "thread %d failed", i);
+  for (int i = 0; i < THREADS; ++i)
+    if (w[i].failures) return STRESS_CALL_FAILED;
   char name[64];
   for (int round = 0; round < ROUNDS; ++round) {
     for (int id = 0; id < THREADS; ++id) {
       for (int i = 0; i < PER_THREAD; ++i) {
         int len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, id, i);
-        TVMFFIObjectHandle got = get_global(name, (size_t)len);
-        cr_assert_not_null(got, "%s missing", name);
-        cr_assert_eq(call_tag(got), id * 1000 + i + 1);
-        API(TVMFFIObjectDecRef)(got);
+        TVMFFIByteArray n = {name, (size_t)len};
+        TVMFFIObjectHandle got = NULL;
+        if (conf_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got == NULL) return STRESS_NAME_MISSING;
+        TVMFFIAny rv = {0};
+        int rc = conf_api.TVMFFIFunctionCall(got, NULL, 0, &rv);
+        conf_api.TVMFFIObjectDecRef(got);
+        if (rc != 0 || rv.type_index != kTVMFFIInt || rv.v_int64 != id * 1000 + i + 1)
+          return STRESS_WRONG_FUNCTION;
       }
     }
   }
-  TVMFFIObjectHandle shared = get_global(NAME("conformance.fn028.shared"));
-  cr_assert_not_null(shared);
-  int64_t tag = call_tag(shared);
-  cr_assert(tag >= 1 && tag <= THREADS, "shared entry holds tag %lld", (long long)tag);
-  API(TVMFFIObjectDecRef)(shared);
+  TVMFFIByteArray shared = {"conformance.fn028.shared", 24};
+  TVMFFIObjectHandle got = NULL;
+  if (conf_api.TVMFFIFunctionGetGlobal(&shared, &got) != 0 || got == NULL) return STRESS_SHARED;
+  TVMFFIAny rv = {0};
+  int rc = conf_api.TVMFFIFunctionCall(got, NULL, 0, &rv);
+  conf_api.TVMFFIObjectDecRef(got);
+  return rc == 0 && rv.v_int64 >= 1 && rv.v_int64 <= THREADS ? STRESS_OK : STRESS_SHARED;
+}
+
+static const char* const stress_outcome[] = {
+    "ok", "a SetGlobal, GetGlobal or FunctionCreate call failed during the run",
+    "a registered name was missing afterwards", "a name gave another function afterwards",
+    "the shared name lost its function"};
+
+/* Runs stress_once in a fresh child process (a crash or a hang ends the
+ * child, not the test) under a watchdog; writes what happened to `why`
+ * and returns 1 when the child succeeded. */
+static int stress_child(char* why, size_t cap) {
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1, "fork failed");
+  if (pid == 0) {
+    alarm(STRESS_WATCHDOG_S); /* a spinning table hangs; SIGALRM ends the child */
+    _exit(stress_once());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == STRESS_OK) return 1;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    snprintf(why, cap, "hung (no progress within %d s)", STRESS_WATCHDOG_S);
+  else if (WIFSIGNALED(status))
+    snprintf(why, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else if ((size_t)WEXITSTATUS(status) < sizeof stress_outcome / sizeof stress_outcome[0])
+    snprintf(why, cap, "%s", stress_outcome[WEXITSTATUS(status)]);
+  else
+    snprintf(why, cap, "exited with status %d", WEXITSTATUS(status));
+  return 0;
+}
+
+/* FN-028: registration, override and lookup from several threads at once
+ * are safe: every registered name is found afterwards with its function.
+ * A race shows only when the threads really overlap, which a busy machine
+ * does not guarantee in any one run; so the stress runs STRESS_ATTEMPTS
+ * times, each in its own process, and one bad run fails the test. An
+ * unsynchronised table fails every time (a chance pass of all attempts
+ * would need every one of them to miss the race), a correct one never. */
+TEST(registry, FN_028_concurrent_register_and_lookup, .timeout = 300) {
+  (void)API(TVMFFIFunctionSetGlobal);
+  (void)API(TVMFFIFunctionGetGlobal);
+  (void)API(TVMFFIFunctionCreate);
+  (void)API(TVMFFIFunctionCall);
+  char why[160];
+  for (int attempt = 1; attempt <= STRESS_ATTEMPTS; ++attempt) {
+    if (!stress_child(why, sizeof why))
+      cr_assert_fail("expected every concurrent run to succeed, got run %d of %d: %s", attempt,
+                     STRESS_ATTEMPTS, why);
+  }
 }
 
 /* FN-029: TVMFFIFunctionSetGlobal with a NULL function returns -1 with a

@@ -4,18 +4,53 @@ A C test library raises each kind through TVMFFIErrorSetRaisedFromCStr;
 upstream's Python package must turn it into the exception class the kind
 table names, with the message bytes unchanged.
 """
+import filecmp
 import os
 
 import pytest
 import tvm_ffi
 
 LIB = os.environ.get("CONF_RAISE_KINDS_LIB", "")
+PACKAGE_LIB = os.path.join(os.path.dirname(tvm_ffi.__file__), "lib", "libtvm_ffi.so")
+
+
+def skip_reason(impl: str, upstream_lib: str) -> str:
+    """Why these tests say nothing about the implementation under test ("" when they do).
+
+    They run upstream's Python package over its own libtvm_ffi.so, so they
+    test the implementation only when it is that library: TVMFFI_IMPL=upstream
+    (the pinned wheel; the package is the same pinned release) or a path to a
+    file identical to the package's library.
+    """
+    if impl == "upstream":
+        return ""
+    if impl not in ("", "reference") and os.path.exists(impl) and os.path.exists(PACKAGE_LIB) \
+            and filecmp.cmp(impl, PACKAGE_LIB, shallow=False):
+        return ""
+    if upstream_lib and impl not in ("", "reference") and os.path.exists(impl) \
+            and os.path.exists(upstream_lib) and filecmp.cmp(impl, upstream_lib, shallow=False):
+        return ""
+    under_test = impl if impl not in ("", "reference") else "the bundled reference runtime"
+    return (f"these tests run upstream's Python package tvm_ffi {tvm_ffi.__version__} over its own "
+            f"{PACKAGE_LIB}; the library under test ({under_test}) is not that library")
 
 
 @pytest.fixture(scope="module")
 def mod():
+    reason = skip_reason(os.environ.get("TVMFFI_IMPL", ""), os.environ.get("CONF_UPSTREAM_LIB", ""))
+    if reason:
+        pytest.skip(reason)
     assert os.path.exists(LIB), f"test library not found at {LIB!r}"
     return tvm_ffi.load_module(LIB)
+
+
+def test_skip_reason_follows_tvmffi_impl():
+    """The implementation under test decides whether these tests run (not a clause test)."""
+    assert skip_reason("upstream", "") == ""
+    assert "bundled reference runtime" in skip_reason("", "")
+    assert "bundled reference runtime" in skip_reason("reference", "")
+    assert "/nonexistent.so" in skip_reason("/nonexistent.so", "")
+    assert skip_reason(PACKAGE_LIB, "") == ""
 
 
 def expected_message(kind: str) -> str:

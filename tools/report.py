@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""The conformance report: verdicts per clause from the JUnit XML of a test run.
+
+One tool for every place a run is summarised: `bazel run //tools:report`
+(after any `bazel test`), the suite test //conformance:suite_test (which
+calls `judge` on the area binaries it ran) and .ci/run.
+
+Verdicts of a test case:
+  PASS       the test passed
+  FAIL       a MUST clause broken (or a test that names no clause failed)
+  NONSTRICT  a SHOULD clause broken
+  SKIP       the test did not run; the reason is kept
+  CRASH      the test process died (signal, exit) or the library did not load
+  TIMEOUT    the test process hung
+  KNOWN      FAIL/NONSTRICT/CRASH/TIMEOUT of a test that spec/deviations.md
+             records for this implementation and release
+Unexpected = FAIL, NONSTRICT, CRASH, TIMEOUT. Exit status 1 when any.
+
+.ci/run sums its steps' JSON with `report.py --ci-totals DIR`.
+"""
+import argparse
+import datetime
+import html
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+SUITE = "//conformance:suite_test"
+UNEXPECTED = ("FAIL", "NONSTRICT", "CRASH", "TIMEOUT")
+# Worst first: the verdict of a clause is the worst verdict of its tests.
+SEVERITY = ["CRASH", "TIMEOUT", "FAIL", "NONSTRICT", "KNOWN", "SKIP", "PASS"]
+CLAUSE_LINE = re.compile(r"^([A-Z]{2,5}-\d{3}) \[(MUST|SHOULD|WITHDRAWN)\] (.*)$")
+CLAUSE_IN_NAME = re.compile(r"(?:^|test_)([A-Z]{2,5})_(\d{3})(?:_|$)")
+TEST_DEF = re.compile(r"\b(?:Test|TEST|ParameterizedTest)\(\s*([a-z_0-9]+)\s*,\s*([A-Za-z_0-9]+)")
+PY_DEF = re.compile(r"^def (test_[A-Za-z0-9_]+)", re.M)
+EXPECTED_GOT = re.compile(r"^(?:(?P<what>.*?):\s*)?expected (?P<exp>.+?),\s*(?:got|but got|but) (?P<act>.+)$",
+                          re.I | re.S)
+
+
+# ---------------------------------------------------------------- the spec
+
+def read_clauses(spec_dir):
+    """{ID: {id, level, text, area, file, line}} from spec/*.md."""
+    clauses = {}
+    for name in sorted(os.listdir(spec_dir)):
+        if not name.endswith(".md") or name in ("README.md", "deviations.md"):
+            continue
+        with open(os.path.join(spec_dir, name), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                m = CLAUSE_LINE.match(line.rstrip("\n"))
+                if m:
+                    clauses[m.group(1)] = {"id": m.group(1), "level": m.group(2), "text": m.group(3),
+                                           "area": name[:-3], "file": "spec/" + name, "line": number}
+    return clauses
+
+
+def read_deviations(path):
+    """[(reported version, set of test names)], one per '## ... (reports X)' section."""
+    sections = []
+    if not path or not os.path.exists(path):
+        return sections
+    current = None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("## "):
+                m = re.search(r"reports (\d+\.\d+\.\d+)", line)
+                current = (m.group(1) if m else None, line[3:].strip(), set())
+                sections.append(current)
+            elif current and line.strip().startswith("Failing tests:"):
+                current[2].update(re.findall(r"`([^`]+)`", line))
+    return sections
+
+
+def recorded_for(sections, impl):
+    """Test names recorded as failing for this implementation and release.
+    Never any for the bundled reference runtime."""
+    if not impl or impl.get("bundled_reference") == "1" or not impl.get("version"):
+        return set(), ""
+    for version, title, names in sections:
+        if version == impl["version"]:
+            return names, title
+    return set(), ""
+
+
+def find_test_sources(root):
+    """{test name: 'path:line'} for Criterion and pytest tests under root."""
+    where = {}
+    for folder in ("conformance", "kernels", "fuzz", "tools", "reference"):
+        base = os.path.join(root, folder)
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                if not name.endswith(("_test.c", "_test.py")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                try:
+                    text = open(path, encoding="utf-8", errors="replace").read()
+                except OSError:
+                    continue
+                pattern = PY_DEF if name.endswith(".py") else TEST_DEF
+                for m in pattern.finditer(text):
+                    test = m.group(m.lastindex)
+                    where.setdefault(test, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    return where
+
+
+# ------------------------------------------------------------ reading XML
+
+def target_of(testlogs, folder):
+    rel = os.path.relpath(folder, testlogs).replace(os.sep, "/")
+    package, _, name = rel.rpartition("/")
+    return f"//{package}:{name}"
+
+
+def read_testlogs(testlogs, targets=None):
+    """Yields (target, xml path, log path) for every test.xml under testlogs."""
+    for root, _dirs, files in os.walk(testlogs):
+        if "test.xml" not in files:
+            continue
+        target = target_of(testlogs, root)
+        if targets and target not in targets:
+            continue
+        yield target, os.path.join(root, "test.xml"), os.path.join(root, "test.log")
+
+
+def properties_of(node):
+    props = {}
+    for p in node.iter("property"):
+        props[p.get("name", "")] = p.get("value", "")
+    return props
+
+
+def log_says_timeout(log):
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 4000))
+            return "Test timed out" in f.read()
+    except OSError:
+        return False
+
+
+def raw_cases(target, xml_path, log_path=None):
+    """Yields dicts {target, suite, name, status, message, detail, impl} from one XML file.
+    status: PASSED FAILED SKIPPED CRASHED TIMEOUT LOAD_FAILED."""
+    try:
+        tree = ET.parse(xml_path)
+    except (ET.ParseError, OSError) as exc:
+        yield {"target": target, "suite": "", "name": "(test.xml)", "status": "CRASHED",
+               "message": f"unreadable test.xml: {exc}", "detail": "", "impl": {}}
+        return
+    top = tree.getroot().find("properties")
+    top_impl = properties_of(top) if top is not None else {}
+    for suite in tree.iter("testsuite"):
+        suite_name = suite.get("name", "")
+        props = suite.find("properties")
+        impl = (properties_of(props) if props is not None else {}) or top_impl
+        for case in suite.findall("testcase"):
+            if case.get("verdict"):
+                # Already judged (the suite test's merged XML): the area
+                # target and the suite::name are in the case.
+                suite_part, _, name = case.get("name", "").rpartition("::")
+                rec = case_record(case.get("classname", target), suite_part, case, None)
+                rec["name"] = name
+                yield dict(rec, impl=impl)
+            else:
+                yield dict(case_record(target, suite_name, case, log_path), impl=impl)
+
+
+def case_record(target, suite_name, case, log_path):
+    name = case.get("name", "")
+    status = (case.get("status") or "").upper()
+    # Bazel's own XML (a test that writes none) names the suite after the target.
+    if suite_name.startswith("/") or "/" in suite_name or suite_name == target:
+        suite_name = ""
+    rec = {"target": target, "suite": suite_name, "name": name, "message": "", "detail": ""}
+    skipped, failure, error = case.find("skipped"), case.find("failure"), case.find("error")
+    if status == "LOAD_FAILED":
+        rec.update(status="LOAD_FAILED", message=(error.get("message") if error is not None else ""))
+    elif error is not None and error.get("type") == "timeout" or status == "TIMEOUT":
+        rec.update(status="TIMEOUT", message=(error.get("message") if error is not None else "timed out"))
+    elif error is not None or status == "CRASHED":
+        node = error if error is not None else case
+        rec.update(status="CRASHED", message=node.get("message") or "", detail=(node.text or "").strip())
+    elif failure is not None or status == "FAILED":
+        node = failure if failure is not None else case
+        rec.update(status="FAILED", message=node.get("message") or "", detail=(node.text or "").strip())
+    elif skipped is not None or status == "SKIPPED":
+        reason = (skipped.get("message") or skipped.text or "") if skipped is not None else ""
+        rec.update(status="SKIPPED", message=reason.strip() or "skipped (no reason given)")
+    else:
+        rec["status"] = "PASSED"
+    if case.get("raw_status"):
+        # Written by an earlier judge (the suite test's merged XML): the
+        # outcome as the test binary reported it, before judging.
+        rec.update(status=case.get("raw_status"), message=case.get("raw_message", ""),
+                   detail=case.get("raw_detail", ""))
+    if rec["status"] in ("FAILED", "CRASHED") and not suite_name and log_path and log_says_timeout(log_path):
+        rec.update(status="TIMEOUT", message="Bazel's test timeout killed the test")
+    return rec
+
+
+# ------------------------------------------------------------- verdicts
+
+def clause_of(name):
+    m = CLAUSE_IN_NAME.search(name)
+    return f"{m.group(1)}-{m.group(2)}" if m else ""
+
+
+def expected_actual(message, detail, requirement):
+    """h2spec-style Expected/Actual from an assertion message."""
+    first = (detail.splitlines()[0] if detail else message) or message
+    text = re.sub(r"^[^:\s]+:\d+: ", "", first)
+    m = EXPECTED_GOT.match(text)
+    if m:
+        what = (m.group("what") + ": ") if m.group("what") else ""
+        return what + m.group("exp"), m.group("act")
+    return requirement or "the test's assertions hold", text or message
+
+
+def judge(cases, clauses, deviations):
+    """Adds verdict, clause, level, text, expected/actual, note to each case."""
+    out = []
+    for rec in cases:
+        rec = dict(rec)
+        full = f"{rec['suite']}::{rec['name']}" if rec["suite"] else rec["name"]
+        rec["test"] = full
+        cid = clause_of(rec["name"])
+        clause = clauses.get(cid, {})
+        rec.update(clause=cid, level=clause.get("level", ""), text=clause.get("text", ""),
+                   area=clause.get("area", rec["target"].split(":")[0].lstrip("/")))
+        recorded, release = recorded_for(deviations, rec.get("impl"))
+        status = rec["status"]
+        rec["note"] = ""
+        if status == "PASSED":
+            rec["verdict"] = "PASS"
+            if full in recorded:
+                rec["note"] = (f"recorded as failing in spec/deviations.md ({release}) but passes: "
+                               "retire the entry if this release no longer deviates")
+        elif status == "SKIPPED":
+            rec["verdict"] = "SKIP"
+        else:
+            if status == "LOAD_FAILED":
+                verdict = "CRASH"
+            elif status == "CRASHED":
+                verdict = "CRASH"
+            elif status == "TIMEOUT":
+                verdict = "TIMEOUT"
+            else:
+                verdict = "NONSTRICT" if rec["level"] == "SHOULD" else "FAIL"
+            if full in recorded:
+                rec["note"] = f"recorded in spec/deviations.md ({release}) as {verdict}"
+                verdict = "KNOWN"
+            rec["verdict"] = verdict
+            rec["expected"], rec["actual"] = expected_actual(rec["message"], rec["detail"], rec["text"])
+        out.append(rec)
+    return out
+
+
+def load_failures(records):
+    """The distinct 'cannot load' messages (a library that does not load)."""
+    return sorted({r["message"] for r in records if r["status"] == "LOAD_FAILED"})
+
+
+def clause_rows(records):
+    """One row per clause (worst verdict of its tests); tests naming no clause get a row each."""
+    rows = {}
+    for r in records:
+        if r["status"] == "LOAD_FAILED":
+            continue
+        key = r["clause"] or f"{r['target']} {r['test']}"
+        row = rows.setdefault(key, {"clause": r["clause"], "level": r["level"], "text": r["text"],
+                                    "area": r["area"], "verdict": "PASS", "tests": []})
+        row["tests"].append(r)
+        if SEVERITY.index(r["verdict"]) < SEVERITY.index(row["verdict"]):
+            row["verdict"] = r["verdict"]
+    return [rows[k] for k in sorted(rows)]
+
+
+def totals(records, rows):
+    t = {"passed": 0, "failed": 0, "skipped": 0, "known": 0}
+    for r in records:
+        v = r["verdict"]
+        if v == "PASS":
+            t["passed"] += 1
+        elif v == "SKIP":
+            t["skipped"] += 1
+        elif v == "KNOWN":
+            t["known"] += 1
+        else:
+            t["failed"] += 1
+    for level in ("MUST", "SHOULD"):
+        mine = [row for row in rows if row["level"] == level]
+        t[level] = {"passed": sum(row["verdict"] == "PASS" for row in mine), "total": len(mine)}
+    # A library that does not load fails every binary the same way: that
+    # is one unexpected outcome, not one per binary.
+    loads = load_failures(records)
+    t["failed"] -= sum(r["status"] == "LOAD_FAILED" for r in records) - len(loads)
+    t["unexpected"] = t["failed"]
+    return t
+
+
+def summary_line(t, load_errors):
+    line = (f"MUST {t['MUST']['passed']}/{t['MUST']['total']}, "
+            f"SHOULD {t['SHOULD']['passed']}/{t['SHOULD']['total']}, "
+            f"skipped {t['skipped']}, known deviations {t['known']}, unexpected {t['unexpected']}")
+    if load_errors:
+        line += " (the library did not load: " + "; ".join(load_errors) + ")"
+    return line
+
+
+# ------------------------------------------------------------- printing
+
+def print_report(records, rows, t, out=sys.stdout, only_problems=False, label=""):
+    loads = load_failures(records)
+    for message in loads:
+        print(f"LOAD FAILED  {message}", file=out)
+    impls = sorted({(r["impl"].get("implementation", ""), r["impl"].get("version", ""))
+                    for r in records if r.get("impl") and r["impl"].get("implementation")})
+    for path, version in impls:
+        print(f"implementation: {path} (TVMFFIGetVersion {version or 'unknown'})", file=out)
+    width = max([len(row["clause"]) for row in rows] + [9])
+    for row in rows:
+        if only_problems and row["verdict"] == "PASS":
+            continue
+        name = row["clause"] or row["tests"][0]["target"] + " " + row["tests"][0]["test"]
+        level = row["level"] or "-"
+        print(f"{row['verdict']:<9} {name:<{width}} {level:<6} {row['text'][:110]}", file=out)
+        for r in row["tests"]:
+            if r["verdict"] == "PASS" and not r["note"]:
+                continue
+            print(f"    {r['verdict']:<9} {r['target']} {r['test']}", file=out)
+            if r["verdict"] == "SKIP":
+                print(f"        Reason:   {r['message']}", file=out)
+            elif r["verdict"] != "PASS":
+                print(f"        Expected: {one_line(r['expected'])}", file=out)
+                print(f"        Actual:   {one_line(r['actual'])}", file=out)
+            if r["note"]:
+                print(f"        Note:     {r['note']}", file=out)
+    if label:
+        print(f"{label}: {t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped, "
+              f"{t['known']} known deviations", file=out)
+    print(summary_line(t, loads), file=out)
+
+
+def one_line(text, limit=300):
+    text = " | ".join(s.strip() for s in (text or "").splitlines() if s.strip())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------- writing
+
+def write_json(path, records, rows, t, label):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"label": label, "summary": summary_line(t, load_failures(records)), "totals": t,
+                   "load_errors": load_failures(records),
+                   "clauses": [{k: v for k, v in row.items() if k != "tests"} |
+                               {"tests": [f"{r['target']} {r['test']}" for r in row["tests"]]}
+                               for row in rows],
+                   "cases": records}, f, indent=1)
+
+
+def write_junit(path, records, label="conformance"):
+    """Merged JUnit XML. KNOWN cases carry no <failure> (they do not fail a
+    run); their outcome is in attributes and <system-out>."""
+    suites = ET.Element("testsuites", name=label)
+    impls = [r["impl"] for r in records if r.get("impl")]
+    if impls:
+        props = ET.SubElement(suites, "properties")
+        for k, v in impls[0].items():
+            ET.SubElement(props, "property", name=k, value=v)
+    by_target = {}
+    for r in records:
+        by_target.setdefault(r["target"], []).append(r)
+    for target in sorted(by_target):
+        s = ET.SubElement(suites, "testsuite", name=target, tests=str(len(by_target[target])))
+        for r in by_target[target]:
+            e = ET.SubElement(s, "testcase", name=r["test"], classname=target, verdict=r["verdict"],
+                              clause=r["clause"], level=r["level"])
+            body = (f"Requirement: {r['clause']} [{r['level']}] {r['text']}\n" if r["clause"] else "")
+            if r["verdict"] not in ("PASS", "SKIP"):
+                body += f"Expected: {r['expected']}\nActual: {r['actual']}\n{r['detail']}"
+            if r["status"] != "PASSED":
+                e.set("raw_status", r["status"])
+                e.set("raw_message", r["message"][:2000])
+                e.set("raw_detail", r["detail"][:4000])
+            if r["verdict"] == "SKIP":
+                ET.SubElement(e, "skipped", message=r["message"])
+            elif r["verdict"] == "KNOWN":
+                ET.SubElement(e, "system-out").text = body + f"\n{r['note']}"
+            elif r["verdict"] in ("CRASH", "TIMEOUT"):
+                ET.SubElement(e, "error", message=r["message"][:2000], type=r["verdict"].lower()).text = body
+                if r["status"] == "LOAD_FAILED":
+                    e.set("status", "LOAD_FAILED")
+            elif r["verdict"] in ("FAIL", "NONSTRICT"):
+                ET.SubElement(e, "failure", message=r["message"][:2000], type=r["verdict"]).text = body
+    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_html(path, records, rows, t, sources, workspace, label):
+    colours = {"PASS": "#d8f0d8", "FAIL": "#f6c6c6", "NONSTRICT": "#fde2b8", "SKIP": "#e4e4e4",
+               "CRASH": "#e8a0a0", "TIMEOUT": "#e8b0d8", "KNOWN": "#cfe0f7"}
+    loads = load_failures(records)
+    impls = sorted({f"{r['impl'].get('implementation', '')} (TVMFFIGetVersion {r['impl'].get('version') or '?'})"
+                    for r in records if r.get("impl") and r["impl"].get("implementation")})
+    areas = sorted({row["area"] for row in rows})
+    esc = html.escape
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>TVM-FFI conformance report</title>",
+           "<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
+           "h1{font-size:20px;margin:0 0 .3em}.sum{font-size:17px;font-weight:600;margin:.4em 0}"
+           ".meta{color:#555}table{border-collapse:collapse;width:100%;margin-top:.8em}"
+           "th,td{border-bottom:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}"
+           "th{background:#333;color:#fff;position:sticky;top:0}td.v{font-weight:700;white-space:nowrap}"
+           "td.id{white-space:nowrap;font-family:monospace}.t{font-family:monospace;font-size:12px;color:#333}"
+           ".why{font-family:monospace;font-size:12px;white-space:pre-wrap;color:#600}"
+           ".load{background:#e8a0a0;padding:.5em;font-weight:600}"
+           "select,input{margin-right:1em;font-size:14px}.chip{display:inline-block;padding:1px 8px;"
+           "margin-right:6px;border-radius:3px}</style></head><body>",
+           f"<h1>TVM-FFI conformance report</h1><div class='sum' style='color:"
+           f"{'#a00' if t['unexpected'] else '#060'}'>{esc(summary_line(t, loads))}</div>",
+           f"<div class='meta'>{esc(label or 'conformance run')} &middot; generated "
+           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}</div>"]
+    for i in impls:
+        out.append(f"<div class='meta'>implementation: {esc(i)}</div>")
+    for message in loads:
+        out.append(f"<div class='load'>LOAD FAILED: {esc(message)}</div>")
+    counts = {v: sum(row["verdict"] == v for row in rows) for v in colours}
+    out.append("<div style='margin-top:.6em'>clauses: " + "".join(
+        f"<span class='chip' style='background:{c}'>{v} {counts[v]}</span>" for v, c in colours.items())
+        + "</div>")
+    out.append("<p>Area <select id='area'><option value=''>all</option>" +
+               "".join(f"<option>{esc(a)}</option>" for a in areas) + "</select>"
+               "Level <select id='level'><option value=''>all</option><option>MUST</option>"
+               "<option>SHOULD</option></select>Verdict <select id='verdict'><option value=''>all</option>" +
+               "".join(f"<option>{v}</option>" for v in colours) + "</select>"
+               "Text <input id='q' size='24' placeholder='clause or words'> "
+               "<span id='count'></span></p>")
+    out.append("<table><thead><tr><th>verdict</th><th>clause</th><th>level</th><th>area</th>"
+               "<th>requirement and tests</th></tr></thead><tbody>")
+    # Worst first: what a vendor has to act on is at the top.
+    for row in sorted(rows, key=lambda r: (SEVERITY.index(r["verdict"]), r["clause"] or "~")):
+        spec_link = ""
+        if row["clause"]:
+            c = row["tests"][0]
+            spec_file = f"{workspace}/spec/{row['area']}.md" if workspace else f"spec/{row['area']}.md"
+            spec_link = f"<a href='file://{esc(spec_file)}'>{esc(row['clause'])}</a>"
+        else:
+            spec_link = "&mdash;"
+        tests = []
+        for r in row["tests"]:
+            src = sources.get(r["name"], "")
+            link = (f"<a href='file://{esc(workspace)}/{esc(src.split(':')[0])}'>{esc(src)}</a>"
+                    if src and workspace else esc(src))
+            line = (f"<div class='t'><b>{r['verdict']}</b> {esc(r['target'])} {esc(r['test'])}"
+                    f" {('&middot; ' + link) if link else ''}</div>")
+            if r["verdict"] == "SKIP":
+                line += f"<div class='why'>Reason: {esc(r['message'])}</div>"
+            elif r["verdict"] != "PASS":
+                expected = ("the requirement above" if r["expected"] == r["text"]
+                            else one_line(r["expected"], 400))
+                line += (f"<div class='why'>Expected: {esc(expected)}\n"
+                         f"Actual:   {esc(one_line(r['actual'], 400))}</div>")
+            if r["note"]:
+                line += f"<div class='why' style='color:#035'>{esc(r['note'])}</div>"
+            tests.append(line)
+        out.append(f"<tr data-area='{esc(row['area'])}' data-level='{esc(row['level'])}' "
+                   f"data-verdict='{row['verdict']}' style='background:{colours[row['verdict']]}'>"
+                   f"<td class='v'>{row['verdict']}</td><td class='id'>{spec_link}</td>"
+                   f"<td>{esc(row['level'] or '-')}</td><td>{esc(row['area'])}</td>"
+                   f"<td>{esc(row['text'])}{''.join(tests)}</td></tr>")
+    out.append("</tbody></table><script>"
+               "const f=['area','level','verdict'].map(i=>document.getElementById(i)),"
+               "q=document.getElementById('q');"
+               "function apply(){let n=0;const s=q.value.toLowerCase();"
+               "for(const tr of document.querySelectorAll('tbody tr')){"
+               "const ok=f.every(e=>!e.value||tr.dataset[e.id]===e.value)&&"
+               "(!s||tr.textContent.toLowerCase().includes(s));tr.style.display=ok?'':'none';n+=ok}"
+               "document.getElementById('count').textContent=n+' of '+"
+               "document.querySelectorAll('tbody tr').length+' rows'}"
+               "f.concat([q]).forEach(e=>e.addEventListener('input',apply));"
+               "for(const kv of location.hash.slice(1).split('&')){const [k,v]=kv.split('=');"
+               "const e=document.getElementById(k);if(e&&v)e.value=decodeURIComponent(v)}apply();"
+               "</script></body></html>")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+
+
+# ------------------------------------------------------------- main
+
+def build(records_raw, spec_dir):
+    clauses = read_clauses(spec_dir)
+    deviations = read_deviations(os.path.join(spec_dir, "deviations.md"))
+    records = judge(records_raw, clauses, deviations)
+    rows = clause_rows(records)
+    return records, rows, totals(records, rows)
+
+
+def collect(testlogs, targets=None):
+    records = []
+    for target, xml_path, log_path in read_testlogs(testlogs, targets):
+        records.extend(raw_cases(target, xml_path, log_path))
+    return records
+
+
+def emit(records, rows, t, args, workspace, out=sys.stdout):
+    print_report(records, rows, t, out=out, only_problems=args.problems_only, label=args.label)
+    if args.json:
+        write_json(args.json, records, rows, t, args.label)
+    if args.junit:
+        write_junit(args.junit, records, args.label or "conformance")
+    if args.html:
+        sources = find_test_sources(workspace) if workspace else {}
+        write_html(args.html, records, rows, t, sources, workspace, args.label)
+    return 1 if t["unexpected"] or not records else 0
+
+
+def ci_totals(folder):
+    """.ci/run's summary: one line per step's JSON, then "passed failed skipped known"."""
+    total = {"passed": 0, "failed": 0, "skipped": 0, "known": 0}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            data = json.load(f)
+        t = data["totals"]
+        print(f"  {name[:-5]:10} {t['passed']:5} passed {t['failed']:4} failed {t['skipped']:4} skipped "
+              f"{t['known']:4} known deviations | {data['summary']}")
+        for k in total:
+            total[k] += t[k]
+    print(" ".join(str(total[k]) for k in ("passed", "failed", "skipped", "known")))
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--ci-totals"] and len(argv) == 2:
+        return ci_totals(argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("testlogs", nargs="?", help="bazel-testlogs folder (default: the workspace's)")
+    ap.add_argument("--spec", help="the spec folder (default: the workspace's spec/)")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--targets", default="", help="comma-separated labels: report exactly these")
+    ap.add_argument("--out", help="folder for report.json, report.xml, report.html")
+    ap.add_argument("--json")
+    ap.add_argument("--junit")
+    ap.add_argument("--html")
+    ap.add_argument("--all", action="store_true", help="every test.xml under testlogs, not only the suite's")
+    ap.add_argument("--problems-only", action="store_true", help="list only clauses that did not pass")
+    args = ap.parse_args(argv)
+
+    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
+    testlogs = args.testlogs or os.path.join(workspace, "bazel-testlogs")
+    spec = args.spec or os.path.join(workspace, "spec")
+    if os.environ.get("BUILD_WORKSPACE_DIRECTORY") and not args.out and not (args.json or args.junit or args.html):
+        args.out = os.path.join(workspace, "conformance-report")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        args.json = args.json or os.path.join(args.out, "report.json")
+        args.junit = args.junit or os.path.join(args.out, "report.xml")
+        args.html = args.html or os.path.join(args.out, "report.html")
+    if not os.path.isdir(testlogs):
+        print(f"report: no test logs at {testlogs}: run `bazel test //conformance:all` first")
+        return 2
+    targets = {t for t in args.targets.split(",") if t}
+    if not targets and not args.all:
+        # The conformance suite's own result, not whatever older logs of
+        # other targets the folder still holds.
+        targets = {SUITE}
+    records, rows, t = build(collect(testlogs, targets), spec)
+    if not records:
+        print(f"report: no test results under {testlogs}")
+        return 2
+    rc = emit(records, rows, t, args, workspace)
+    if args.out:
+        print(f"report: {args.out}/report.html, report.json, report.xml")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
