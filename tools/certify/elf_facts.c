@@ -251,7 +251,7 @@ static int cert_compare_symbol_index(const void* a, const void* b) {
 /* Marks the import with .dynsym index `index` as referenced (imports are
  * in index order, so a binary search finds it). */
 static void cert_mark_referenced(CertElf* out, size_t index) {
-  if (index == 0) return;
+  if (index == 0 || out->imports.n == 0) return;
   CertSymbol key;
   key.index = index;
   CertSymbol* hit = bsearch(&key, out->imports.items, out->imports.n, sizeof key,
