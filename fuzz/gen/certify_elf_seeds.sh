@@ -20,4 +20,15 @@ gcc $small -o "$out/cuda_like.so" fuzz/gen/certify_elf/cuda_like.c \
   -L/usr/local/cuda/lib64 -lcudart -Wl,--disable-new-dtags -Wl,-rpath,/usr/local/cuda/lib64
 gcc $small -o "$out/lib_bin.so" fuzz/gen/certify_elf/lib_bin.c
 gcc $small $inc -Ikernels/.. -o "$out/scale_cpu.so" kernels/scale_cpu.c
+# Without section headers (e_shoff, e_shnum, e_shstrndx zeroed): certify
+# then reads PT_DYNAMIC as ld.so does.
+for name in scale_cpu cuda_like; do
+  python3 - "$out/$name.so" "$out/noshdr_$name.so" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[0x28:0x30] = bytes(8)
+b[0x3c:0x40] = bytes(4)
+open(sys.argv[2], "wb").write(b)
+PY
+done
 ls -l "$out"

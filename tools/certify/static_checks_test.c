@@ -297,6 +297,13 @@ Test(certify_static, an_unreadable_runtime_is_a_skip_with_the_reason) {
     EXPECT_HAS(f.items[i].evidence, "/nonexistent/libtvm_ffi.so");
   }
   cr_expect_eq(skips, 2);
+  /* The needed libraries are still searched. */
+  int needed_pass = 0;
+  for (size_t i = 0; i < f.n; ++i) {
+    if (strcmp(f.items[i].check, "static.needed-found") == 0 && f.items[i].verdict == CERT_PASS)
+      needed_pass = 1;
+  }
+  cr_expect_eq(needed_pass, 1);
   cert_findings_free(&f);
   cert_elf_free(&elf);
 }
