@@ -108,7 +108,11 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
                "(run it with `bazel run //tools:certify` or pass --runtime PATH)", which, argv0);
       return -1;
     }
-    snprintf(want, sizeof want, "%s/%s", dir, rel);
+    int n = snprintf(want, sizeof want, "%s/%s", dir, rel);
+    if (n < 0 || (size_t)n >= sizeof want) {
+      snprintf(err, errlen, "cannot find the %s runtime: runfiles path too long", which);
+      return -1;
+    }
   } else {
     snprintf(want, sizeof want, "%s", cert_user_path(which, cwd_buf, sizeof cwd_buf));
   }
@@ -299,6 +303,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   CertFindings findings = {0};
   CertElf elf;
   int have_elf = 0;
+  CertManifest manifest_store;
   CertManifest* manifest = NULL;
   size_t n_functions = 0;
   int failed = cert_check_input(lib, err, sizeof err) != 0;
@@ -315,8 +320,9 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   }
   if (!failed && a->manifest) {
     char buf[PATH_MAX];
-    failed = cert_manifest_load(cert_user_path(a->manifest, buf, sizeof buf), &manifest, err,
-                                sizeof err) != 0;
+    failed = cert_manifest_load(cert_user_path(a->manifest, buf, sizeof buf), &manifest_store,
+                                err, sizeof err) != 0;
+    if (!failed) manifest = &manifest_store;
   }
   if (!failed) {
     char why[512] = "";
@@ -350,7 +356,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   if (!failed || findings.n > 0) cert_report_verdict(stdout, &run, &findings);
   fflush(stdout);
   if (have_elf) cert_elf_free(&elf);
-  cert_manifest_free(manifest);
+  if (manifest) cert_manifest_free(manifest);
   cert_findings_free(&findings);
   return status;
 }

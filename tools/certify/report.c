@@ -111,13 +111,13 @@ static void cert_put_runtimes(const CertTable* t, const char** labels, size_t n)
   size_t used = 0;
   buf[0] = '\0';
   for (size_t k = 0; k < n; ++k) {
-    const char* name = labels[k][0] ? cert_base_name(labels[k]) : "-";
+    const char* name = labels[k][0] ? cert_base_name(labels[k]) : "static";
     int w = snprintf(buf + used, sizeof buf - used, "%s%s", k ? "+" : "", name);
     if (w < 0 || (size_t)w >= sizeof buf - used) break;
     used += (size_t)w;
   }
   char* clean = cert_text_clean(buf);
-  fprintf(t->out, " %-19s", clean ? clean : "?");
+  fprintf(t->out, " %s", clean ? clean : "?");
   free(clean);
 }
 

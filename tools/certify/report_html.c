@@ -27,11 +27,12 @@ static const char cert_html_style[] =
     "th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid #eceef2}\n"
     "th{background:#eef1f5;position:sticky;top:0}\n"
     "td.fn,td.ck{font-family:ui-monospace,monospace;font-size:13px;white-space:nowrap}\n"
+    "td.cl,td.rt{white-space:nowrap}\n"
     "pre,code{font-family:ui-monospace,monospace;font-size:12.5px}\n"
-    "pre{white-space:pre-wrap;word-break:break-all;margin:4px 0;background:#f3f4f6;padding:4px 6px;"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;background:#f3f4f6;padding:4px 6px;"
     "border-radius:3px}\n"
-    ".ev{color:#3b4352;margin-top:3px;word-break:break-all}.replay{margin-top:3px;color:#5b6472;"
-    "word-break:break-all}\n"
+    ".ev{color:#3b4352;margin-top:3px;overflow-wrap:anywhere}.replay{margin-top:3px;color:#5b6472;"
+    "overflow-wrap:anywhere}\n"
     ".badge{display:inline-block;min-width:78px;text-align:center;font-weight:600;font-size:12px;"
     "padding:2px 6px;border-radius:3px;color:#fff}\n"
     ".v-FAIL{background:#c62828;color:#fff}.v-NONSTRICT{background:#7b1fa2;color:#fff}\n"
@@ -190,6 +191,23 @@ static void cert_html_evidence(FILE* out, const char* evidence) {
   fputs("</pre></details>", out);
 }
 
+/* The command that runs the probe again, as the table prints it. */
+static void cert_html_replay(FILE* out, const CertRunInfo* run, const CertFinding* x) {
+  char* cmd = NULL;
+  size_t size = 0;
+  FILE* mem = open_memstream(&cmd, &size);
+  if (mem == NULL) return;
+  fputs(run->replay_prefix ? run->replay_prefix : "certify", mem);
+  if (x->runtime[0]) {
+    fputs(" --runtime ", mem);
+    cert_text_put_shell(mem, x->runtime);
+  }
+  fputs(" --replay ", mem);
+  cert_text_put_shell(mem, x->replay);
+  if (fclose(mem) == 0) cert_text_put_untrusted(out, cmd);
+  free(cmd);
+}
+
 static void cert_html_row(FILE* out, const CertRunInfo* run, const CertFinding* x) {
   const char* v = cert_verdict_name(x->verdict);
   fprintf(out, "<tr class=\"r-%s\" data-verdict=\"%s\" data-function=\"", v, v);
@@ -200,23 +218,17 @@ static void cert_html_row(FILE* out, const CertRunInfo* run, const CertFinding* 
   cert_text_put_untrusted(out, cert_html_function(x->function));
   fputs("</td><td class=\"ck\">", out);
   cert_text_put_untrusted(out, x->check);
-  fputs("</td><td>", out);
+  fputs("</td><td class=\"cl\">", out);
   cert_text_put_untrusted(out, x->clause);
-  fputs("</td><td>", out);
+  fputs("</td><td class=\"rt\">", out);
   cert_text_put_untrusted(out, cert_html_runtime(x->runtime));
   fprintf(out, "</td><td><span class=\"badge v-%s\">%s</span></td><td>", v, v);
   cert_text_put_untrusted(out, x->reason);
   cert_html_evidence(out, x->evidence);
   if (x->replay[0]) {
     fputs("<div class=\"replay\">replay: <code>", out);
-    cert_text_put_untrusted(out, run->replay_prefix ? run->replay_prefix : "certify");
-    if (x->runtime[0]) {
-      fputs(" --runtime ", out);
-      cert_text_put_untrusted(out, x->runtime);
-    }
-    fputs(" --replay '", out);
-    cert_text_put_untrusted(out, x->replay);
-    fputs("'</code></div>", out);
+    cert_html_replay(out, run, x);
+    fputs("</code></div>", out);
   }
   fputs("</td></tr>\n", out);
 }

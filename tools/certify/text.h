@@ -20,7 +20,8 @@ void cert_text_put_markup(FILE* out, const char* s);
  * string that came from a finding. */
 void cert_text_put_untrusted(FILE* out, const char* s);
 
-/* Writes `s` single-quoted for a POSIX shell (' becomes '\''). */
+/* Writes `s` as one POSIX shell word: as is when no character in it is
+ * special to a shell, else single-quoted (' becomes '\''). */
 void cert_text_put_shell(FILE* out, const char* s);
 
 #endif
