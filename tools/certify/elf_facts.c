@@ -96,8 +96,8 @@ static int cert_is_exported(const GElf_Sym* sym) {
 
 /* One .dynsym entry into exports or imports; locals and hidden ones are
  * neither. */
-static int cert_add_symbol(CertElf* out, const GElf_Sym* sym, const char* name, size_t* cap_exp,
-                           size_t* cap_imp) {
+static int cert_add_symbol(CertElf* out, const GElf_Sym* sym, size_t index, const char* name,
+                           size_t* cap_exp, size_t* cap_imp) {
   if (name == NULL || name[0] == '\0') return 0;
   int bind = GELF_ST_BIND(sym->st_info);
   int type = GELF_ST_TYPE(sym->st_info);
@@ -111,6 +111,7 @@ static int cert_add_symbol(CertElf* out, const GElf_Sym* sym, const char* name, 
   s.size = (size_t)sym->st_size;
   s.is_weak = bind == STB_WEAK;
   s.value = sym->st_value;
+  s.index = index;
   if (!undefined && sym->st_shndx != SHN_ABS && sym->st_shndx < SHN_LORESERVE) {
     const unsigned char* bytes = NULL;
     size_t n = cert_elf_bytes_at(out, sym->st_value, s.size, &bytes);
@@ -155,7 +156,7 @@ static int cert_read_dynsym(Elf* elf, CertElf* out, char* err, size_t errlen) {
     if (gelf_getsym(data, (int)i, &sym) == NULL) break;
     /* elf_strptr refuses offsets outside the table and unterminated strings. */
     const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-    if (cert_add_symbol(out, &sym, name, &cap_exp, &cap_imp) != 0)
+    if (cert_add_symbol(out, &sym, i, name, &cap_exp, &cap_imp) != 0)
       return cert_fail(err, errlen, "out of memory reading .dynsym");
   }
   return 0;
@@ -224,36 +225,70 @@ static int cert_compare_u64(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* Only SHT_RELA with RELATIVE entries: enough to follow a `const char*`
+static int cert_push_relative(CertElf* out, size_t* cap, unsigned long long offset,
+                              unsigned long long addend) {
+  if (out->n_relative == *cap) {
+    size_t grown_cap = *cap ? *cap * 2 : 64;
+    unsigned long long* o = realloc(out->relative_offsets, grown_cap * sizeof *o);
+    if (o == NULL) return -1;
+    out->relative_offsets = o;
+    unsigned long long* a = realloc(out->relative_addends, grown_cap * sizeof *a);
+    if (a == NULL) return -1;
+    out->relative_addends = a;
+    *cap = grown_cap;
+  }
+  out->relative_offsets[out->n_relative] = offset;
+  out->relative_addends[out->n_relative] = addend;
+  out->n_relative++;
+  return 0;
+}
+
+static int cert_compare_symbol_index(const void* a, const void* b) {
+  size_t x = ((const CertSymbol*)a)->index, y = ((const CertSymbol*)b)->index;
+  return (x > y) - (x < y);
+}
+
+/* Marks the import with .dynsym index `index` as referenced (imports are
+ * in index order, so a binary search finds it). */
+static void cert_mark_referenced(CertElf* out, size_t index) {
+  if (index == 0) return;
+  CertSymbol key;
+  key.index = index;
+  CertSymbol* hit = bsearch(&key, out->imports.items, out->imports.n, sizeof key,
+                            cert_compare_symbol_index);
+  if (hit != NULL) hit->is_referenced = 1;
+}
+
+/* The dynamic relocations: which imports the loader must resolve, and the
+ * RELATIVE entries (with SHT_RELA addends), enough to follow a `const char*`
  * variable (a metadata string) to the bytes it points at. */
-static int cert_read_relative(Elf* elf, CertElf* out) {
-  size_t entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
-  if (entsize == 0) return 0;
+static int cert_read_relocations(Elf* elf, CertElf* out) {
   size_t cap = 0;
   for (Elf_Scn* scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC))
-      continue;
+    if (gelf_getshdr(scn, &sh) == NULL || !(sh.sh_flags & SHF_ALLOC)) continue;
+    if (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) continue;
     Elf_Data* data = cert_section_data(scn, &sh);
     if (data == NULL) continue;
+    int rela = sh.sh_type == SHT_RELA;
+    size_t entsize = gelf_fsize(elf, rela ? ELF_T_RELA : ELF_T_REL, 1, EV_CURRENT);
+    if (entsize == 0) continue;
     size_t count = data->d_size / entsize;
     for (size_t i = 0; i < count; ++i) {
-      GElf_Rela rela;
-      if (gelf_getrela(data, (int)i, &rela) == NULL) break;
-      if (!cert_is_relative(out->machine, (unsigned)GELF_R_TYPE(rela.r_info))) continue;
-      if (out->n_relative == cap) {
-        size_t grown_cap = cap ? cap * 2 : 64;
-        unsigned long long* o = realloc(out->relative_offsets, grown_cap * sizeof *o);
-        if (o == NULL) return -1;
-        out->relative_offsets = o;
-        unsigned long long* a = realloc(out->relative_addends, grown_cap * sizeof *a);
-        if (a == NULL) return -1;
-        out->relative_addends = a;
-        cap = grown_cap;
+      GElf_Rela r;
+      if (rela) {
+        if (gelf_getrela(data, (int)i, &r) == NULL) break;
+      } else {
+        GElf_Rel rel;
+        if (gelf_getrel(data, (int)i, &rel) == NULL) break;
+        r.r_offset = rel.r_offset;
+        r.r_info = rel.r_info;
+        r.r_addend = 0;
       }
-      out->relative_offsets[out->n_relative] = rela.r_offset;
-      out->relative_addends[out->n_relative] = (unsigned long long)rela.r_addend;
-      out->n_relative++;
+      cert_mark_referenced(out, (size_t)GELF_R_SYM(r.r_info));
+      if (!rela || !cert_is_relative(out->machine, (unsigned)GELF_R_TYPE(r.r_info))) continue;
+      if (cert_push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0)
+        return -1;
     }
   }
   /* Pairs sorted by offset: sort the offsets with their addends alongside. */
@@ -299,11 +334,12 @@ static int cert_read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
     return cert_fail(err, errlen, "unreadable ELF header: %s", elf_errmsg(-1));
   out->is_shared_object = eh.e_type == ET_DYN;
   out->machine = eh.e_machine;
+  out->elf_class = gelf_getclass(elf);
   if (cert_read_sections(elf, out) != 0)
     return cert_fail(err, errlen, "unreadable section headers: %s", elf_errmsg(-1));
   if (cert_read_dynsym(elf, out, err, errlen) != 0) return -1;
   if (cert_read_dynamic(elf, out, err, errlen) != 0) return -1;
-  if (cert_read_relative(elf, out) != 0)
+  if (cert_read_relocations(elf, out) != 0)
     return cert_fail(err, errlen, "out of memory reading relocations");
   cert_derive_flags(out);
   return 0;

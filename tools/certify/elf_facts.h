@@ -13,6 +13,10 @@ typedef struct {
   int is_function; /* STT_FUNC (or STT_GNU_IFUNC) rather than data */
   size_t size;     /* st_size */
   int is_weak;     /* STB_WEAK */
+  /* A dynamic relocation names it: the loader must resolve it (RTLD_NOW).
+   * An undefined symbol nothing relocates against is never looked up. */
+  int is_referenced;
+  size_t index;    /* its index in .dynsym */
   /* Where the symbol's bytes lie in the file (defined symbols in a section
    * with file contents): `file_bytes` bytes from `file_offset`, never past
    * the end of the section or the file, and at most `size`. 0 bytes when the
@@ -39,6 +43,7 @@ typedef struct {
   char* path;
   int is_shared_object; /* ET_DYN */
   int machine;          /* e_machine */
+  int elf_class;        /* ELFCLASS32 (1) or ELFCLASS64 (2) */
   CertSymbols exports;  /* defined, global/weak, default/protected visibility */
   CertSymbols imports;  /* undefined dynamic symbols */
   char** needed;        /* DT_NEEDED, in order */
