@@ -11,6 +11,8 @@
  * runtime, found in the binary's runfiles. Exit status: report.h's bits.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -191,6 +193,38 @@ static int cert_check_input(const char* path, char* err, size_t errlen) {
   return 0;
 }
 
+/* libelf opens a file whose header promises tables past its end (a
+ * truncated download or copy) and then shows it as empty; certify says what
+ * it is instead of certifying an empty library. Returns 0 when the ELF
+ * header's tables lie inside the file (or it is no ELF at all: the reader
+ * says so), else -1 with the reason. */
+static int cert_check_truncated(const char* path, const char* shown, char* err, size_t errlen) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  int rc = 0;
+  elf_version(EV_CURRENT);
+  Elf* elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+  GElf_Ehdr eh;
+  if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) != NULL) {
+    unsigned long long size = (unsigned long long)st.st_size;
+    unsigned long long sh_end = eh.e_shoff + (unsigned long long)eh.e_shnum * eh.e_shentsize;
+    unsigned long long ph_end = eh.e_phoff + (unsigned long long)eh.e_phnum * eh.e_phentsize;
+    unsigned long long end = sh_end > ph_end ? sh_end : ph_end;
+    if (end > size) {
+      snprintf(err, errlen, "%s: truncated ELF file: its header tables end at byte %llu, the file has %llu",
+               shown, end, size);
+      rc = -1;
+    } else if (eh.e_type != ET_DYN) {
+      snprintf(err, errlen, "%s: not a shared library (ELF type %u)", shown, (unsigned)eh.e_type);
+      rc = -1;
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return rc;
+}
+
 static double cert_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -230,7 +264,7 @@ static int cert_copy_finding(CertFindings* out, const CertFinding* x, const char
 
 /* The static checks depend on the runtime only where an import is or is
  * not defined by it: findings every runtime agrees on are kept once (no
- * runtime), the others are labelled with their runtime. */
+ * runtime), the others are labelled with certify's name for their runtime. */
 static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t n_rts,
                              CertFindings* out) {
   CertFindings per[CERT_MAX_RUNTIMES];
@@ -248,8 +282,7 @@ static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t 
         if (s < r) seen_before |= found;
       }
       if (everywhere && seen_before) continue;
-      const char* label = everywhere || x->runtime[0] ? x->runtime : rts[r].label;
-      rc = cert_copy_finding(out, x, label);
+      rc = cert_copy_finding(out, x, everywhere ? "" : rts[r].label);
     }
   }
   for (size_t r = 0; r < n_rts; ++r) cert_findings_free(&per[r]);
@@ -324,6 +357,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
                                 err, sizeof err) != 0;
     if (!failed) manifest = &manifest_store;
   }
+  if (!failed) failed = cert_check_truncated(lib_abs, lib, err, sizeof err) != 0;
   if (!failed) {
     char why[512] = "";
     failed = cert_elf_read(lib_abs, &elf, why, sizeof why) != 0;
