@@ -41,22 +41,32 @@ TESTING_SO = runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so")
 # and the warning is part of every expectation below.
 NO_RUNTIME_NEEDED = ("static.runtime-needed", "WARN")
 
-# Each fixture's defect (named at the top of its bad_*.c) as the check that
-# must flag it, with the verdict. Nothing else may be flagged.
+# Each fixture's defect (named at the top of its bad_*.c): the checks that
+# must flag it (with verdict), the clause the first one names, and a piece
+# of text its finding must show (reason, evidence or replay). Nothing else
+# may be flagged. The fixtures are probed with their manifest
+# (kernels/fixtures/*.manifest.json), as a vendor would certify them.
 FIXTURE_DEFECTS = {
-    "bad_aborts": {("probe.crash", "FAIL")},
-    "bad_ignores_stream": {("static.cuda-stream", "WARN")},
-    "bad_leaks_reference": {("probe.refcount", "FAIL")},
-    "bad_no_raise": {("probe.error-raised", "FAIL")},
-    "bad_null_data": {("probe.crash", "FAIL")},
-    "bad_raise_returns_zero": {("probe.error-raised", "FAIL")},
-    "bad_reads_past_args": {("probe.args-bounds", "FAIL")},
-    "bad_sets_result": {("probe.result", "FAIL")},
-    "bad_symbol_prefix": {("static.exports", "FAIL")},
-    "bad_unnamed_argument": {("probe.error-names-argument", "NONSTRICT")},
-    "bad_writes_past_end": {("probe.bounds", "FAIL")},
-    "bad_wrong_kind": {("probe.error-kind", "FAIL")},
+    "bad_aborts": ({("probe.tensor-forms", "FAIL"), ("manifest.errors", "FAIL")}, "CDY-004",
+                   "signal 6"),
+    "bad_ignores_stream": ({("static.cuda-stream", "WARN")}, "DEV-005",
+                           "does not import TVMFFIEnvGetStream"),
+    "bad_leaks_reference": ({("probe.refcounts", "FAIL")}, "CDY-011", "leaks a reference"),
+    "bad_no_raise": ({("probe.error-hygiene", "FAIL")}, "CDY-008", "no error raised"),
+    "bad_null_data": ({("manifest.errors", "FAIL")}, "CDY-002", "data=null"),
+    "bad_raise_returns_zero": ({("probe.error-hygiene", "FAIL")}, "CDY-009",
+                               "Returned 0 but left an error raised"),
+    "bad_reads_past_args": ({("probe.args-bounds", "FAIL")}, "CDY-003",
+                            "Read past the end of the argument array"),
+    "bad_sets_result": ({("manifest.returns", "FAIL")}, "CDY-022", "result slot must stay None"),
+    "bad_symbol_prefix": ({("static.exports", "FAIL")}, "CST-001", "tvm_ffi_scale"),
+    "bad_unnamed_argument": ({("manifest.errors", "FAIL")}, "CDY-024", "does not name the argument"),
+    "bad_writes_past_end": ({("probe.tensor-bounds", "FAIL")}, "CDY-005",
+                            "past the last element"),
+    "bad_wrong_kind": ({("manifest.errors", "FAIL")}, "CDY-023",
+                       "RuntimeError instead of the documented ValueError"),
 }
+FIXTURE_MANIFEST = {"bad_ignores_stream": "kernels/fixtures/scale_cuda_f32.manifest.json"}
 
 
 class Run:
@@ -105,52 +115,72 @@ def test_every_fixture_has_an_expectation():
     assert built == sorted(FIXTURE_DEFECTS)
 
 
+def fixture_manifest(name):
+    return runfile(FIXTURE_MANIFEST.get(name, "kernels/fixtures/scale_f32.manifest.json"))
+
+
 @pytest.mark.parametrize("name", sorted(FIXTURE_DEFECTS))
 def test_fixture_is_flagged_for_exactly_its_defect(name):
-    run = Run(fixture_path(name))
+    checks, clause, hint = FIXTURE_DEFECTS[name]
+    run = Run(fixture_path(name), "--manifest", fixture_manifest(name))
     assert run.report is not None, run.explain()
     assert run.report["runtimes"] == ["reference", "upstream"]
-    assert run.flagged() == FIXTURE_DEFECTS[name] | {NO_RUNTIME_NEEDED}, run.explain()
-    assert run.rc == expected_bits(run.report) == run.report["exit_status"], run.explain()
-    for x in run.findings(*PROBLEMS):
+    assert run.flagged() == checks | {NO_RUNTIME_NEEDED}, run.explain()
+    mine = [x for x in run.findings(*PROBLEMS) if (x["check"], x["verdict"]) in checks]
+    assert any(hint in x["reason"] + x["evidence"] + x["replay"] for x in mine), run.explain()
+    assert clause in {x["clause"] for x in mine}, run.explain()
+    for x in mine:
         assert x["reason"], x
-        if x["check"].startswith("probe."):
-            # A dynamic finding names its runtime and can be replayed.
-            assert x["runtime"] in ("reference", "upstream") and x["replay"], x
+        if not x["check"].startswith("static."):
+            # A dynamic finding is seen under both runtimes and can be replayed.
+            assert x["replay"], x
+    if any(c.startswith(("probe.", "manifest.")) for c, _ in checks):
+        assert {x["runtime"] for x in mine} == {"reference", "upstream"}, run.explain()
+    assert run.rc == expected_bits(run.report) == run.report["exit_status"], run.explain()
+    assert run.report["summary"] in run.stdout
 
 
-def clean_run(lib):
-    run = Run(lib)
+def clean_run(lib, manifest):
+    run = Run(runfile(lib), "--manifest", runfile(manifest))
     assert run.report is not None, run.explain()
     assert run.rc == 0, run.explain()
     assert run.report["verdict"] == "CERTIFIED"
     assert run.report["runtimes"] == ["reference", "upstream"]
     assert not run.findings("FAIL", "NONSTRICT"), run.explain()
+    probed = {x["runtime"] for x in run.findings("PASS") if x["check"].startswith("probe.")}
+    assert probed == {"reference", "upstream"}, run.explain()
     return run
 
 
 def test_scale_cpu_certifies_clean_under_both_runtimes():
-    run = clean_run(runfile("kernels/libscale_cpu.so"))
+    run = clean_run("kernels/libscale_cpu.so", "kernels/scale_cpu.manifest.json")
     assert run.report["functions"] == ["scale"]
     assert run.flagged() == {NO_RUNTIME_NEEDED}, run.explain()
-    probed = {x["runtime"] for x in run.findings("PASS") if x["check"].startswith("probe.")}
-    assert probed == {"reference", "upstream"}
+    assert not run.findings("SKIP"), run.explain()
+    # The manifest's valid calls ran and matched the reference expression.
+    assert {x["runtime"] for x in run.findings("PASS") if x["check"] == "manifest.valid-calls"} == {
+        "reference", "upstream"}, run.explain()
 
 
 def test_scale_cuda_certifies_clean_its_valid_calls_skip_without_a_gpu():
-    run = clean_run(runfile("kernels/libscale_cuda.so"))
+    run = clean_run("kernels/libscale_cuda.so", "kernels/scale_cuda.manifest.json")
     assert run.report["functions"] == ["scale"]
     assert run.flagged() == {NO_RUNTIME_NEEDED}, run.explain()
+    if os.path.exists("/dev/nvidia0"):
+        return
     skips = run.findings("SKIP")
-    assert skips, "without a GPU the valid calls SKIP"
+    assert {(x["check"], x["runtime"]) for x in skips} == {
+        ("manifest.valid-calls", "reference"), ("manifest.valid-calls", "upstream")}, run.explain()
     for x in skips:
-        assert "GPU" in x["reason"] or "cudaError" in x["evidence"], x
+        assert "cudaError" in x["evidence"] + x["reason"], x
 
 
 def test_dropin_certifies_clean_under_both_runtimes():
-    run = clean_run(runfile("kernels/libscale_dropin.so"))
-    assert run.report["functions"] == ["scale"]
-    assert run.flagged() == {NO_RUNTIME_NEEDED}, run.explain()
+    run = clean_run("kernels/libscale_dropin.so", "kernels/dropin/scale_dropin.manifest.json")
+    assert run.report["functions"] == ["scale_dropin"]
+    # Upstream's C++ helpers do not check data pointers: a non-empty tensor
+    # with NULL data crashes it (a WARN: such a tensor breaks DLPack itself).
+    assert run.flagged() == {NO_RUNTIME_NEEDED, ("probe.invalid-tensors", "WARN")}, run.explain()
 
 
 def jax_status():
@@ -244,7 +274,8 @@ def junit_cells(report):
 
 
 def test_reports_parse_and_agree():
-    run = Run(fixture_path("bad_wrong_kind"), reports=("json", "junit", "html"))
+    run = Run(fixture_path("bad_wrong_kind"), "--manifest", fixture_manifest("bad_wrong_kind"),
+              reports=("json", "junit", "html"))
     assert run.report is not None, run.explain()
     suites = ET.parse(run.path("junit")).getroot()
     assert suites.tag == "testsuites"
@@ -277,11 +308,13 @@ def test_hostile_strings_stay_inert_in_every_report():
 
 
 def test_replay_line_reproduces_a_finding():
-    run = Run(fixture_path("bad_wrong_kind"))
+    manifest = fixture_manifest("bad_wrong_kind")
+    run = Run(fixture_path("bad_wrong_kind"), "--manifest", manifest)
     fails = [x for x in run.findings("FAIL") if x["replay"]]
     assert fails, run.explain()
     x = fails[0]
-    replay = Run(fixture_path("bad_wrong_kind"), "--runtime", x["runtime"], "--replay", x["replay"])
+    replay = Run(fixture_path("bad_wrong_kind"), "--manifest", manifest, "--replay", x["replay"])
+    assert replay.report["runtimes"] == [x["runtime"]], "the line names its runtime"
     assert replay.rc & MUST, replay.explain()
     assert x["check"] in {y["check"] for y in replay.findings("FAIL")}, replay.explain()
 

@@ -175,3 +175,36 @@ Test(elf_facts, truncated_files_are_refused_or_read) {
     }
   }
 }
+
+/* ld.so reads no section headers: a file without them (e_shoff, e_shnum
+ * and e_shstrndx zeroed) gives the same facts through PT_DYNAMIC, the
+ * symbol count coming from DT_GNU_HASH. */
+Test(elf_facts, without_section_headers_reads_pt_dynamic) {
+  FILE* f = fopen(cert_runfile("kernels/libscale_cuda.so"), "rb");
+  cr_assert_not_null(f);
+  static unsigned char image[4 << 20];
+  size_t size = fread(image, 1, sizeof image, f);
+  fclose(f);
+  cr_assert_lt(size, sizeof image);
+  memset(image + 0x28, 0, 8); /* e_shoff (ELF64) */
+  memset(image + 0x3c, 0, 4); /* e_shnum, e_shstrndx */
+  CertElf elf;
+  char err[256] = "";
+  cr_assert_eq(cert_elf_read_memory(image, size, &elf, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(elf.n_sections > 0, 1, "PT_LOAD segments map the addresses");
+  CERT_EXPECT_SET(&elf.exports, "__tvm_ffi", "__tvm_ffi_scale");
+  CERT_EXPECT_SET(&elf.imports, "TVMFFI", "TVMFFIEnvGetStream,TVMFFIErrorSetRaisedFromCStr");
+  char* needed = cert_joined_needed(&elf);
+  cr_expect_str_eq(needed, "libcudart.so.13,libstdc++.so.6,libgcc_s.so.1,libc.so.6");
+  free(needed);
+  cr_assert_not_null(elf.runpath);
+  cr_expect_str_eq(elf.runpath, "/usr/local/cuda/lib64");
+  cr_expect_eq(elf.uses_cuda, 1);
+  cr_expect_eq(elf.imports_env_get_stream, 1);
+  CertElf with;
+  cert_read_ok("kernels/libscale_cuda.so", &with);
+  cr_expect_eq(elf.exports.n, with.exports.n);
+  cr_expect_eq(elf.imports.n, with.imports.n);
+  cert_elf_free(&with);
+  cert_elf_free(&elf);
+}

@@ -174,7 +174,7 @@ static int cert_try_list(const char* list, const char* origin_file, const char* 
 int cert_search_library(const char* name, const CertSearchScope* scopes, size_t n_scopes,
                         int machine, int elf_class, char* out, size_t outlen) {
   char found[4096];
-  char note[256];
+  char note[2048];
   CertLooked looked = {out, outlen, 0};
   if (outlen) out[0] = '\0';
   if (strchr(name, '/') != NULL) {

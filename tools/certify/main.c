@@ -28,6 +28,7 @@
 #include "manifest.h"
 #include "probe.h"
 #include "report.h"
+#include "text.h"
 
 #define CERT_MAX_RUNTIMES 2
 #define CERT_MAX_FUNCTIONS 4096
@@ -119,7 +120,7 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
     snprintf(want, sizeof want, "%s", cert_user_path(which, cwd_buf, sizeof cwd_buf));
   }
   if (realpath(want, rt->path) == NULL) {
-    snprintf(err, errlen, "runtime %s: %s: %s", which, want, strerror(errno));
+    snprintf(err, errlen, "runtime %.256s: %.1024s: %s", which, want, strerror(errno));
     return -1;
   }
   snprintf(rt->label, sizeof rt->label, "%s", rel ? which : rt->path);
@@ -239,7 +240,10 @@ typedef struct {
 
 static void cert_progress(void* ctx, size_t done, size_t total, const char* what) {
   CertProgress* p = ctx;
-  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %.60s", p->runtime, done, total, what ? what : "");
+  char* clean = cert_text_clean(what); /* a function name: the library chose it */
+  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %.60s", p->runtime, done, total,
+                  clean ? clean : "");
+  free(clean);
   if (n < p->width) fprintf(stderr, "%*s", p->width - n, "");
   p->width = n;
   fflush(stderr);
@@ -344,10 +348,17 @@ static int cert_run(const char* argv0, const CertArgs* a) {
     snprintf(err, sizeof err, "%s: %s", lib, strerror(errno));
     failed = 1;
   }
+  /* A replay line names the runtime it failed under; --runtime overrides. */
+  char replay_rt[PATH_MAX];
+  const char* only = a->runtime;
+  if (only == NULL && a->replay &&
+      cert_probe_replay_runtime(a->replay, replay_rt, sizeof replay_rt) == 0) {
+    only = replay_rt;
+  }
   const char* wanted[] = {"reference", "upstream"};
-  size_t n_wanted = a->runtime ? 1 : 2;
+  size_t n_wanted = only ? 1 : 2;
   for (size_t r = 0; r < n_wanted && !failed; ++r) {
-    failed = cert_find_runtime(argv0, a->runtime ? a->runtime : wanted[r], &rts[r], err, sizeof err);
+    failed = cert_find_runtime(argv0, only ? only : wanted[r], &rts[r], err, sizeof err);
     labels[r] = rts[r].label;
     n_rts += !failed;
   }

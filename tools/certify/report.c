@@ -127,7 +127,7 @@ static void cert_put_replay(const CertTable* t, const CertFinding* x) {
   if (line == NULL) return;
   const CertRunInfo* run = t->run;
   fprintf(t->out, "%13sreplay:   %s", "", run->replay_prefix ? run->replay_prefix : "certify");
-  if (x->runtime[0]) {
+  if (x->runtime[0] && strstr(line, "runtime=") == NULL) { /* the line names it otherwise */
     fputs(" --runtime ", t->out);
     char* rt = cert_text_clean(x->runtime);
     cert_text_put_shell(t->out, rt ? rt : "");

@@ -198,7 +198,7 @@ static void cert_html_replay(FILE* out, const CertRunInfo* run, const CertFindin
   FILE* mem = open_memstream(&cmd, &size);
   if (mem == NULL) return;
   fputs(run->replay_prefix ? run->replay_prefix : "certify", mem);
-  if (x->runtime[0]) {
+  if (x->runtime[0] && strstr(x->replay, "runtime=") == NULL) {
     fputs(" --runtime ", mem);
     cert_text_put_shell(mem, x->runtime);
   }

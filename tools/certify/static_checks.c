@@ -376,7 +376,9 @@ static int cert_check_releases(const CertElf* elf, CertFindings* out) {
     while (!(mask & ((uint32_t)1 << lo))) lo++;
     while (!(mask & ((uint32_t)1 << hi))) hi--;
     char ev[256];
-    snprintf(ev, sizeof ev, "%s", newest_need ? newest_need : "no TVMFFI* imports");
+    if (newest_need == NULL) snprintf(ev, sizeof ev, "no TVMFFI* imports");
+    else if (lo == 0) snprintf(ev, sizeof ev, "every TVMFFI* import is in %s", cert_release_name(0));
+    else snprintf(ev, sizeof ev, "%s (first in %s)", newest_need, cert_release_name(lo));
     if (hi == n - 1) {
       rc = cert_findings_add(out, "", "static.releases", "", "", CERT_PASS, ev, "",
                              "needs apache-tvm-ffi >= %s (of the releases %s to %s)%s%s",
@@ -563,8 +565,16 @@ static int cert_defined_in(const CertLinkSet* set, const char* name) {
   return 0;
 }
 
+/* With runtime == NULL (unreadable) the libraries are still searched, but
+ * undefined symbols are not judged: the runtime might define them. */
 static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
-                              const char* runtime_path, CertFindings* out) {
+                              const char* runtime_path, const char* runtime_err,
+                              CertFindings* out) {
+  CertElf none;
+  memset(&none, 0, sizeof none);
+  none.path = (char*)"";
+  int runtime_known = runtime != NULL;
+  if (!runtime_known) runtime = &none;
   CertLinkSet set = {0};
   CertLinkReport rep = {0};
   int rc = cert_link(elf, runtime, &set, &rep);
@@ -579,7 +589,7 @@ static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
                            cert_text_end(&rep.found), "",
                            "every needed library is found (%zu direct)", elf->n_needed);
   }
-  if (rc == 0 && rep.runtime_unfindable) {
+  if (rc == 0 && rep.runtime_unfindable && runtime_known) {
     const char* soname = runtime->soname ? runtime->soname : "(none)";
     rc = cert_findings_add(out, "", "static.runtime-findable", "", runtime_path, CERT_WARN,
                            rep.runtime_looked, "",
@@ -589,7 +599,12 @@ static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
                            CERT_RUNTIME_SONAME, CERT_RUNTIME_SONAME, soname);
   }
   CertText undefined = {0};
-  if (rc == 0) {
+  if (rc == 0 && !runtime_known) {
+    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_SKIP,
+                           runtime_err, "",
+                           "the runtime could not be read, so undefined symbols were not "
+                           "resolved");
+  } else if (rc == 0) {
     for (size_t i = 0; i < elf->imports.n; ++i) {
       const CertSymbol* s = &elf->imports.items[i];
       if (s->is_weak || cert_starts(s->name, "TVMFFI")) continue; /* TVMFFI*: CST-006 */
@@ -664,15 +679,12 @@ int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFinding
     const char* why = runtime_path == NULL ? "no runtime given" : err;
     const char* rt = runtime_path ? runtime_path : "";
     if (cert_findings_add(out, "", "static.runtime-imports", "CST-006", rt, CERT_SKIP, why, "",
-                          "the runtime could not be read, so its symbols are unknown") != 0 ||
-        cert_findings_add(out, "", "static.undefined", "CST-008", rt, CERT_SKIP, why, "",
-                          "the runtime could not be read, so undefined symbols were not "
-                          "resolved") != 0)
+                          "the runtime could not be read, so its symbols are unknown") != 0)
       return -1;
-    return 0;
+    return cert_check_linking(elf, NULL, rt, why, out);
   }
   int rc = cert_check_runtime_imports(elf, &runtime, runtime_path, out);
-  if (rc == 0) rc = cert_check_linking(elf, &runtime, runtime_path, out);
+  if (rc == 0) rc = cert_check_linking(elf, &runtime, runtime_path, "", out);
   cert_elf_free(&runtime);
   return rc;
 }

@@ -1,6 +1,8 @@
 /* A kernel library whose error messages are hostile to report writers:
  * markup, a CDATA terminator, terminal escapes, control bytes and invalid
- * UTF-8. certify's reports must carry them as inert, escaped text. */
+ * UTF-8. It raises the error and then returns 0 (a defect), so certify
+ * quotes the message as evidence; every report must carry it as inert,
+ * escaped text. */
 #include <tvm/ffi/c_api.h>
 
 static const char hostile_message[] =
@@ -13,5 +15,5 @@ __attribute__((visibility("default"))) int __tvm_ffi_hostile(void* handle, const
   (void)num_args;
   (void)result;
   TVMFFIErrorSetRaisedFromCStr("TypeError", hostile_message);
-  return -1;
+  return 0;
 }
