@@ -363,6 +363,13 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out) {
     }
   }
   int rc = 0;
+  for (size_t k = 0; k < plan->n_no_base && rc == 0; ++k) {
+    rc = cert_findings_add(out, plan->no_base[k], "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
+                           "", "",
+                           "No call certify could guess was accepted (0 to 4 tensors, scalars last, or only "
+                           "ints or floats), so the probes reached only its argument checks; a manifest "
+                           "(--manifest) describes valid calls.");
+  }
   char replay[2048];
   for (size_t c = 0; c < ncells && rc == 0; ++c) {
     const Cell* cell = &cells[c];

@@ -17,6 +17,7 @@ int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt) {
 }
 
 void cert_plan_free(CertPlan* plan) {
+  free(plan->no_base);
   cert_results_free(plan->results, plan->n);
   free(plan->probes);
   free(plan->results);
@@ -417,6 +418,16 @@ static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
   return 0;
 }
 
+/* Discovery found no __tvm_ffi_<function> to call at all. */
+static int symbol_missing(const CertPlan* plan, const char* function) {
+  for (size_t k = 0; k < plan->n; ++k) {
+    if (strcmp(plan->probes[k].call.function, function) != 0) continue;
+    const CertResult* r = &plan->results[k];
+    if (r->end == CERT_END_DONE && r->out.status == CERT_CALL_NO_SYMBOL) return 1;
+  }
+  return 0;
+}
+
 int cert_plan_probes(CertPlan* plan, const char* function) {
   const CertManifestFunction* f = manifest_fn(plan, function);
   int found = 0;
@@ -432,7 +443,13 @@ int cert_plan_probes(CertPlan* plan, const char* function) {
     }
   } else {
     base = discovered_base(plan, function, &found);
-    (void)found; /* without one the probes still exercise the argument checks */
+    if (!found && !symbol_missing(plan, function)) {
+      /* Without one the probes still exercise the argument checks. */
+      char (*grown)[CERT_NAME_MAX] = realloc(plan->no_base, (plan->n_no_base + 1) * sizeof *grown);
+      if (grown == NULL) return -1;
+      plan->no_base = grown;
+      snprintf(plan->no_base[plan->n_no_base++], CERT_NAME_MAX, "%s", function);
+    }
   }
   if (add_kinds(plan, &base, dev) != 0) return -1;
   if (add_forms(plan, &base, f && f->errors[CERT_ERR_NULL_DATA].documented) != 0) return -1;

@@ -43,6 +43,10 @@ typedef struct {
   CertResult* results;
   size_t n, cap;
   int have_gpu;
+  /* Functions that accepted none of the discovery calls (no manifest):
+   * their probes exercise argument checking only, and the report says so. */
+  char (*no_base)[CERT_NAME_MAX];
+  size_t n_no_base;
 } CertPlan;
 
 int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt);
