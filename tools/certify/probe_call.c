@@ -336,6 +336,10 @@ static int parse_tensor_options(In* in, CertArg* a) {
         int32_t nd = 0;
         if (parse_dims(in, a->strides, &nd) != 0) return -1;
         if (nd != a->ndim) return fail(in, "%d strides for %d dimensions", nd, a->ndim);
+        for (int32_t d = 0; d < nd; ++d) {
+          /* certify lays data out for non-negative strides only. */
+          if (a->strides[d] < 0 || a->strides[d] > (1 << 24)) return fail(in, "strides must be 0..16777216");
+        }
         a->strides_mode = CERT_STRIDES_EXPLICIT;
       }
     } else if (accept(in, "offset=")) {

@@ -49,6 +49,7 @@ Test(probe_call, CDY_002_bad_lines_are_refused) {
       "", "scale", "scale(", "scale(int:)", "scale(float:x)", "scale(dl:float32[4]@moon:0)",
       "scale(dl:float99999[4]@cpu:0)", "scale(dl:float32[1x2x3x4x5]@cpu:0)",
       "scale(dl:float32[99999999]@cpu:0)", "scale(dl:float32[4]{strides=1x1}@cpu:0)",
+      "scale(dl:float32[4]{strides=-1}@cpu:0)",
       "scale() threads=3", "scale() bogus=1", "scale(str:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)",
       "scale(none none)",
   };

@@ -412,7 +412,18 @@ void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
       if (r->out.checked) fprintf(f, "reference: %d mismatching elements %s\n", r->out.mismatches, r->out.note);
       if (r->text) fprintf(f, "returned text: %.2000s\n", r->text);
       break;
-    case CERT_END_SIGNAL: fprintf(f, "killed by signal %d (%s)\n", r->signo, strsignal(r->signo)); break;
+    case CERT_END_SIGNAL:
+      fprintf(f, "killed by signal %d (%s)", r->signo, strsignal(r->signo));
+      if (r->has_sig && (r->signo == SIGSEGV || r->signo == SIGBUS)) {
+        static const char* const kWhere[] = {
+            "", ": on the page after args[num_args - 1]", ": on the page after the last element of argument",
+            ": on the unreadable page given as device data or an opaque pointer", ""};
+        int region = r->sig.region >= 0 && r->sig.region <= 4 ? r->sig.region : 0;
+        fprintf(f, " at address 0x%llx%s", (unsigned long long)r->sig.addr, kWhere[region]);
+        if (region == CERT_REGION_DATA_END) fprintf(f, " %d", r->sig.arg);
+      }
+      fputc('\n', f);
+      break;
     case CERT_END_EXIT: fprintf(f, "the process exited with status %d during the call\n", r->exit_status); break;
     case CERT_END_TIMEOUT: fprintf(f, "did not return within the time limit\n"); break;
     case CERT_END_LOAD: fprintf(f, "did not load: %s\n", r->text ? r->text : ""); break;
