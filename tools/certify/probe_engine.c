@@ -89,8 +89,11 @@ static void child_limits(const CertEngineOptions* opt) {
   struct rlimit core = {0, 0};
   setrlimit(RLIMIT_CORE, &core);
   if (!CERT_SANITIZED && opt->memory_limit > 0) {
-    struct rlimit as = {(rlim_t)opt->memory_limit, (rlim_t)opt->memory_limit};
-    setrlimit(RLIMIT_AS, &as);
+    /* The CUDA driver reserves far more address space than any cap, as
+     * inaccessible mappings: with a GPU, cap only writable private memory
+     * (what a memory bomb allocates) instead of all address space. */
+    struct rlimit cap = {(rlim_t)opt->memory_limit, (rlim_t)opt->memory_limit};
+    setrlimit(access("/dev/nvidiactl", F_OK) == 0 ? RLIMIT_DATA : RLIMIT_AS, &cap);
   }
 }
 
