@@ -49,6 +49,7 @@ struct CertEngine {
   int load_failed;
   char* load_text;
   char* load_output;
+  int idle_deaths; /* workers that died loaded but between calls */
 };
 
 /* The state of one cert_engine_run. */
@@ -317,6 +318,16 @@ static void reap(CertEngine* e, Run* run, Worker* w) {
       snprintf(why, sizeof why, "loading the library ended the process with status %d",
                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
+    e->load_failed = 1;
+    e->load_text = strdup(why);
+  }
+  if (w->ready && w->current < 0 && !e->load_failed && ++e->idle_deaths >= 3) {
+    /* Something the library started at load time (a thread, a timer)
+     * kills its process on its own: no call can be judged in it. */
+    char why[256];
+    snprintf(why, sizeof why, "the process that loaded the library died by itself between calls (%s %d), "
+             "three times", WIFSIGNALED(status) ? "signal" : "exit status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : (WIFEXITED(status) ? WEXITSTATUS(status) : -1));
     e->load_failed = 1;
     e->load_text = strdup(why);
   }
