@@ -126,6 +126,10 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
     set(is, "probe.tensor-bounds", "CDY-005", CERT_FAIL,
         "Dereferenced on the host a pointer certify made unreadable: the data of a non-CPU tensor "
         "or an opaque pointer argument.");
+  } else if (p->cls == CERT_P_INVALID && r->end == CERT_END_SIGNAL && r->signo == SIGSEGV) {
+    set(is, check, clause, v,
+        "Dereferenced the NULL data pointer of a non-empty tensor (not valid DLPack) instead of "
+        "refusing it with an error.");
   } else if (r->memory_exhausted) {
     set(is, check, clause, v, "Exhausted the memory cap (%zu MiB) and died instead of raising an error.",
         plan->opt->memory_limit ? plan->opt->memory_limit >> 20 : (size_t)4096);
