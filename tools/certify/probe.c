@@ -21,6 +21,7 @@ static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   e->jobs = opt->jobs > 0 ? opt->jobs : (cpus > 0 ? (int)cpus : 1);
   e->timeout_s = opt->timeout_s > 0 ? opt->timeout_s : 10.0;
+  e->child.timeout_s = e->timeout_s;
   e->memory_limit = opt->memory_limit ? opt->memory_limit : (size_t)4 << 30;
   e->progress = opt->progress;
   e->progress_ctx = opt->progress_ctx;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <tvm/ffi/c_api.h>
 
@@ -529,6 +532,58 @@ static void load_failed(const char* what, const char* path, const char* why) {
   _exit(0);
 }
 
+/* Some runtimes pay a large one-time cost on the first raised error
+ * (upstream initialises its backtrace reader): pay it here, once, so that
+ * every forked call starts warm. */
+static void warm_up(void* rt) {
+  void (*raise_)(const char*, const char*) =
+      (void (*)(const char*, const char*))(uintptr_t)dlsym(rt, "TVMFFIErrorSetRaisedFromCStr");
+  if (raise_ == NULL) return;
+  raise_("RuntimeError", "certify warm-up");
+  TVMFFIObjectHandle err = NULL;
+  g_api.error_move(&err);
+  if (err) g_api.dec_ref(err);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Waits for the call's process, killing it after the time limit. */
+static CertEndRecord wait_call(pid_t pid, double timeout_s) {
+  CertEndRecord end = {0, 0, 0};
+  double t0 = now_s();
+  struct timespec pause = {0, 500000};
+  int status = 0;
+  struct rusage ru;
+  for (;;) {
+    memset(&ru, 0, sizeof ru);
+    pid_t r = wait4(pid, &status, WNOHANG, &ru);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      end.how = 3;
+      return end;
+    }
+    if (end.how != 2 && now_s() - t0 > timeout_s) {
+      end.how = 2;
+      kill(pid, SIGKILL);
+    }
+    nanosleep(&pause, NULL);
+    if (pause.tv_nsec < 20000000) pause.tv_nsec *= 2;
+  }
+  end.maxrss_kb = ru.ru_maxrss;
+  if (end.how == 2) return end;
+  if (WIFSIGNALED(status)) {
+    end.how = 1;
+    end.code = WTERMSIG(status);
+  } else {
+    end.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  return end;
+}
+
 void cert_child_main(const CertChildConfig* cfg, const CertCall* calls, const size_t* indices,
                      size_t n, int fd) {
   g_fd = fd;
@@ -540,21 +595,31 @@ void cert_child_main(const CertChildConfig* cfg, const CertCall* calls, const si
   }
   g_lib = dlopen(cfg->lib_path, RTLD_NOW | RTLD_LOCAL);
   if (g_lib == NULL) load_failed("the library did not load:", cfg->lib_path, dlerror());
-  /* After both loads: a runtime (upstream does) or a library may install a
-   * crash handler of its own, and ours must be the one that reports. */
-  install_handlers();
+  warm_up(rt);
   void* gbase = NULL;
   size_t glen = 0;
   void* guard_page = NULL;
   guarded_alloc(0, &gbase, &glen, &guard_page);
+  double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 10.0;
   for (size_t k = 0; k < n; ++k) {
     g_index = (int32_t)indices[k];
     send_record(CERT_REC_START, NULL, 0);
-    CertOutcome out;
-    memset(&out, 0, sizeof out);
-    out.ref_arg = -1;
-    run_call(cfg, &calls[indices[k]], guard_page, &out);
-    send_record(CERT_REC_DONE, &out, sizeof out);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      /* After both loads: a runtime (upstream does) or a library may
+       * install a crash handler of its own, and ours must report. */
+      install_handlers();
+      CertOutcome out;
+      memset(&out, 0, sizeof out);
+      out.ref_arg = -1;
+      run_call(cfg, &calls[indices[k]], guard_page, &out);
+      send_record(CERT_REC_DONE, &out, sizeof out);
+      _exit(0);
+    }
+    CertEndRecord end = {3, 0, 0};
+    if (pid > 0) end = wait_call(pid, timeout_s);
+    send_record(CERT_REC_END, &end, sizeof end);
   }
   _exit(0);
 }

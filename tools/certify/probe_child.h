@@ -19,6 +19,7 @@ typedef enum {
   CERT_REC_SIGNAL,    /* payload CertSignal, written by the signal handler */
   CERT_REC_LOAD,      /* payload text: the runtime or library did not load */
   CERT_REC_TEXT,      /* payload text: the string a call returned (metadata, doc) */
+  CERT_REC_END,       /* payload CertEndRecord: how the call's process ended */
 } CertRecordType;
 
 typedef struct {
@@ -45,6 +46,16 @@ typedef struct {
   int32_t thread; /* 0 or 1 */
   uint64_t addr;
 } CertSignal;
+
+/* Each call runs in a process of its own, forked from the batch process
+ * that loaded the runtime and the library once (and paid the runtime's
+ * first-error costs once): a crash costs one fork, and no call sees what
+ * an earlier one left behind. The batch process reports how it ended. */
+typedef struct {
+  int32_t how;  /* 0 exited, 1 killed by a signal, 2 timed out, 3 could not fork */
+  int32_t code; /* exit status or signal number */
+  int64_t maxrss_kb;
+} CertEndRecord;
 
 typedef enum {
   CERT_CALL_RETURNED = 0, /* the function returned; see the fields */
@@ -85,6 +96,7 @@ typedef struct {
   const char* lib_path;
   CertCheckFn check; /* may be NULL */
   void* check_ctx;
+  double timeout_s;  /* per call */
 } CertChildConfig;
 
 /* In the child: runs calls[indices[0..n)], reporting to fd, then _exit(0).

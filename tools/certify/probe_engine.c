@@ -160,6 +160,27 @@ static void progress(const CertEngineOptions* opt, size_t* finished, size_t tota
   if (opt->progress) opt->progress(opt->progress_ctx, *finished, total, c->function);
 }
 
+/* How the call's own process ended, when it did not report a result. */
+static void end_call(const CertEngineOptions* opt, Slot* s, CertResult* r, const CertEndRecord* e) {
+  CertEndRecord end;
+  memcpy(&end, e, sizeof end);
+  r->maxrss_kb = (long)end.maxrss_kb;
+  if (r->end == CERT_END_DONE) return;
+  r->memory_exhausted = opt->memory_limit > 0 && !CERT_SANITIZED &&
+                        (size_t)end.maxrss_kb * 1024 >= opt->memory_limit / 2;
+  r->has_sig = s->has_sig;
+  r->sig = s->sig;
+  s->has_sig = 0;
+  switch (end.how) {
+    case 0: r->end = CERT_END_EXIT, r->exit_status = end.code; break;
+    case 1: r->end = CERT_END_SIGNAL, r->signo = end.code; break;
+    case 2: r->end = CERT_END_TIMEOUT; break;
+    default: r->end = CERT_END_TOOL; break;
+  }
+  free(r->output);
+  r->output = dup_bytes(s->tail, s->tail_len);
+}
+
 static void handle_record(const CertEngineOptions* opt, const CertCall* calls, Slot* s,
                           const CertRecordHeader* h, const char* payload, CertResult* results,
                           size_t* finished, size_t total) {
@@ -174,6 +195,9 @@ static void handle_record(const CertEngineOptions* opt, const CertCall* calls, S
         results[i].end = CERT_END_DONE;
         memcpy(&results[i].out, payload, sizeof(CertOutcome));
       }
+      break;
+    case CERT_REC_END:
+      if (h->len == sizeof(CertEndRecord)) end_call(opt, s, &results[i], (const CertEndRecord*)payload);
       s->done++;
       progress(opt, finished, total, &calls[i]);
       break;
@@ -263,7 +287,13 @@ static void finish_child(const CertEngineOptions* opt, const CertCall* calls, Sl
   close(s->rfd);
   close(s->ofd);
   size_t next = s->done;
-  if (!s->load_failed && s->started == s->done + 1 && next < s->batch.n) {
+  if (!s->load_failed && s->started == s->done + 1 && next < s->batch.n &&
+      results[s->batch.idx[next]].end == CERT_END_DONE) {
+    /* The call reported; the batch process died before saying how the
+     * call's process ended. */
+    progress(opt, finished, total, &calls[s->batch.idx[next]]);
+    next++;
+  } else if (!s->load_failed && s->started == s->done + 1 && next < s->batch.n) {
     size_t i = s->batch.idx[next];
     if (s->done > 0 && !s->batch.alone) {
       /* Killed after other calls shared its process: judge it on its own. */
@@ -331,7 +361,9 @@ requeue:
 
 static void check_timeout(const CertEngineOptions* opt, Slot* s) {
   if (s->pid == 0 || s->timed_out) return;
-  if (now_s() - s->probe_t0 > opt->timeout_s) {
+  /* The batch process enforces the limit per call; this is the backstop
+   * for a batch process that itself stopped answering. */
+  if (now_s() - s->probe_t0 > opt->timeout_s + 10) {
     s->timed_out = 1;
     kill(-s->pid, SIGKILL);
     kill(s->pid, SIGKILL);
@@ -343,9 +375,9 @@ int cert_engine_run(const CertEngineOptions* opt, const CertCall* calls, size_t 
   for (size_t i = 0; i < n; ++i) results[i].end = CERT_END_TOOL;
   int jobs = opt->jobs > 0 ? opt->jobs : 1;
   if (jobs > 64) jobs = 64;
-  size_t per = opt->batch ? opt->batch : (n + (size_t)jobs * 2 - 1) / ((size_t)jobs * 2);
+  /* One batch per job: each batch process loads the library once. */
+  size_t per = opt->batch ? opt->batch : (n + (size_t)jobs - 1) / (size_t)jobs;
   if (per == 0) per = 1;
-  if (per > 48) per = 48;
   Queue q = {0};
   int tool_error = 0;
   size_t* all = malloc((n ? n : 1) * sizeof *all);

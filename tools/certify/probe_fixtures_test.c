@@ -66,7 +66,7 @@ static void both(const Case* c) {
   probe_case(c, UP, "upstream");
 }
 
-Test(fixtures, CDY_002_bad_aborts, .timeout = 300) {
+Test(fixtures, CDY_004_bad_aborts, .timeout = 300) {
   Case c = {FX("bad_aborts"), F32, "scale", {"probe.tensor-forms", "manifest.errors"}, "CDY-004"};
   both(&c);
 }

@@ -106,12 +106,19 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
     if (add(plan, &c, CERT_P_ARITY, 0) != 0) return -1;
   }
   if (manifest_fn(plan, function)) return 0;
+  /* Tensors then a float or an int last (a kernel with a scalar
+   * parameter), and only ints or only floats (a scalar function). */
   for (int32_t n = 1; n <= 4; ++n) {
-    for (int last = 0; last < 2; ++last) {
+    for (int shape = 0; shape < 4; ++shape) {
       CertCall c = new_call(function);
-      for (int32_t k = 0; k < n - 1; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
-      c.args[n - 1] = last == 0 ? cert_arg_float(2.5) : cert_arg_int(3);
+      for (int32_t k = 0; k < n; ++k) {
+        int last = k == n - 1;
+        c.args[k] = shape == 2 || (shape == 0 && last) ? cert_arg_float(2.5)
+                    : shape == 3 || (shape == 1 && last) ? cert_arg_int(3)
+                                                        : tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+      }
       c.nargs = n;
+      if (n == 1 && shape >= 2) continue; /* the same as shapes 0 and 1 */
       if (add(plan, &c, CERT_P_BASE, 0) != 0) return -1;
     }
   }

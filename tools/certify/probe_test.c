@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/certify/manifest.h"
 #include "tools/certify/probe.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -55,7 +56,8 @@ static void expect_finding_within(const char* line, double timeout_s, const char
   cr_expect_not_null(strstr(x->reason, reason_part), "%s: reason '%s' lacks '%s'", line, x->reason,
                      reason_part);
   cr_expect_str_eq(x->runtime, "reference");
-  cr_expect_not_null(strstr(x->replay, line), "the replay '%s' is the line", x->replay);
+  size_t call_len = (size_t)(strchr(line, ')') - line) + 1;
+  cr_expect_eq(strncmp(x->replay, line, call_len), 0, "the replay '%s' is the call '%s'", x->replay, line);
   cert_findings_free(&f);
 }
 
@@ -152,4 +154,90 @@ Test(probe, CDY_002_crashes_are_attributed_to_their_function, .timeout = 120) {
   cr_expect_eq(good, 6, "every probe check reported for good");
   cr_expect_geq(aborts_failed, 4, "aborts fails every check it was probed by");
   cert_findings_free(&f);
+}
+
+/* Probes every check on `name` (with an optional manifest) and expects
+ * exactly one check not to pass, with the given verdict and clause. */
+static void expect_only(const char* name, const char* manifest_json, const char* check, CertVerdict v,
+                        const char* clause) {
+  paths();
+  CertProbeOptions o = options(g_ref, "reference");
+  CertManifest m = {0};
+  char err[256];
+  if (manifest_json) {
+    cr_assert_eq(cert_manifest_parse(manifest_json, strlen(manifest_json), &m, err, sizeof err), 0, "%s", err);
+    o.manifest = &m;
+  }
+  CertFindings f = {0};
+  const char* names[] = {name};
+  cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, &o, &f), 0);
+  int seen = 0;
+  for (size_t k = 0; k < f.n; ++k) {
+    const CertFinding* x = &f.items[k];
+    if (strcmp(x->check, check) == 0) {
+      seen = 1;
+      cr_expect_eq(x->verdict, v, "%s %s: %s (%s)", name, check, cert_verdict_name(x->verdict), x->reason);
+      cr_expect_str_eq(x->clause, clause);
+    } else {
+      cr_expect(x->verdict == CERT_PASS || x->verdict == CERT_SKIP, "%s: unexpected %s %s: %s", name,
+                cert_verdict_name(x->verdict), x->check, x->reason);
+    }
+  }
+  cr_expect(seen, "%s: no %s finding", name, check);
+  cert_findings_free(&f);
+  cert_manifest_free(&m);
+}
+
+Test(probe, CDY_006_legacy_null_strides_crash_is_nonstrict, .timeout = 120) {
+  expect_only("strides_deref", NULL, "probe.legacy-forms", CERT_NONSTRICT, "CDY-006");
+}
+
+Test(probe, CDY_007_null_data_crash_is_a_warning, .timeout = 120) {
+  expect_only("null_data_deref", NULL, "probe.invalid-tensors", CERT_WARN, "CDY-007");
+}
+
+Test(probe, CDY_010_a_view_in_the_result_slot_is_a_fail) {
+  expect_finding("bad_result()", "probe.result", CERT_FAIL, "CDY-010", "not a valid owned value");
+}
+
+Test(probe, CDY_012_threads_that_disagree_are_a_fail) {
+  expect_finding("racy(none) threads=2", "probe.threads", CERT_FAIL, "CDY-012", "different outcomes");
+}
+
+Test(probe, CDY_013_metadata_and_doc_functions_are_decoded) {
+  paths();
+  CertProbeOptions o = options(g_ref, "reference");
+  CertFindings f = {0};
+  const char* meta[] = {"__tvm_ffi__metadata_good", "__tvm_ffi__doc_good", "__tvm_ffi__metadata_notjson"};
+  cr_assert_eq(cert_probe_functions(NULL, 0, meta, 3, &o, &f), 0);
+  cr_assert_eq(f.n, 2);
+  cr_expect_str_eq(f.items[0].function, "good");
+  cr_expect_eq(f.items[0].verdict, CERT_PASS, "%s", f.items[0].reason);
+  cr_expect_not_null(strstr(f.items[0].evidence, "type_schema"), "%s", f.items[0].evidence);
+  cr_expect_str_eq(f.items[1].function, "notjson");
+  cr_expect_eq(f.items[1].verdict, CERT_WARN, "%s", f.items[1].reason);
+  cr_expect_str_eq(f.items[1].clause, "CDY-013");
+  cr_expect_str_eq(f.items[1].evidence, "not json");
+  cert_findings_free(&f);
+}
+
+static const char kPlusOne[] =
+    "{\"functions\": {\"scale_plus_one\": {\"dtypes\": [\"float32\"], \"args\": ["
+    "{\"name\": \"output\", \"kind\": \"tensor\", \"shape\": [\"n\"]},"
+    "{\"name\": \"input\", \"kind\": \"tensor\", \"shape\": [\"n\"]},"
+    "{\"name\": \"factor\", \"kind\": \"float\"}],"
+    "\"returns\": \"none\", \"reference\": \"output = input * factor\","
+    "\"errors\": {\"arity\": \"TypeError\", \"type\": \"TypeError\", \"dtype\": \"ValueError\","
+    "\"device\": \"ValueError\", \"shape\": \"ValueError\", \"layout\": \"ValueError\", \"null_data\": \"ValueError\"},"
+    "\"errors_name_argument\": true}}}";
+
+Test(probe, CDY_021_results_that_differ_from_the_reference_are_a_fail, .timeout = 120) {
+  expect_only("scale_plus_one", kPlusOne, "manifest.results", CERT_FAIL, "CDY-021");
+}
+
+Test(probe, CDY_020_a_refused_valid_call_is_a_fail, .timeout = 120) {
+  expect_only("refuses",
+              "{\"functions\": {\"refuses\": {\"dtypes\": [\"float64\"], \"args\": ["
+              "{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": [\"n\", 2]}, {\"name\": \"k\", \"kind\": \"int\"}]}}}",
+              "manifest.valid-calls", CERT_FAIL, "CDY-020");
 }
