@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tools/certify/cert_test_util.h"
 #include "tools/certify/elf_facts.h"
@@ -207,4 +209,19 @@ Test(elf_facts, without_section_headers_reads_pt_dynamic) {
   cr_expect_eq(elf.imports.n, with.imports.n);
   cert_elf_free(&with);
   cert_elf_free(&elf);
+}
+
+/* A FIFO named as a library is refused at once, never waited on. */
+Test(elf_facts, a_fifo_is_refused_without_blocking) {
+  char dir[] = "/tmp/cert_fifo_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[64];
+  snprintf(path, sizeof path, "%s/lib.so", dir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  CertElf elf;
+  char err[256] = "";
+  cr_expect_eq(cert_elf_read(path, &elf, err, sizeof err), -1);
+  cr_expect(strstr(err, "not a regular file") != NULL, "reason: %s", err);
+  unlink(path);
+  rmdir(dir);
 }
