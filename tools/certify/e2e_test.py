@@ -74,7 +74,9 @@ class Run:
 
     def __init__(self, lib, *args, cwd=None, env=None, reports=("json",)):
         self.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        cmd = [CERTIFY, lib, "--quiet", "--jobs", "2"] + list(args)
+        # No fixture hangs: a generous probe time limit keeps a loaded CI
+        # machine from turning a slow call into a finding.
+        cmd = [CERTIFY, lib, "--quiet", "--jobs", "2", "--timeout", "30"] + list(args)
         for kind in reports:
             cmd += ["--" + kind, os.path.join(self.dir, "report." + kind)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env,
