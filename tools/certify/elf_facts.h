@@ -98,11 +98,11 @@ size_t cert_elf_callable(const CertElf* elf, const char** names, size_t max);
  * memory). Check ids (spec/certify_static.md): static.exports,
  * static.export-kind, static.reserved-kind, static.library-bin,
  * static.metadata, static.doc, static.described-exists,
- * static.runtime-needed, static.cuda-stream, static.releases,
- * static.needed-found; these do not depend on the runtime (their `runtime`
- * is ""). static.runtime-imports, static.runtime-findable and
- * static.undefined do: their `runtime` is `runtime_path`, so a caller that
- * checks under two runtimes keeps the first set once. An unreadable runtime
+ * static.runtime-needed, static.cuda-stream, static.releases do not
+ * depend on the runtime (their `runtime` is ""). static.runtime-imports,
+ * static.needed-found (the runtime answers to DT_NEEDED libtvm_ffi.so by
+ * its soname), static.runtime-findable and static.undefined do: their
+ * `runtime` is `runtime_path`. An unreadable runtime
  * makes runtime-imports and undefined a SKIP with the reason. Functions
  * named in findings are without the __tvm_ffi_ prefix. */
 int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFindings* out);
