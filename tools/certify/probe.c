@@ -28,15 +28,13 @@ static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
 }
 
 /* Runs the plan's calls from `from` on; returns -1 on a tool error. */
-static int run_phase(const CertProbeOptions* opt, CertPlan* plan, size_t from) {
-  CertEngineOptions e;
-  engine_options(opt, &e);
+static int run_phase(CertEngine* engine, CertPlan* plan, size_t from) {
   size_t n = plan->n - from;
   if (n == 0) return 0;
   CertCall* calls = malloc(n * sizeof *calls);
   if (calls == NULL) return -1;
   for (size_t k = 0; k < n; ++k) calls[k] = plan->probes[from + k].call;
-  int rc = cert_engine_run(&e, calls, n, plan->results + from);
+  int rc = cert_engine_run(engine, calls, n, plan->results + from);
   free(calls);
   return rc;
 }
@@ -62,7 +60,11 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
                          size_t n_meta, const CertProbeOptions* opt, CertFindings* out) {
   CertPlan plan;
   if (cert_plan_init(&plan, opt) != 0) return -1;
+  CertEngineOptions eo;
+  engine_options(opt, &eo);
+  CertEngine* engine = cert_engine_open(&eo);
   int rc = -1;
+  if (engine == NULL) goto done;
   if (n_names == 0 && n_meta == 0) {
     rc = cert_findings_add(out, "", "probe.functions", "", opt->runtime_label, CERT_SKIP, "", "",
                            "The library exports no callable __tvm_ffi_<name> function: nothing to probe.");
@@ -75,7 +77,7 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
   for (size_t k = 0; k < n_meta; ++k) {
     if (cert_plan_metadata(&plan, meta_symbols[k]) != 0) goto done;
   }
-  if (run_phase(opt, &plan, 0) != 0) goto done;
+  if (run_phase(engine, &plan, 0) != 0) goto done;
   int failed = 0;
   if (find_load_failure(&plan, opt, out, &failed) != 0) goto done;
   if (failed) {
@@ -87,9 +89,10 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
   for (size_t k = 0; k < n_names; ++k) {
     if (cert_plan_probes(&plan, names[k]) != 0) goto done;
   }
-  if (run_phase(opt, &plan, phase2) != 0) goto done;
+  if (run_phase(engine, &plan, phase2) != 0) goto done;
   rc = cert_plan_judge(&plan, out);
 done:
+  cert_engine_close(engine);
   cert_plan_free(&plan);
   return rc;
 }
@@ -129,14 +132,18 @@ int cert_probe_replay(const char* replay, const CertProbeOptions* opt, CertFindi
   snprintf(call.runtime, sizeof call.runtime, "%s", opt->runtime_label ? opt->runtime_label : "");
   CertPlan plan;
   if (cert_plan_init(&plan, opt) != 0) return -1;
+  CertEngineOptions eo;
+  engine_options(opt, &eo);
+  CertEngine* engine = cert_engine_open(&eo);
   int rc = -1;
-  if (cert_plan_add_replay(&plan, &call) != 0) goto done;
-  if (run_phase(opt, &plan, 0) != 0) goto done;
+  if (engine == NULL || cert_plan_add_replay(&plan, &call) != 0) goto done;
+  if (run_phase(engine, &plan, 0) != 0) goto done;
   cert_plan_describe(&plan, 0, stdout);
   int failed = 0;
   if (find_load_failure(&plan, opt, out, &failed) != 0) goto done;
   rc = failed ? 0 : cert_plan_judge(&plan, out);
 done:
+  cert_engine_close(engine);
   cert_plan_free(&plan);
   return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,36 +546,42 @@ static void warm_up(void* rt) {
   if (err) g_api.dec_ref(err);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-/* Waits for the call's process, killing it after the time limit. */
+static void on_alarm(int signo) { (void)signo; }
+
+/* Waits for the call's process, killing it after the time limit: a timer
+ * interrupts the blocking wait (no SA_RESTART), so a quick call is seen
+ * the moment it ends. */
 static CertEndRecord wait_call(pid_t pid, double timeout_s) {
   CertEndRecord end = {0, 0, 0};
-  double t0 = now_s();
-  struct timespec pause = {0, 500000};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval timer = {{0, 0}, {(time_t)timeout_s, (suseconds_t)((timeout_s - (double)(time_t)timeout_s) * 1e6)}};
+  if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0) timer.it_value.tv_usec = 1000;
+  setitimer(ITIMER_REAL, &timer, NULL);
   int status = 0;
   struct rusage ru;
+  memset(&ru, 0, sizeof ru);
   for (;;) {
-    memset(&ru, 0, sizeof ru);
-    pid_t r = wait4(pid, &status, WNOHANG, &ru);
+    pid_t r = wait4(pid, &status, 0, &ru);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) {
-      end.how = 3;
-      return end;
+    if (r < 0 && errno == EINTR) {
+      if (end.how != 2) {
+        end.how = 2;
+        kill(pid, SIGKILL);
+      }
+      continue;
     }
-    if (end.how != 2 && now_s() - t0 > timeout_s) {
-      end.how = 2;
-      kill(pid, SIGKILL);
-    }
-    nanosleep(&pause, NULL);
-    if (pause.tv_nsec < 20000000) pause.tv_nsec *= 2;
+    end.how = 3;
+    break;
   }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
   end.maxrss_kb = ru.ru_maxrss;
-  if (end.how == 2) return end;
+  if (end.how >= 2) return end;
   if (WIFSIGNALED(status)) {
     end.how = 1;
     end.code = WTERMSIG(status);
@@ -584,8 +591,20 @@ static CertEndRecord wait_call(pid_t pid, double timeout_s) {
   return end;
 }
 
-void cert_child_main(const CertChildConfig* cfg, const CertCall* calls, const size_t* indices,
-                     size_t n, int fd) {
+/* Reads exactly n bytes; 0 on success, -1 at end of file or error. */
+static int read_all(int fd, void* p, size_t n) {
+  char* c = p;
+  while (n > 0) {
+    ssize_t r = read(fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    c += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   g_fd = fd;
   void* rt = dlopen(cfg->runtime_path, RTLD_NOW | RTLD_GLOBAL);
   if (rt == NULL) load_failed("the runtime did not load:", cfg->runtime_path, dlerror());
@@ -601,19 +620,23 @@ void cert_child_main(const CertChildConfig* cfg, const CertCall* calls, const si
   void* guard_page = NULL;
   guarded_alloc(0, &gbase, &glen, &guard_page);
   double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 10.0;
-  for (size_t k = 0; k < n; ++k) {
-    g_index = (int32_t)indices[k];
+  g_index = -1;
+  send_record(CERT_REC_READY, NULL, 0);
+  CertCommand cmd;
+  while (read_all(cmd_fd, &cmd, sizeof cmd) == 0) {
+    g_index = cmd.index;
     send_record(CERT_REC_START, NULL, 0);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+      close(cmd_fd);
       /* After both loads: a runtime (upstream does) or a library may
        * install a crash handler of its own, and ours must report. */
       install_handlers();
       CertOutcome out;
       memset(&out, 0, sizeof out);
       out.ref_arg = -1;
-      run_call(cfg, &calls[indices[k]], guard_page, &out);
+      run_call(cfg, &cmd.call, guard_page, &out);
       send_record(CERT_REC_DONE, &out, sizeof out);
       _exit(0);
     }

@@ -1,7 +1,7 @@
-/* The child side of a probe: a process forked from a parent that never
- * loaded the library. It loads the runtime (RTLD_GLOBAL) and then the
- * library (RTLD_LOCAL), runs a batch of calls, and reports each one to the
- * parent as records on a pipe. A fatal signal is reported by its handler
+/* The child side of a probe: a worker process forked from a parent that
+ * never loaded the library. It loads the runtime (RTLD_GLOBAL) and then the
+ * library (RTLD_LOCAL), runs the calls the parent sends it, and reports each
+ * one to the parent as records on a pipe. A fatal signal is reported by its handler
  * (with the guard region the faulting address lies in) before the child
  * dies of it, so the parent can say what was read or written. */
 #ifndef CERT_PROBE_CHILD_H_
@@ -20,7 +20,14 @@ typedef enum {
   CERT_REC_LOAD,      /* payload text: the runtime or library did not load */
   CERT_REC_TEXT,      /* payload text: the string a call returned (metadata, doc) */
   CERT_REC_END,       /* payload CertEndRecord: how the call's process ended */
+  CERT_REC_READY,     /* payload none: loaded, waiting for calls */
 } CertRecordType;
+
+/* What the parent sends a worker: run this call, report it as `index`. */
+typedef struct {
+  int32_t index;
+  CertCall call;
+} CertCommand;
 
 typedef struct {
   int32_t type;
@@ -47,10 +54,11 @@ typedef struct {
   uint64_t addr;
 } CertSignal;
 
-/* Each call runs in a process of its own, forked from the batch process
+/* Each call runs in a process of its own, forked from the worker process
  * that loaded the runtime and the library once (and paid the runtime's
  * first-error costs once): a crash costs one fork, and no call sees what
- * an earlier one left behind. The batch process reports how it ended. */
+ * an earlier one left behind. The worker reports how the call's process
+ * ended. */
 typedef struct {
   int32_t how;  /* 0 exited, 1 killed by a signal, 2 timed out, 3 could not fork */
   int32_t code; /* exit status or signal number */
@@ -99,10 +107,10 @@ typedef struct {
   double timeout_s;  /* per call */
 } CertChildConfig;
 
-/* In the child: runs calls[indices[0..n)], reporting to fd, then _exit(0).
- * Never returns. */
-void cert_child_main(const CertChildConfig* cfg, const CertCall* calls, const size_t* indices,
-                     size_t n, int fd) __attribute__((noreturn));
+/* In a worker process: loads the runtime and the library, then runs each
+ * CertCommand read from cmd_fd in a process of its own, reporting to fd,
+ * until cmd_fd reaches end of file. Never returns. */
+void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) __attribute__((noreturn));
 
 /* The value the children write into element i of tensor argument `arg`
  * (exact in every float type down to float16/bfloat16), as a double. */
