@@ -228,6 +228,12 @@ def test_libtvm_ffi_testing_runs_to_completion_with_its_findings():
         # name, under the reference only, and certify still finishes.
         assert set(by_runtime) == {"reference"}, run.explain()
         assert sorted(by_runtime["reference"]["evidence"].replace(",", " ").split()) == missing
+        # ... and the reports say where the two runtimes differ.
+        assert {"function": "", "check": "static.runtime-imports",
+                "verdicts": {"reference": "FAIL", "upstream": "PASS"}} in run.report["differences"]
+        assert "runtimes differ: reference FAIL, upstream PASS" in run.stdout
+        assert {x["runtime"] for x in run.findings("FAIL") if x["check"] == "probe.load"} == {
+            "reference"}, run.explain()
     else:
         assert by_runtime == {}, run.explain()
 
