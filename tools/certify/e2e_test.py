@@ -74,7 +74,9 @@ class Run:
 
     def __init__(self, lib, *args, cwd=None, env=None, reports=("json",)):
         self.dir = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        cmd = [CERTIFY, lib, "--quiet", "--jobs", "2"] + list(args)
+        # No fixture hangs: a generous probe time limit keeps a loaded CI
+        # machine from turning a slow call into a finding.
+        cmd = [CERTIFY, lib, "--quiet", "--jobs", "2", "--timeout", "30"] + list(args)
         for kind in reports:
             cmd += ["--" + kind, os.path.join(self.dir, "report." + kind)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env,
@@ -226,6 +228,12 @@ def test_libtvm_ffi_testing_runs_to_completion_with_its_findings():
         # name, under the reference only, and certify still finishes.
         assert set(by_runtime) == {"reference"}, run.explain()
         assert sorted(by_runtime["reference"]["evidence"].replace(",", " ").split()) == missing
+        # ... and the reports say where the two runtimes differ.
+        assert {"function": "", "check": "static.runtime-imports",
+                "verdicts": {"reference": "FAIL", "upstream": "PASS"}} in run.report["differences"]
+        assert "runtimes differ: reference FAIL, upstream PASS" in run.stdout
+        assert {x["runtime"] for x in run.findings("FAIL") if x["check"] == "probe.load"} == {
+            "reference"}, run.explain()
     else:
         assert by_runtime == {}, run.explain()
 

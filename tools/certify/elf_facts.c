@@ -6,6 +6,8 @@
 #include "elf_facts.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
@@ -553,12 +555,18 @@ int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err
 
 int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) return cert_fail(err, errlen, "%s: %s", path, strerror(errno));
+  /* O_NONBLOCK: opening a FIFO must not hang certify before fstat refuses it. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return cert_fail(err, errlen, "%s: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
     return cert_fail(err, errlen, "%s: not a regular file", path);
+  }
+  FILE* f = fdopen(fd, "rb");
+  if (f == NULL) {
+    close(fd);
+    return cert_fail(err, errlen, "%s: %s", path, strerror(errno));
   }
   if ((unsigned long long)st.st_size > CERT_ELF_MAX_FILE) {
     fclose(f);

@@ -94,7 +94,17 @@ size_t cert_elf_callable(const CertElf* elf, const char** names, size_t max);
 
 /* All static checks (symbols, library_bin, metadata, imports against the
  * runtime at `runtime_path`, DT_NEEDED resolution, release range, CUDA
- * stream use), appended to `out`. Returns 0, or -1 on a tool error. */
+ * stream use), appended to `out`. Returns 0, or -1 on a tool error (out of
+ * memory). Check ids (spec/certify_static.md): static.exports,
+ * static.export-kind, static.reserved-kind, static.library-bin,
+ * static.metadata, static.doc, static.described-exists,
+ * static.runtime-needed, static.cuda-stream, static.releases do not
+ * depend on the runtime (their `runtime` is ""). static.runtime-imports,
+ * static.needed-found (the runtime answers to DT_NEEDED libtvm_ffi.so by
+ * its soname), static.runtime-findable and static.undefined do: their
+ * `runtime` is `runtime_path`. An unreadable runtime
+ * makes runtime-imports and undefined a SKIP with the reason. Functions
+ * named in findings are without the __tvm_ffi_ prefix. */
 int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFindings* out);
 
 #endif

@@ -3,6 +3,9 @@
 #include "lib_search.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +77,14 @@ static void cert_cache_load(void) {
 
 int cert_elf_ident(const char* path, int* machine, int* elf_class) {
   unsigned char h[20];
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) return -1;
-  size_t got = fread(h, 1, sizeof h, f);
-  fclose(f);
-  if (got != sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0) return -1;
+  /* O_NONBLOCK: a library name may point at a FIFO, which must not hang us. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  ssize_t got = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) got = read(fd, h, sizeof h);
+  close(fd);
+  if (got != (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0) return -1;
   *elf_class = h[EI_CLASS];
   /* e_machine sits at offset 18 in both classes, in the file's byte order. */
   *machine = h[EI_DATA] == ELFDATA2MSB ? (h[18] << 8) | h[19] : h[18] | (h[19] << 8);

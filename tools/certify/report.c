@@ -11,6 +11,7 @@
 
 #define CERT_EVIDENCE_LINES 4 /* the JSON report has the rest */
 #define CERT_SKIP_EVIDENCE_LINES 1
+#define CERT_RELEASE_CHECK "static.releases" /* the static stage's release range */
 
 int cert_exit_status(const CertFindings* f, int tool_error) {
   int status = tool_error ? CERT_EXIT_TOOL_ERROR : 0;
@@ -222,6 +223,19 @@ static void cert_put_passed(const CertTable* t, const CertIndex* ix, const CertC
   free(list);
 }
 
+/* Which upstream releases the library can run on is worth reading even
+ * when it passed: its reason is shown under the passes. */
+static void cert_put_release_range(const CertTable* t, const CertIndex* ix, const CertCell* cells,
+                                   size_t n_cells) {
+  for (size_t c = 0; c < n_cells; ++c) {
+    const CertFinding* x = cert_cell_at(ix, &cells[c], 0);
+    if (cells[c].worst != CERT_PASS || strcmp(x->check, CERT_RELEASE_CHECK) != 0) continue;
+    fprintf(t->out, "%12s", "");
+    cert_wrap(t, x->reason, 12, 2);
+    return;
+  }
+}
+
 /* Cells of one function, non-PASS checks first (worst first). */
 static void cert_put_function(const CertTable* t, const CertIndex* ix, const CertCell* cells,
                               size_t n_cells) {
@@ -262,6 +276,7 @@ static void cert_put_function(const CertTable* t, const CertIndex* ix, const Cer
     }
   }
   cert_put_passed(t, ix, cells, n_cells);
+  cert_put_release_range(t, ix, cells, n_cells);
 }
 
 void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f) {

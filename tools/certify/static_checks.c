@@ -579,13 +579,13 @@ static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
   CertLinkReport rep = {0};
   int rc = cert_link(elf, runtime, &set, &rep);
   if (rc == 0 && rep.n_missing > 0) {
-    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", "", CERT_FAIL,
+    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_FAIL,
                            cert_text_end(&rep.missing), "",
                            "%zu needed librar%s cannot be found the way the dynamic loader "
                            "searches, so the library does not load",
                            rep.n_missing, rep.n_missing == 1 ? "y" : "ies");
   } else if (rc == 0) {
-    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", "", CERT_PASS,
+    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_PASS,
                            cert_text_end(&rep.found), "",
                            "every needed library is found (%zu direct)", elf->n_needed);
   }
