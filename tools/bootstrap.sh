@@ -28,6 +28,8 @@ APT_PACKAGES=(
   libfuzzer-14-dev
   libclang-rt-14-dev   # ASan/UBSan/libFuzzer runtimes for clang
   valgrind             # leak checks and callgrind instruction counts
+  libelf-dev           # certify reads symbol tables and dynamic sections with elfutils' libelf
+  libjansson-dev       # certify parses metadata symbols and manifests (JSON) with Jansson
   gcc
   g++
   python3

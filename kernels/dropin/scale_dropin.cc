@@ -28,8 +28,10 @@ void ScaleFloat32(ffi::TensorView output, ffi::TensorView input, double factor) 
       output.dtype().bits != dt.bits) {
     TVM_FFI_THROW(TypeError) << "input dtype is not float32";
   }
-  const float* in = static_cast<const float*>(input.data_ptr());
-  float* out = static_cast<float*>(output.data_ptr());
+  // data_ptr() is DLTensor::data: element 0 lives byte_offset bytes after it.
+  const float* in = reinterpret_cast<const float*>(static_cast<const char*>(input.data_ptr()) +
+                                                   input.byte_offset());
+  float* out = reinterpret_cast<float*>(static_cast<char*>(output.data_ptr()) + output.byte_offset());
   const float f = static_cast<float>(factor);
   for (int64_t i = 0; i < input.numel(); ++i) out[i] = in[i] * f;
 }

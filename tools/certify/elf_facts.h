@@ -12,6 +12,18 @@ typedef struct {
   char* name;      /* the full symbol name, e.g. "__tvm_ffi_scale" */
   int is_function; /* STT_FUNC (or STT_GNU_IFUNC) rather than data */
   size_t size;     /* st_size */
+  int is_weak;     /* STB_WEAK */
+  /* A dynamic relocation names it: the loader must resolve it (RTLD_NOW).
+   * An undefined symbol nothing relocates against is never looked up. */
+  int is_referenced;
+  size_t index;    /* its index in .dynsym */
+  /* Where the symbol's bytes lie in the file (defined symbols in a section
+   * with file contents): `file_bytes` bytes from `file_offset`, never past
+   * the end of the section or the file, and at most `size`. 0 bytes when the
+   * symbol has none (undefined, .bss, absolute). */
+  size_t file_offset;
+  size_t file_bytes;
+  unsigned long long value; /* st_value */
 } CertSymbol;
 
 typedef struct {
@@ -19,16 +31,36 @@ typedef struct {
   size_t n;
 } CertSymbols;
 
+/* An allocated section with file contents: where the loaded address range
+ * [addr, addr + size) comes from in the file. */
+typedef struct {
+  unsigned long long addr;
+  size_t offset;
+  size_t size;
+} CertSection;
+
 typedef struct {
   char* path;
   int is_shared_object; /* ET_DYN */
   int machine;          /* e_machine */
+  int elf_class;        /* ELFCLASS32 (1) or ELFCLASS64 (2) */
   CertSymbols exports;  /* defined, global/weak, default/protected visibility */
   CertSymbols imports;  /* undefined dynamic symbols */
   char** needed;        /* DT_NEEDED, in order */
   size_t n_needed;
   char* rpath;          /* DT_RPATH or NULL */
   char* runpath;        /* DT_RUNPATH or NULL */
+  char* soname;         /* DT_SONAME or NULL */
+  /* The file itself (a private copy), for checks that read symbol bytes. */
+  unsigned char* image;
+  size_t image_size;
+  /* R_*_RELATIVE relocations of the dynamic relocation table, sorted by
+   * offset: what a pointer variable in the file points to once loaded. */
+  unsigned long long* relative_offsets;
+  unsigned long long* relative_addends;
+  size_t n_relative;
+  CertSection* sections;
+  size_t n_sections;
   /* Derived, for the dynamic stage: */
   int has_library_bin;  /* exports __tvm_ffi__library_bin */
   int imports_env_get_stream; /* imports TVMFFIEnvGetStream */
@@ -45,14 +77,34 @@ int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err
 
 void cert_elf_free(CertElf* elf);
 
+/* The exported (or, with imports=1, imported) symbol named `name`, or NULL. */
+const CertSymbol* cert_elf_find(const CertElf* elf, const char* name, int imports);
+
+/* The file bytes at virtual address `vaddr` (the loaded image's address),
+ * at most `max` of them and never past their section or the file. Returns
+ * the count (0 when the address has no file contents) and sets *bytes. */
+size_t cert_elf_bytes_at(const CertElf* elf, unsigned long long vaddr, size_t max,
+                         const unsigned char** bytes);
+
 /* The exported __tvm_ffi_<name> functions a caller may call: those that
  * are functions and are not the reserved __tvm_ffi__* metadata names.
- * Returns a count and fills `names` (borrowed from `elf`, no prefix). */
+ * Fills at most `max` of `names` (borrowed from `elf`, no prefix) and
+ * returns how many it filled; with names == NULL, returns how many there are. */
 size_t cert_elf_callable(const CertElf* elf, const char** names, size_t max);
 
 /* All static checks (symbols, library_bin, metadata, imports against the
  * runtime at `runtime_path`, DT_NEEDED resolution, release range, CUDA
- * stream use), appended to `out`. Returns 0, or -1 on a tool error. */
+ * stream use), appended to `out`. Returns 0, or -1 on a tool error (out of
+ * memory). Check ids (spec/certify_static.md): static.exports,
+ * static.export-kind, static.reserved-kind, static.library-bin,
+ * static.metadata, static.doc, static.described-exists,
+ * static.runtime-needed, static.cuda-stream, static.releases do not
+ * depend on the runtime (their `runtime` is ""). static.runtime-imports,
+ * static.needed-found (the runtime answers to DT_NEEDED libtvm_ffi.so by
+ * its soname), static.runtime-findable and static.undefined do: their
+ * `runtime` is `runtime_path`. An unreadable runtime
+ * makes runtime-imports and undefined a SKIP with the reason. Functions
+ * named in findings are without the __tvm_ffi_ prefix. */
 int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFindings* out);
 
 #endif

@@ -30,9 +30,20 @@ typedef struct {
  * not a tool error). */
 int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFindings* out);
 
+/* The same on functions named explicitly (without the __tvm_ffi_ prefix)
+ * and on full metadata/doc symbol names (`__tvm_ffi__metadata_<name>`,
+ * `__tvm_ffi__doc_<name>`) that are functions. */
+int cert_probe_functions(const char* const* names, size_t n_names, const char* const* meta_symbols,
+                         size_t n_meta, const CertProbeOptions* opt, CertFindings* out);
+
 /* Runs the single probe a finding's `replay` line describes, printing what
  * happened, and appends its finding. Returns 0, or -1 when the line does not
  * parse (with the reason on stderr). */
 int cert_probe_replay(const char* replay, const CertProbeOptions* opt, CertFindings* out);
+
+/* The `runtime=` word of a replay line ("reference", "upstream", a path)
+ * into buf; 0, or -1 when the line names none. The line's grammar is in
+ * probe_call.h. */
+int cert_probe_replay_runtime(const char* replay, char* buf, size_t size);
 
 #endif

@@ -1,0 +1,407 @@
+#include "manifest.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* const kErrorCaseNames[CERT_ERR_COUNT] = {
+    "arity", "type", "dtype", "device", "shape", "layout", "null_data",
+};
+
+const char* cert_error_case_name(CertErrorCase c) {
+  return (unsigned)c < CERT_ERR_COUNT ? kErrorCaseNames[c] : "?";
+}
+
+typedef struct {
+  char* err;
+  size_t errlen;
+} Ctx;
+
+static int bad(Ctx* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(Ctx* c, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err, c->errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* A short string value copied into a fixed buffer. */
+static int get_word(Ctx* c, json_t* v, const char* where, char* out, size_t size) {
+  if (!json_is_string(v)) return bad(c, "%s: expected a string", where);
+  size_t len = json_string_length(v);
+  if (len == 0 || len >= size) return bad(c, "%s: must be 1 to %zu bytes", where, size - 1);
+  const char* s = json_string_value(v);
+  if (memchr(s, '\0', len) != NULL) return bad(c, "%s: contains a NUL byte", where);
+  memcpy(out, s, len + 1);
+  return 0;
+}
+
+static int is_ident(const char* s) {
+  if (!isalpha((unsigned char)s[0]) && s[0] != '_') return 0;
+  for (const char* p = s; *p; ++p) {
+    if (!isalnum((unsigned char)*p) && *p != '_') return 0;
+  }
+  return 1;
+}
+
+static int parse_arg(Ctx* c, const char* fn, size_t k, json_t* j, CertManifestArg* a) {
+  char where[200];
+  snprintf(where, sizeof where, "functions.%s.args[%zu]", fn, k);
+  if (!json_is_object(j)) return bad(c, "%s: expected an object", where);
+  const char* key;
+  json_t* v;
+  json_object_foreach(j, key, v) {
+    if (strcmp(key, "name") && strcmp(key, "kind") && strcmp(key, "shape")) {
+      return bad(c, "%s: unknown key \"%s\"", where, key);
+    }
+  }
+  if (get_word(c, json_object_get(j, "name"), where, a->name, sizeof a->name) != 0) return -1;
+  if (!is_ident(a->name)) return bad(c, "%s.name: not an identifier", where);
+  char kind[16];
+  if (get_word(c, json_object_get(j, "kind"), where, kind, sizeof kind) != 0) return -1;
+  if (strcmp(kind, "tensor") == 0) a->kind = CERT_MKIND_TENSOR;
+  else if (strcmp(kind, "float") == 0) a->kind = CERT_MKIND_FLOAT;
+  else if (strcmp(kind, "int") == 0) a->kind = CERT_MKIND_INT;
+  else if (strcmp(kind, "bool") == 0) a->kind = CERT_MKIND_BOOL;
+  else return bad(c, "%s.kind: \"%s\" is not tensor, float, int or bool", where, kind);
+  json_t* shape = json_object_get(j, "shape");
+  if (a->kind != CERT_MKIND_TENSOR) {
+    return shape ? bad(c, "%s.shape: only tensors have a shape", where) : 0;
+  }
+  if (!json_is_array(shape) || json_array_size(shape) > CERT_MAX_NDIM) {
+    return bad(c, "%s.shape: expected a list of at most %d extents", where, CERT_MAX_NDIM);
+  }
+  a->ndim = (int32_t)json_array_size(shape);
+  for (int32_t d = 0; d < a->ndim; ++d) {
+    json_t* e = json_array_get(shape, (size_t)d);
+    if (json_is_integer(e)) {
+      json_int_t x = json_integer_value(e);
+      if (x < 0 || x > 4096) return bad(c, "%s.shape[%d]: extents are 0..4096", where, (int)d);
+      snprintf(a->dims[d], sizeof a->dims[d], "%lld", (long long)x);
+    } else if (get_word(c, e, where, a->dims[d], sizeof a->dims[d]) != 0 || !is_ident(a->dims[d])) {
+      return bad(c, "%s.shape[%d]: expected a name or a number", where, (int)d);
+    }
+  }
+  return 0;
+}
+
+static int parse_errors(Ctx* c, const char* fn, json_t* j, CertManifestFunction* f) {
+  if (!json_is_object(j)) return bad(c, "functions.%s.errors: expected an object", fn);
+  const char* key;
+  json_t* v;
+  json_object_foreach(j, key, v) {
+    int which = -1;
+    for (int k = 0; k < CERT_ERR_COUNT; ++k) {
+      if (strcmp(key, kErrorCaseNames[k]) == 0) which = k;
+    }
+    if (which < 0) return bad(c, "functions.%s.errors: unknown case \"%s\"", fn, key);
+    CertManifestError* e = &f->errors[which];
+    char where[200];
+    snprintf(where, sizeof where, "functions.%s.errors.%s", fn, key);
+    if (json_is_object(v)) {
+      if (json_object_size(v) > 2) return bad(c, "%s: only kind and names", where);
+      if (get_word(c, json_object_get(v, "kind"), where, e->kind, sizeof e->kind) != 0) return -1;
+      json_t* names = json_object_get(v, "names");
+      if (names && get_word(c, names, where, e->names, sizeof e->names) != 0) return -1;
+      if (json_object_size(v) == 2 && names == NULL) return bad(c, "%s: only kind and names", where);
+    } else if (get_word(c, v, where, e->kind, sizeof e->kind) != 0) {
+      return -1;
+    }
+    if (!is_ident(e->kind)) return bad(c, "%s: the kind is not an identifier", where);
+    e->documented = 1;
+  }
+  return 0;
+}
+
+static int arg_index(const CertManifestFunction* f, const char* name, size_t len) {
+  for (int k = 0; k < f->nargs; ++k) {
+    if (strlen(f->args[k].name) == len && memcmp(f->args[k].name, name, len) == 0) return k;
+  }
+  return -1;
+}
+
+/* NAME '=' term {op term} */
+static int parse_reference(Ctx* c, const char* fn, const char* s, CertManifestFunction* f) {
+  CertExpr* e = &f->reference;
+  const char* p = s;
+  while (isspace((unsigned char)*p)) ++p;
+  const char* start = p;
+  while (isalnum((unsigned char)*p) || *p == '_') ++p;
+  e->out_arg = arg_index(f, start, (size_t)(p - start));
+  if (e->out_arg < 0 || f->args[e->out_arg].kind != CERT_MKIND_TENSOR) {
+    return bad(c, "functions.%s.reference: must start with a tensor argument's name", fn);
+  }
+  while (isspace((unsigned char)*p)) ++p;
+  if (*p++ != '=') return bad(c, "functions.%s.reference: expected '='", fn);
+  for (;;) {
+    while (isspace((unsigned char)*p)) ++p;
+    if (e->nterms == CERT_EXPR_MAX) return bad(c, "functions.%s.reference: more than %d terms", fn, CERT_EXPR_MAX);
+    start = p;
+    if (isdigit((unsigned char)*p) || *p == '.') {
+      char* end = NULL;
+      e->term_const[e->nterms] = strtod(p, &end);
+      e->term_arg[e->nterms] = -1;
+      p = end;
+    } else {
+      while (isalnum((unsigned char)*p) || *p == '_') ++p;
+      int k = arg_index(f, start, (size_t)(p - start));
+      if (k < 0) return bad(c, "functions.%s.reference: unknown name at \"%.20s\"", fn, start);
+      if (f->args[k].kind == CERT_MKIND_BOOL) return bad(c, "functions.%s.reference: bool term", fn);
+      e->term_arg[e->nterms] = k;
+    }
+    e->nterms++;
+    while (isspace((unsigned char)*p)) ++p;
+    if (*p == '\0') return 0;
+    if (*p != '+' && *p != '-' && *p != '*') return bad(c, "functions.%s.reference: expected + - or *", fn);
+    e->ops[e->nterms - 1] = *p++;
+  }
+}
+
+static int parse_dtypes(Ctx* c, const char* fn, json_t* j, CertManifestFunction* f) {
+  if (!json_is_array(j) || json_array_size(j) == 0 || json_array_size(j) > CERT_MANIFEST_MAX_DTYPES) {
+    return bad(c, "functions.%s.dtypes: expected 1 to %d dtypes", fn, CERT_MANIFEST_MAX_DTYPES);
+  }
+  for (size_t k = 0; k < json_array_size(j); ++k) {
+    char w[24];
+    if (get_word(c, json_array_get(j, k), "dtypes", w, sizeof w) != 0) return -1;
+    if (cert_dtype_parse(w, strlen(w), &f->dtypes[f->ndtypes]) != 0 ||
+        cert_dtype_bytes(f->dtypes[f->ndtypes]) == 0) {
+      return bad(c, "functions.%s.dtypes: \"%s\" is not a dtype", fn, w);
+    }
+    f->ndtypes++;
+  }
+  return 0;
+}
+
+static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunction* f) {
+  if (strlen(name) == 0 || strlen(name) >= sizeof f->name) return bad(c, "functions: bad name length");
+  snprintf(f->name, sizeof f->name, "%s", name);
+  if (!json_is_object(j)) return bad(c, "functions.%s: expected an object", name);
+  static const char* const keys[] = {"device", "dtypes", "args", "returns", "reference", "errors",
+                                     "errors_name_argument", NULL};
+  const char* key;
+  json_t* v;
+  json_object_foreach(j, key, v) {
+    int known = 0;
+    for (int k = 0; keys[k]; ++k) known |= strcmp(key, keys[k]) == 0;
+    if (!known) return bad(c, "functions.%s: unknown key \"%s\"", name, key);
+  }
+  char dev[16] = "cpu";
+  json_t* d = json_object_get(j, "device");
+  if (d && get_word(c, d, "device", dev, sizeof dev) != 0) return -1;
+  if (strcmp(dev, "cpu") == 0) f->device = kDLCPU;
+  else if (strcmp(dev, "cuda") == 0) f->device = kDLCUDA;
+  else return bad(c, "functions.%s.device: \"%s\" is not cpu or cuda", name, dev);
+  json_t* args = json_object_get(j, "args");
+  if (!json_is_array(args) || json_array_size(args) > CERT_MAX_ARGS - 1) {
+    return bad(c, "functions.%s.args: expected a list of at most %d arguments", name, CERT_MAX_ARGS - 1);
+  }
+  for (size_t k = 0; k < json_array_size(args); ++k) {
+    if (parse_arg(c, name, k, json_array_get(args, k), &f->args[k]) != 0) return -1;
+    f->nargs++;
+    if (arg_index(f, f->args[k].name, strlen(f->args[k].name)) != (int)k) {
+      return bad(c, "functions.%s.args[%zu]: duplicate name", name, k);
+    }
+  }
+  json_t* dt = json_object_get(j, "dtypes");
+  if (dt && parse_dtypes(c, name, dt, f) != 0) return -1;
+  for (int k = 0; k < f->nargs; ++k) {
+    if (f->args[k].kind == CERT_MKIND_TENSOR && f->ndtypes == 0) {
+      return bad(c, "functions.%s.dtypes: needed for tensor arguments", name);
+    }
+  }
+  json_t* ret = json_object_get(j, "returns");
+  if (ret) {
+    if (!json_is_string(ret) || strcmp(json_string_value(ret), "none") != 0) {
+      return bad(c, "functions.%s.returns: only \"none\" is understood", name);
+    }
+    f->returns_none = 1;
+  }
+  json_t* ref = json_object_get(j, "reference");
+  if (ref) {
+    char expr[200];
+    if (get_word(c, ref, "reference", expr, sizeof expr) != 0) return -1;
+    if (f->device != kDLCPU) return bad(c, "functions.%s.reference: CPU functions only", name);
+    if (parse_reference(c, name, expr, f) != 0) return -1;
+    f->has_reference = 1;
+  }
+  json_t* errs = json_object_get(j, "errors");
+  if (errs && parse_errors(c, name, errs, f) != 0) return -1;
+  json_t* nm = json_object_get(j, "errors_name_argument");
+  if (nm && !json_is_boolean(nm)) return bad(c, "functions.%s.errors_name_argument: expected a bool", name);
+  f->errors_name_argument = nm && json_is_true(nm);
+  return 0;
+}
+
+int cert_manifest_parse(const char* text, size_t len, CertManifest* out, char* err, size_t errlen) {
+  Ctx c = {err, errlen};
+  memset(out, 0, sizeof *out);
+  json_error_t jerr;
+  json_t* root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL) return bad(&c, "not JSON: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+  int rc = -1;
+  json_t* fns = json_object_get(root, "functions");
+  if (!json_is_object(root) || !json_is_object(fns)) {
+    bad(&c, "expected an object with \"functions\"");
+    goto done;
+  }
+  const char* key;
+  json_t* v;
+  json_object_foreach(root, key, v) {
+    if (strcmp(key, "functions") != 0 && strcmp(key, "library") != 0 && strcmp(key, "comment") != 0) {
+      bad(&c, "unknown key \"%s\"", key);
+      goto done;
+    }
+  }
+  if (json_object_size(fns) > CERT_MANIFEST_MAX_FUNCTIONS) {
+    bad(&c, "functions: more than %d", CERT_MANIFEST_MAX_FUNCTIONS);
+    goto done;
+  }
+  out->fns = calloc(json_object_size(fns) + 1, sizeof *out->fns);
+  if (out->fns == NULL) {
+    bad(&c, "out of memory");
+    goto done;
+  }
+  json_object_foreach(fns, key, v) {
+    if (parse_function(&c, key, v, &out->fns[out->n]) != 0) goto done;
+    out->n++;
+  }
+  rc = 0;
+done:
+  json_decref(root);
+  if (rc != 0) cert_manifest_free(out);
+  return rc;
+}
+
+int cert_manifest_load(const char* path, CertManifest* out, char* err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return snprintf(err, errlen, "%s: cannot open", path), -1;
+  char* buf = malloc(1 << 20);
+  size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0;
+  int too_big = buf && n == (1 << 20);
+  fclose(f);
+  if (buf == NULL) return snprintf(err, errlen, "out of memory"), -1;
+  if (too_big) {
+    free(buf);
+    return snprintf(err, errlen, "%s: larger than 1 MiB", path), -1;
+  }
+  char inner[400];
+  int rc = cert_manifest_parse(buf, n, out, inner, sizeof inner);
+  free(buf);
+  if (rc != 0) snprintf(err, errlen, "%s: %s", path, inner);
+  return rc;
+}
+
+void cert_manifest_free(CertManifest* m) {
+  free(m->fns);
+  m->fns = NULL;
+  m->n = 0;
+}
+
+const CertManifestFunction* cert_manifest_find(const CertManifest* m, const char* name) {
+  for (size_t k = 0; m && k < m->n; ++k) {
+    if (strcmp(m->fns[k].name, name) == 0) return &m->fns[k];
+  }
+  return NULL;
+}
+
+/* ---- the reference check ---------------------------------------------- */
+
+static int is_16bit_float(DLDataType t) {
+  return t.lanes == 1 && t.bits == 16 && (t.code == kDLFloat || t.code == kDLBfloat);
+}
+
+/* Rounds v to the arithmetic the dtype computes in. */
+static double in_arith(DLDataType t, double v) {
+  if (t.code == kDLFloat && t.bits == 64) return v;
+  if (t.code == kDLFloat || t.code == kDLBfloat) return (double)(float)v;
+  return v;
+}
+
+static double scalar_of(const CertArg* a) {
+  if (a->kind == CERT_ARG_FLOAT) return a->f;
+  if (a->kind == CERT_ARG_INT || a->kind == CERT_ARG_BOOL) return (double)a->i;
+  return 0;
+}
+
+/* Byte offset of row-major element i in a DLTensor (non-negative strides). */
+static int64_t element_offset(const DLTensor* t, int64_t i) {
+  int64_t off = 0, rem = i;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    int64_t st = t->strides ? t->strides[d] : 1;
+    if (!t->strides) {
+      st = 1;
+      for (int32_t e = d + 1; e < t->ndim; ++e) st *= t->shape[e];
+    }
+    off += (rem % t->shape[d]) * st;
+    rem /= t->shape[d];
+  }
+  return off * (int64_t)cert_dtype_bytes(t->dtype);
+}
+
+int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
+                        void* const* inputs_before, char* note, size_t note_size) {
+  const CertManifestFunction* f = cert_manifest_find(ctx, call->function);
+  if (f == NULL || !f->has_reference) return snprintf(note, note_size, "no reference"), -1;
+  const CertExpr* e = &f->reference;
+  const DLTensor* out = tensors[e->out_arg];
+  if (out == NULL || (out->data == NULL && cert_arg_elements(&call->args[e->out_arg]) > 0)) {
+    return snprintf(note, note_size, "the output is not a CPU tensor"), -1;
+  }
+  int64_t n = cert_arg_elements(&call->args[e->out_arg]);
+  DLDataType dt = out->dtype;
+  int mismatches = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double acc = 0, prod = 0;
+    char pending = '+';
+    for (int k = 0; k < e->nterms; ++k) {
+      double v;
+      int a = e->term_arg[k];
+      if (a < 0) {
+        v = e->term_const[k];
+      } else if (tensors[a]) {
+        const DLTensor* t = tensors[a];
+        /* The value the argument held before the call (in-place safe). */
+        const char* base = inputs_before[a] ? inputs_before[a] : (const char*)t->data + t->byte_offset;
+        if (base == NULL || cert_value_load(t->dtype, base + element_offset(t, i), &v) != 0) {
+          return snprintf(note, note_size, "cannot read argument %d", a), -1;
+        }
+      } else {
+        v = scalar_of(&call->args[a]);
+      }
+      v = in_arith(dt, v);
+      /* Products bind tighter than sums. */
+      if (k == 0) {
+        prod = v;
+      } else if (e->ops[k - 1] == '*') {
+        prod = in_arith(dt, prod * v);
+      } else {
+        acc = in_arith(dt, pending == '+' ? acc + prod : acc - prod);
+        pending = e->ops[k - 1];
+        prod = v;
+      }
+    }
+    acc = in_arith(dt, pending == '+' ? acc + prod : acc - prod);
+    char want[16] = {0}, got[16] = {0};
+    size_t es = cert_dtype_bytes(dt);
+    if (es > sizeof want || cert_value_store(dt, want, acc) != 0) {
+      return snprintf(note, note_size, "no reference arithmetic for this dtype"), -1;
+    }
+    memcpy(got, (const char*)out->data + out->byte_offset + element_offset(out, i), es);
+    if (memcmp(want, got, es) != 0) {
+      if (mismatches == 0) {
+        double g = 0;
+        cert_value_load(dt, got, &g);
+        snprintf(note, note_size, "element %lld: got %.9g, the reference gives %.9g%s", (long long)i, g, acc,
+                 is_16bit_float(dt) ? " (computed in float32, rounded to nearest even)" : "");
+      }
+      ++mismatches;
+    }
+  }
+  return mismatches;
+}

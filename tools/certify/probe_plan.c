@@ -1,0 +1,462 @@
+#include "probe_plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const DLDataType kF32 = {kDLFloat, 32, 1};
+static const DLDevice kCpu = {kDLCPU, 0};
+
+int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt) {
+  memset(plan, 0, sizeof *plan);
+  plan->opt = opt;
+  /* A GPU driver is present: device memory would be real, so non-CPU
+   * tensors are only ever given without elements. */
+  plan->have_gpu = access("/dev/nvidiactl", F_OK) == 0;
+  return 0;
+}
+
+void cert_plan_free(CertPlan* plan) {
+  free(plan->no_base);
+  cert_results_free(plan->results, plan->n);
+  free(plan->probes);
+  free(plan->results);
+  memset(plan, 0, sizeof *plan);
+}
+
+static int add(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case) {
+  if (plan->n == plan->cap) {
+    size_t cap = plan->cap ? plan->cap * 2 : 256;
+    CertProbe* p = realloc(plan->probes, cap * sizeof *p);
+    if (p == NULL) return -1;
+    plan->probes = p;
+    CertResult* r = realloc(plan->results, cap * sizeof *r);
+    if (r == NULL) return -1;
+    plan->results = r;
+    plan->cap = cap;
+  }
+  CertProbe* p = &plan->probes[plan->n];
+  p->call = *call;
+  p->cls = cls;
+  p->error_case = error_case;
+  snprintf(p->call.runtime, sizeof p->call.runtime, "%s",
+           plan->opt->runtime_label ? plan->opt->runtime_label : "");
+  if (p->call.threads < 1) p->call.threads = 1;
+  memset(&plan->results[plan->n], 0, sizeof plan->results[plan->n]);
+  plan->n++;
+  return 0;
+}
+
+static CertCall new_call(const char* function) {
+  CertCall c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.function, sizeof c.function, "%s", function);
+  c.threads = 1;
+  return c;
+}
+
+static CertArg tensor_1d(CertArgKind kind, DLDataType dt, int64_t n, DLDevice dev) {
+  return cert_arg_tensor(kind, dt, 1, &n, dev);
+}
+
+/* ---- the base call ---------------------------------------------------- */
+
+static const CertManifestFunction* manifest_fn(const CertPlan* plan, const char* function) {
+  return cert_manifest_find(plan->opt->manifest, function);
+}
+
+/* A tensor's extent for one of the manifest's dimension words. */
+static int64_t extent_of(const char* dim, int64_t n) {
+  if (dim[0] >= '0' && dim[0] <= '9') return strtoll(dim, NULL, 10);
+  return n;
+}
+
+/* The valid call the manifest describes, with `n` for every named extent. */
+static CertCall manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind) {
+  CertCall c = new_call(f->name);
+  DLDevice dev = {f->device, 0};
+  for (int k = 0; k < f->nargs; ++k) {
+    const CertManifestArg* a = &f->args[k];
+    switch (a->kind) {
+      case CERT_MKIND_TENSOR: {
+        int64_t shape[CERT_MAX_NDIM];
+        for (int32_t d = 0; d < a->ndim; ++d) shape[d] = extent_of(a->dims[d], n);
+        c.args[k] = cert_arg_tensor(tkind, dt, a->ndim, shape, dev);
+        break;
+      }
+      case CERT_MKIND_FLOAT: c.args[k] = cert_arg_float(2.5); break;
+      case CERT_MKIND_INT: c.args[k] = cert_arg_int(3); break;
+      case CERT_MKIND_BOOL:
+        c.args[k] = cert_arg_simple(CERT_ARG_BOOL);
+        c.args[k].i = 1;
+        break;
+    }
+  }
+  c.nargs = f->nargs;
+  c.returns_none = f->returns_none;
+  return c;
+}
+
+/* Candidate argument lists for a function without a manifest: n tensors,
+ * or n-1 tensors and a float or int last. */
+int cert_plan_discovery(CertPlan* plan, const char* function) {
+  for (int32_t n = 0; n <= 4; ++n) {
+    CertCall c = new_call(function);
+    for (int32_t k = 0; k < n; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+    c.nargs = n;
+    if (add(plan, &c, CERT_P_ARITY, 0) != 0) return -1;
+  }
+  if (manifest_fn(plan, function)) return 0;
+  /* Tensors then a float or an int last (a kernel with a scalar
+   * parameter), and only ints or only floats (a scalar function). */
+  for (int32_t n = 1; n <= 4; ++n) {
+    for (int shape = 0; shape < 4; ++shape) {
+      CertCall c = new_call(function);
+      for (int32_t k = 0; k < n; ++k) {
+        int last = k == n - 1;
+        c.args[k] = shape == 2 || (shape == 0 && last) ? cert_arg_float(2.5)
+                    : shape == 3 || (shape == 1 && last) ? cert_arg_int(3)
+                                                        : tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+      }
+      c.nargs = n;
+      if (n == 1 && shape >= 2) continue; /* the same as shapes 0 and 1 */
+      if (add(plan, &c, CERT_P_BASE, 0) != 0) return -1;
+    }
+  }
+  return 0;
+}
+
+int cert_plan_metadata(CertPlan* plan, const char* symbol) {
+  const char* prefix = "__tvm_ffi_";
+  if (strncmp(symbol, prefix, strlen(prefix)) != 0) return 0;
+  CertCall c = new_call(symbol + strlen(prefix));
+  return add(plan, &c, CERT_P_META, 0);
+}
+
+int cert_plan_add_replay(CertPlan* plan, const CertCall* call) {
+  return add(plan, call, strncmp(call->function, "_metadata_", 10) == 0 ||
+                                 strncmp(call->function, "_doc_", 5) == 0
+                             ? CERT_P_META
+                             : CERT_P_REPLAY,
+             0);
+}
+
+static int tensor_count(const CertCall* c) {
+  int n = 0;
+  for (int32_t k = 0; k < c->nargs; ++k) n += cert_arg_is_tensor(&c->args[k]);
+  return n;
+}
+
+/* Of the discovery calls the function accepted, the one with the most
+ * tensors (then the fewest arguments): it exercises the most. Without one,
+ * three arguments (tensor, tensor, float). */
+static CertCall discovered_base(const CertPlan* plan, const char* function, int* found) {
+  const CertCall* best = NULL;
+  for (size_t k = 0; k < plan->n; ++k) {
+    const CertProbe* p = &plan->probes[k];
+    const CertResult* r = &plan->results[k];
+    if (strcmp(p->call.function, function) != 0) continue;
+    if (p->cls != CERT_P_BASE && p->cls != CERT_P_ARITY) continue;
+    if (r->end != CERT_END_DONE || r->out.status != CERT_CALL_RETURNED || r->out.t[0].rc != 0) continue;
+    if (best == NULL || tensor_count(&p->call) > tensor_count(best) ||
+        (tensor_count(&p->call) == tensor_count(best) && p->call.nargs < best->nargs)) {
+      best = &p->call;
+    }
+  }
+  *found = best != NULL;
+  if (best) return *best;
+  CertCall c = new_call(function);
+  c.args[0] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+  c.args[1] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+  c.args[2] = cert_arg_float(2.5);
+  c.nargs = 3;
+  return c;
+}
+
+/* ---- phase 2 ------------------------------------------------------------ */
+
+static CertArg kind_variant(int v, DLDevice dev) {
+  CertArg a = cert_arg_simple(CERT_ARG_NONE);
+  switch (v) {
+    case 0: break;
+    case 1: a.kind = CERT_ARG_BOOL, a.i = 1; break;
+    case 2: a = cert_arg_int(3); break;
+    case 3: a = cert_arg_float(0.5); break;
+    case 4: a.kind = CERT_ARG_STR, strcpy(a.word, "abc"); break;
+    case 5: a.kind = CERT_ARG_STR, strcpy(a.word, "a_heap_string"); break;
+    case 6: a.kind = CERT_ARG_RAWSTR, strcpy(a.word, "abc"); break;
+    case 7: a.kind = CERT_ARG_BYTES, strcpy(a.word, "xyz"); break;
+    case 8: a.kind = CERT_ARG_BYTES, strcpy(a.word, "heap_bytes_value"); break;
+    case 9: a.kind = CERT_ARG_DTYPE, a.dtype = kF32; break;
+    case 10: a.kind = CERT_ARG_DEVICE, a.device = dev; break;
+    case 11: a.kind = CERT_ARG_PTR, a.i = 0; break;
+    case 12: a.kind = CERT_ARG_PTR, a.i = 1; break;
+    case 13: a.kind = CERT_ARG_FUNCTION; break;
+    case 14: a.kind = CERT_ARG_ERROR; break;
+    case 15: a.kind = CERT_ARG_DLNULL; break;
+    case 16: a = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, dev); break;
+    case 17: a = tensor_1d(CERT_ARG_TENSOR, kF32, 8, dev); break;
+    default: return a;
+  }
+  return a;
+}
+enum { KIND_VARIANTS = 18 };
+
+static int same_arg(const CertArg* a, const CertArg* b) {
+  char x[160], y[160];
+  CertCall c1 = new_call("f"), c2 = new_call("f");
+  c1.args[0] = *a, c1.nargs = 1;
+  c2.args[0] = *b, c2.nargs = 1;
+  cert_call_format(&c1, x, sizeof x);
+  cert_call_format(&c2, y, sizeof y);
+  return strcmp(x, y) == 0;
+}
+
+static int add_kinds(CertPlan* plan, const CertCall* base, DLDevice dev) {
+  for (int32_t p = 0; p < base->nargs; ++p) {
+    for (int v = 0; v < KIND_VARIANTS; ++v) {
+      CertCall c = *base;
+      c.returns_none = 0;
+      c.args[p] = kind_variant(v, dev);
+      if (plan->have_gpu && dev.device_type != kDLCPU && cert_arg_is_tensor(&c.args[p])) {
+        c.args[p].shape[0] = 0;
+      }
+      if (same_arg(&c.args[p], &base->args[p])) continue;
+      if (add(plan, &c, CERT_P_KINDS, 0) != 0) return -1;
+    }
+  }
+  return 0;
+}
+
+typedef void (*FormFn)(CertArg* a, int variant);
+
+static void form_object(CertArg* a, int v) { (void)v, a->kind = CERT_ARG_TENSOR; }
+static void form_offset(CertArg* a, int v) {
+  (void)v;
+  a->byte_offset = 2 * (cert_dtype_bytes(a->dtype) ? cert_dtype_bytes(a->dtype) : 1) * 8;
+}
+static void form_empty(CertArg* a, int v) { (void)v, a->shape[0] = 0; }
+static void form_scalar(CertArg* a, int v) { (void)v, a->ndim = 0; }
+static void form_one(CertArg* a, int v) { (void)v, a->shape[0] = 1; }
+static void form_large(CertArg* a, int v) { (void)v, a->shape[0] = 4099; }
+static void form_2d(CertArg* a, int v) {
+  (void)v;
+  a->ndim = 2;
+  a->shape[0] = 2;
+  a->shape[1] = 4;
+}
+static void form_strided(CertArg* a, int v) {
+  (void)v;
+  a->strides_mode = CERT_STRIDES_EXPLICIT;
+  for (int32_t d = 0; d < a->ndim; ++d) a->strides[d] = 2;
+}
+static void form_unit_stride_extent(CertArg* a, int v) {
+  /* extent-1 axis with an arbitrary stride: still compact per DLPack */
+  (void)v;
+  a->ndim = 2;
+  a->shape[1] = a->shape[0];
+  a->shape[0] = 1;
+  a->strides_mode = CERT_STRIDES_EXPLICIT;
+  a->strides[0] = 12345;
+  a->strides[1] = 1;
+}
+static const DLDataType kDtypes[] = {
+    {kDLFloat, 64, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLInt, 32, 1}, {kDLInt, 64, 1},
+    {kDLInt, 8, 1},    {kDLUInt, 8, 1},   {kDLBool, 8, 1},    {kDLFloat, 32, 4},
+};
+static void form_dtype(CertArg* a, int v) { a->dtype = kDtypes[v]; }
+/* Other device types get an unreadable page as data (or NULL when empty). */
+static const DLDevice kDevices[] = {{kDLCUDA, 0}, {kDLROCM, 0}, {kDLMetal, 0}, {kDLVulkan, 0},
+                                    {kDLOpenCL, 0}, {kDLCPU, 1}, {kDLCUDA, 1}};
+static void form_device(CertArg* a, int v) { a->device = kDevices[v]; }
+static void form_null_strides(CertArg* a, int v) { (void)v, a->strides_mode = CERT_STRIDES_NULL; }
+static void form_null_data(CertArg* a, int v) { (void)v, a->data = CERT_DATA_NULL; }
+
+static int add_form(CertPlan* plan, const CertCall* base, FormFn fn, int variant, CertProbeClass cls) {
+  CertCall c = *base;
+  c.returns_none = 0;
+  int any = 0;
+  for (int32_t p = 0; p < c.nargs; ++p) {
+    if (!cert_arg_is_tensor(&c.args[p])) continue;
+    fn(&c.args[p], variant);
+    if (plan->have_gpu && c.args[p].device.device_type != kDLCPU) c.args[p].shape[0] = 0;
+    if (c.args[p].ndim == 0) c.args[p].strides_mode = CERT_STRIDES_COMPACT;
+    any = 1;
+  }
+  return any ? add(plan, &c, cls, 0) : 0;
+}
+
+static int add_forms(CertPlan* plan, const CertCall* base, int null_data_documented) {
+  static const FormFn kSimple[] = {form_object, form_offset, form_empty,   form_scalar,
+                                   form_one,    form_large,  form_2d,      form_strided,
+                                   form_unit_stride_extent};
+  for (size_t k = 0; k < sizeof kSimple / sizeof kSimple[0]; ++k) {
+    if (add_form(plan, base, kSimple[k], 0, CERT_P_FORMS) != 0) return -1;
+  }
+  for (int v = 0; v < (int)(sizeof kDtypes / sizeof kDtypes[0]); ++v) {
+    if (add_form(plan, base, form_dtype, v, CERT_P_FORMS) != 0) return -1;
+  }
+  for (int v = 0; v < 7; ++v) {
+    if (add_form(plan, base, form_device, v, CERT_P_FORMS) != 0) return -1;
+  }
+  if (add_form(plan, base, form_null_strides, 0, CERT_P_LEGACY) != 0) return -1;
+  if (!null_data_documented && add_form(plan, base, form_null_data, 0, CERT_P_INVALID) != 0) return -1;
+  return 0;
+}
+
+/* ---- manifest-driven calls ------------------------------------------------ */
+
+static int first_tensor(const CertCall* c, int after) {
+  for (int32_t k = after + 1; k < c->nargs; ++k) {
+    if (cert_arg_is_tensor(&c->args[k])) return k;
+  }
+  return -1;
+}
+
+static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
+  static const int64_t kSizes[] = {0, 1, 7, 33, 4099};
+  /* certify hands device tensors no device memory: where a GPU would run
+   * the launch for real, only empty ones are valid calls. */
+  size_t nsizes = plan->have_gpu && f->device != kDLCPU ? 1 : sizeof kSizes / sizeof kSizes[0];
+  for (int d = 0; d < f->ndtypes; ++d) {
+    for (size_t s = 0; s < nsizes; ++s) {
+      for (int form = 0; form < (s == 2 ? 3 : 1); ++form) {
+        CertCall c = manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
+        for (int32_t k = 0; form == 2 && k < c.nargs; ++k) {
+          if (cert_arg_is_tensor(&c.args[k])) form_offset(&c.args[k], 0);
+        }
+        c.check_reference = f->has_reference;
+        if (add(plan, &c, CERT_P_VALID, 0) != 0) return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* A dtype outside the function's list. */
+static DLDataType foreign_dtype(const CertManifestFunction* f) {
+  static const DLDataType kTry[] = {{kDLInt, 32, 1}, {kDLUInt, 8, 1}, {kDLFloat, 64, 1}, {kDLInt, 64, 1}};
+  for (size_t k = 0; k < sizeof kTry / sizeof kTry[0]; ++k) {
+    int listed = 0;
+    for (int d = 0; d < f->ndtypes; ++d) {
+      listed |= f->dtypes[d].code == kTry[k].code && f->dtypes[d].bits == kTry[k].bits;
+    }
+    if (!listed) return kTry[k];
+  }
+  return (DLDataType){kDLComplex, 64, 1};
+}
+
+static void expect(CertCall* c, const CertManifestFunction* f, CertErrorCase e, const char* wrong) {
+  snprintf(c->expect_kind, sizeof c->expect_kind, "%s", f->errors[e].kind);
+  const char* name = f->errors[e].names[0] ? f->errors[e].names : (f->errors_name_argument ? wrong : "");
+  snprintf(c->expect_name, sizeof c->expect_name, "%s", name ? name : "");
+  c->returns_none = 0;
+}
+
+static int add_error(CertPlan* plan, CertCall* c, CertErrorCase e) { return add(plan, c, CERT_P_ERRORS, e); }
+
+static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
+  const CertCall base = manifest_call(f, f->dtypes[0], 7, CERT_ARG_DLTENSOR);
+  CertCall c;
+  if (f->errors[CERT_ERR_ARITY].documented) {
+    for (int extra = -1; extra <= 1; extra += 2) {
+      c = base;
+      c.nargs = base.nargs + extra;
+      if (c.nargs < 0) continue;
+      if (extra > 0) c.args[c.nargs - 1] = cert_arg_float(1.0);
+      expect(&c, f, CERT_ERR_ARITY, f->name);
+      if (add_error(plan, &c, CERT_ERR_ARITY) != 0) return -1;
+    }
+  }
+  for (int32_t k = 0; f->errors[CERT_ERR_TYPE].documented && k < base.nargs; ++k) {
+    c = base;
+    if (cert_arg_is_tensor(&base.args[k])) {
+      c.args[k] = cert_arg_int(3);
+    } else {
+      c.args[k] = cert_arg_simple(CERT_ARG_STR);
+      strcpy(c.args[k].word, "abc");
+    }
+    expect(&c, f, CERT_ERR_TYPE, f->args[k].name);
+    if (add_error(plan, &c, CERT_ERR_TYPE) != 0) return -1;
+  }
+  int t0 = first_tensor(&base, -1);
+  int t1 = t0 >= 0 ? first_tensor(&base, t0) : -1;
+  if (t0 < 0) return 0;
+  if (f->errors[CERT_ERR_DTYPE].documented) {
+    c = base;
+    for (int32_t k = 0; k < c.nargs; ++k) {
+      if (cert_arg_is_tensor(&c.args[k])) c.args[k].dtype = foreign_dtype(f);
+    }
+    expect(&c, f, CERT_ERR_DTYPE, "");
+    if (add_error(plan, &c, CERT_ERR_DTYPE) != 0) return -1;
+  }
+  if (f->errors[CERT_ERR_DEVICE].documented) {
+    c = base;
+    c.args[t0].device = f->device == kDLCPU ? (DLDevice){kDLCUDA, 0} : kCpu;
+    if (plan->have_gpu && c.args[t0].device.device_type != kDLCPU) c.args[t0].shape[0] = 0;
+    expect(&c, f, CERT_ERR_DEVICE, f->args[t0].name);
+    if (add_error(plan, &c, CERT_ERR_DEVICE) != 0) return -1;
+  }
+  if (f->errors[CERT_ERR_SHAPE].documented && t1 >= 0 && base.args[t1].ndim > 0) {
+    c = base;
+    c.args[t1].shape[0] += 1;
+    expect(&c, f, CERT_ERR_SHAPE, "");
+    if (add_error(plan, &c, CERT_ERR_SHAPE) != 0) return -1;
+  }
+  if (f->errors[CERT_ERR_LAYOUT].documented && base.args[t0].ndim > 0) {
+    c = base;
+    form_strided(&c.args[t0], 0);
+    expect(&c, f, CERT_ERR_LAYOUT, f->args[t0].name);
+    if (add_error(plan, &c, CERT_ERR_LAYOUT) != 0) return -1;
+  }
+  if (f->errors[CERT_ERR_NULL_DATA].documented && f->device == kDLCPU) {
+    c = base;
+    c.args[t0].data = CERT_DATA_NULL;
+    expect(&c, f, CERT_ERR_NULL_DATA, f->args[t0].name);
+    if (add_error(plan, &c, CERT_ERR_NULL_DATA) != 0) return -1;
+  }
+  return 0;
+}
+
+/* Discovery found no __tvm_ffi_<function> to call at all. */
+static int symbol_missing(const CertPlan* plan, const char* function) {
+  for (size_t k = 0; k < plan->n; ++k) {
+    if (strcmp(plan->probes[k].call.function, function) != 0) continue;
+    const CertResult* r = &plan->results[k];
+    if (r->end == CERT_END_DONE && r->out.status == CERT_CALL_NO_SYMBOL) return 1;
+  }
+  return 0;
+}
+
+int cert_plan_probes(CertPlan* plan, const char* function) {
+  const CertManifestFunction* f = manifest_fn(plan, function);
+  int found = 0;
+  CertCall base;
+  DLDevice dev = kCpu;
+  if (f) {
+    base = manifest_call(f, f->ndtypes ? f->dtypes[0] : kF32, 8, CERT_ARG_DLTENSOR);
+    dev = (DLDevice){f->device, 0};
+    if (plan->have_gpu && f->device != kDLCPU) {
+      for (int32_t k = 0; k < base.nargs; ++k) {
+        if (cert_arg_is_tensor(&base.args[k])) base.args[k].shape[0] = 0;
+      }
+    }
+  } else {
+    base = discovered_base(plan, function, &found);
+    if (!found && !symbol_missing(plan, function)) {
+      /* Without one the probes still exercise the argument checks. */
+      char (*grown)[CERT_NAME_MAX] = realloc(plan->no_base, (plan->n_no_base + 1) * sizeof *grown);
+      if (grown == NULL) return -1;
+      plan->no_base = grown;
+      snprintf(plan->no_base[plan->n_no_base++], CERT_NAME_MAX, "%s", function);
+    }
+  }
+  if (add_kinds(plan, &base, dev) != 0) return -1;
+  if (add_forms(plan, &base, f && f->errors[CERT_ERR_NULL_DATA].documented) != 0) return -1;
+  CertCall t = base;
+  t.threads = 2;
+  if (add(plan, &t, CERT_P_THREADS, 0) != 0) return -1;
+  if (f && add_valid_calls(plan, f) != 0) return -1;
+  if (f && add_error_calls(plan, f) != 0) return -1;
+  return 0;
+}

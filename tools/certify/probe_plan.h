@@ -1,0 +1,68 @@
+/* The probes certify makes on each function, and how their results become
+ * findings. Internal to the dynamic stage (probe.c drives it).
+ *
+ * Phase 1 (discovery) calls each function with 0..4 tensors on a guarded
+ * argument array and tries a few plausible argument lists to find a call
+ * the function accepts (the "base call"); with a manifest the base call
+ * comes from the signature instead. Phase 2 varies the base call: every
+ * argument kind in every position, every tensor form, two threads, and
+ * with a manifest valid calls with checked results and invalid calls with
+ * documented error kinds. */
+#ifndef CERT_PROBE_PLAN_H_
+#define CERT_PROBE_PLAN_H_
+
+#include <stdio.h>
+
+#include "manifest.h"
+#include "probe.h"
+#include "probe_engine.h"
+
+typedef enum {
+  CERT_P_ARITY,   /* n tensors, n = 0..4 */
+  CERT_P_BASE,    /* a candidate base call */
+  CERT_P_KINDS,   /* one argument replaced by another kind */
+  CERT_P_FORMS,   /* every tensor in one DLPack 1.2+ form */
+  CERT_P_LEGACY,  /* NULL strides with ndim > 0 */
+  CERT_P_INVALID, /* non-empty tensors with NULL data */
+  CERT_P_THREADS, /* the base call from two threads */
+  CERT_P_VALID,   /* manifest: a valid call */
+  CERT_P_ERRORS,  /* manifest: an invalid call with a documented error */
+  CERT_P_META,    /* a metadata or doc function */
+  CERT_P_REPLAY,  /* a call given on the command line */
+} CertProbeClass;
+
+typedef struct {
+  CertCall call;
+  CertProbeClass cls;
+  int error_case; /* CertErrorCase for CERT_P_ERRORS */
+} CertProbe;
+
+typedef struct {
+  const CertProbeOptions* opt;
+  CertProbe* probes;
+  CertResult* results;
+  size_t n, cap;
+  int have_gpu;
+  /* Functions that accepted none of the discovery calls (no manifest):
+   * their probes exercise argument checking only, and the report says so. */
+  char (*no_base)[CERT_NAME_MAX];
+  size_t n_no_base;
+} CertPlan;
+
+int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt);
+void cert_plan_free(CertPlan* plan);
+
+int cert_plan_discovery(CertPlan* plan, const char* function);
+int cert_plan_metadata(CertPlan* plan, const char* symbol);
+/* Needs the discovery results of `function`. */
+int cert_plan_probes(CertPlan* plan, const char* function);
+int cert_plan_add_replay(CertPlan* plan, const CertCall* call);
+
+/* Every probe's result judged, aggregated to one finding per function and
+ * check (the worst, with its replay line). */
+int cert_plan_judge(const CertPlan* plan, CertFindings* out);
+
+/* What probe k did, in words (for --replay). */
+void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f);
+
+#endif
