@@ -22,7 +22,7 @@
 
 #define SCALE_CPU_IMPORTS                                                                     \
   "TVMFFIErrorSetRaisedFromCStr,_ITM_deregisterTMCloneTable,_ITM_registerTMCloneTable,"       \
-  "__cxa_finalize,__gmon_start__,__stack_chk_fail,snprintf,vsnprintf"
+  "__cxa_finalize,__gmon_start__,__stack_chk_fail,getenv,snprintf,strcmp,strtoll,vsnprintf"
 
 Test(elf_facts, scale_cpu_exports_imports_needed) {
   CertElf elf;

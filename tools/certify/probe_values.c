@@ -7,12 +7,12 @@ int cert_value_load(DLDataType t, const void* p, double* out) {
   if (t.lanes != 1) return -1;
   switch (t.code) {
     case kDLFloat:
-      if (t.bits == 16) { uint16_t h; memcpy(&h, p, 2); *out = tffi_f16_to_f32(h); return 0; }
+      if (t.bits == 16) { uint16_t h; memcpy(&h, p, 2); *out = kern_f16_to_f32(h); return 0; }
       if (t.bits == 32) { float f; memcpy(&f, p, 4); *out = f; return 0; }
       if (t.bits == 64) { memcpy(out, p, 8); return 0; }
       return -1;
     case kDLBfloat:
-      if (t.bits == 16) { uint16_t h; memcpy(&h, p, 2); *out = tffi_bf16_to_f32(h); return 0; }
+      if (t.bits == 16) { uint16_t h; memcpy(&h, p, 2); *out = kern_bf16_to_f32(h); return 0; }
       return -1;
     case kDLInt:
       if (t.bits == 8) { int8_t v; memcpy(&v, p, 1); *out = v; return 0; }
@@ -50,12 +50,12 @@ int cert_value_store(DLDataType t, void* p, double v) {
   if (t.lanes != 1) return -1;
   switch (t.code) {
     case kDLFloat:
-      if (t.bits == 16) { uint16_t h = tffi_f32_to_f16((float)v); memcpy(p, &h, 2); return 0; }
+      if (t.bits == 16) { uint16_t h = kern_f32_to_f16((float)v); memcpy(p, &h, 2); return 0; }
       if (t.bits == 32) { float f = (float)v; memcpy(p, &f, 4); return 0; }
       if (t.bits == 64) { memcpy(p, &v, 8); return 0; }
       return -1;
     case kDLBfloat:
-      if (t.bits == 16) { uint16_t h = tffi_f32_to_bf16((float)v); memcpy(p, &h, 2); return 0; }
+      if (t.bits == 16) { uint16_t h = kern_f32_to_bf16((float)v); memcpy(p, &h, 2); return 0; }
       return -1;
     case kDLInt: return store_int(t, p, v, 1);
     case kDLUInt: return store_int(t, p, v, 0);
