@@ -9,16 +9,7 @@
 #include "tools/certify/cert_test_util.h"
 #include "tools/certify/elf_facts.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CERT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CERT_SANITIZED 1
-#endif
-#endif
-#ifndef CERT_SANITIZED
-#define CERT_SANITIZED 0
-#endif
+#include "tools/certify/sanitized.h"
 
 #define SCALE_CPU_IMPORTS                                                                     \
   "TVMFFIErrorSetRaisedFromCStr,_ITM_deregisterTMCloneTable,_ITM_registerTMCloneTable,"       \

@@ -13,16 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CERT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CERT_SANITIZED 1
-#endif
-#endif
-#ifndef CERT_SANITIZED
-#define CERT_SANITIZED 0
-#endif
+#include "tools/certify/sanitized.h"
 
 enum { OUTPUT_TAIL = 4096, RECORD_BUF_MAX = 1 << 20, MAX_JOBS = 32 };
 

@@ -1,5 +1,6 @@
 #include "report_index.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +133,23 @@ char* cert_verdict_text(const CertRunInfo* run, const CertIndex* ix) {
     return NULL;
   }
   return text;
+}
+
+int cert_index_write_file(const char* path, const CertRunInfo* run, const CertFindings* f,
+                          int (*write)(FILE* out, const CertRunInfo* run, const CertIndex* ix)) {
+  CertIndex ix;
+  if (cert_index_build(f, &ix) != 0) return -1;
+  FILE* out = fopen(path, "w");
+  if (out == NULL) {
+    cert_index_free(&ix);
+    return -1;
+  }
+  int rc = write(out, run, &ix);
+  cert_index_free(&ix);
+  int failed = ferror(out);
+  if (fclose(out) != 0 || failed || rc != 0) {
+    if (errno == 0) errno = EIO;
+    return -1;
+  }
+  return 0;
 }

@@ -6,8 +6,10 @@
 #define CERT_REPORT_INDEX_H_
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "finding.h"
+
 #include "report.h"
 
 typedef struct {
@@ -29,6 +31,11 @@ typedef struct {
 /* Returns 0, or -1 when out of memory (then `ix` holds nothing). */
 int cert_index_build(const CertFindings* f, CertIndex* ix);
 void cert_index_free(CertIndex* ix);
+
+/* Indexes `f`, opens `path` and hands both to `write`; 0, or -1 with errno
+ * set when indexing, opening, writing or closing failed. */
+int cert_index_write_file(const char* path, const CertRunInfo* run, const CertFindings* f,
+                          int (*write)(FILE* out, const CertRunInfo* run, const CertIndex* ix));
 
 /* The k-th finding of a cell. */
 const CertFinding* cert_cell_at(const CertIndex* ix, const CertCell* c, size_t k);

@@ -138,19 +138,5 @@ static int cert_junit_write(FILE* out, const CertRunInfo* run, const CertIndex* 
 }
 
 int cert_report_junit(const char* path, const CertRunInfo* run, const CertFindings* f) {
-  CertIndex ix;
-  if (cert_index_build(f, &ix) != 0) return -1;
-  FILE* out = fopen(path, "w");
-  if (out == NULL) {
-    cert_index_free(&ix);
-    return -1;
-  }
-  int rc = cert_junit_write(out, run, &ix);
-  cert_index_free(&ix);
-  int failed = ferror(out);
-  if (fclose(out) != 0 || failed || rc != 0) {
-    if (errno == 0) errno = EIO;
-    return -1;
-  }
-  return 0;
+  return cert_index_write_file(path, run, f, cert_junit_write);
 }
