@@ -9,7 +9,6 @@
 #include <stdio.h>
 
 #include "finding.h"
-
 #include "report.h"
 
 typedef struct {
