@@ -68,6 +68,14 @@ FIXTURE_DEFECTS = {
 }
 FIXTURE_MANIFEST = {"bad_ignores_stream": "kernels/fixtures/scale_cuda_f32.manifest.json"}
 
+# The same defect seen by a second probe, sometimes: bad_reads_past_args
+# reads args[3] on every call, and the two-thread probe's argument arrays do
+# not end on an unreadable page, so whether that read faults depends on what
+# lies after them (about one run in ten here). Allowed only as that crash.
+FIXTURE_MAY_ALSO = {
+    "bad_reads_past_args": (("probe.threads", "FAIL"), "signal 11"),
+}
+
 
 class Run:
     """One certify run: exit status, output and the parsed JSON report."""
@@ -127,7 +135,13 @@ def test_fixture_is_flagged_for_exactly_its_defect(name):
     run = Run(fixture_path(name), "--manifest", fixture_manifest(name))
     assert run.report is not None, run.explain()
     assert run.report["runtimes"] == ["reference", "upstream"]
-    assert run.flagged() == checks | {NO_RUNTIME_NEEDED}, run.explain()
+    flagged = run.flagged()
+    if name in FIXTURE_MAY_ALSO:
+        also, signal = FIXTURE_MAY_ALSO[name]
+        extra = [x for x in run.findings(also[1]) if x["check"] == also[0]]
+        assert all(signal in x["evidence"] for x in extra), run.explain()
+        flagged.discard(also)
+    assert flagged == checks | {NO_RUNTIME_NEEDED}, run.explain()
     mine = [x for x in run.findings(*PROBLEMS) if (x["check"], x["verdict"]) in checks]
     assert any(hint in x["reason"] + x["evidence"] + x["replay"] for x in mine), run.explain()
     assert clause in {x["clause"] for x in mine}, run.explain()
