@@ -23,6 +23,7 @@ def _impl(ctx):
                                     reason.replace("'", ""), executable = True)
         ctx.file("defs.bzl", "\n".join([
             "CUDA_FOUND_BY = None",
+            'CUDA_LIB = ""',
             "NVCC = %r" % str(ctx.path("nvcc_missing.sh")),
             'CUDART_LINK = ""',
             "",
@@ -41,6 +42,8 @@ def _impl(ctx):
     ctx.file("defs.bzl", "\n".join([
         "# Found by tools/find_cuda.sh: " + found["found_by"],
         "CUDA_FOUND_BY = %r" % found["found_by"],
+        # The folder of libcudart, and the RUNPATH the CUDA kernels carry.
+        "CUDA_LIB = %r" % lib,
         "NVCC = %r" % found["nvcc"],
         "CUDART_LINK = %r" % " ".join(link),
         "",

@@ -63,7 +63,7 @@ Test(elf_facts, scale_cuda_uses_cuda_and_the_env_stream) {
   free(needed);
   cr_expect_null(elf.rpath);
   cr_assert_not_null(elf.runpath);
-  cr_expect_str_eq(elf.runpath, "/usr/local/cuda/lib64");
+  cr_expect_str_eq(elf.runpath, CERT_CUDA_LIB);
   cr_expect_eq(elf.uses_cuda, 1);
   cr_expect_eq(elf.imports_env_get_stream, 1);
   cert_elf_free(&elf);
@@ -207,7 +207,7 @@ Test(elf_facts, without_section_headers_reads_pt_dynamic) {
   cr_expect_str_eq(needed, "libcudart.so.13,libstdc++.so.6,libgcc_s.so.1,libc.so.6");
   free(needed);
   cr_assert_not_null(elf.runpath);
-  cr_expect_str_eq(elf.runpath, "/usr/local/cuda/lib64");
+  cr_expect_str_eq(elf.runpath, CERT_CUDA_LIB);
   cr_expect_eq(elf.uses_cuda, 1);
   cr_expect_eq(elf.imports_env_get_stream, 1);
   CertElf with;

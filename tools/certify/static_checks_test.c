@@ -85,7 +85,7 @@ Test(certify_static, CST_006_scale_cuda_is_clean_and_reads_the_env_stream) {
                      "PASS static.needed-found\nPASS static.undefined\n",
                      "on %s", kRuntimes[r]);
     EXPECT_HAS(finding(&c, "static.needed-found", CERT_PASS)->evidence,
-               "libcudart.so.13 => /usr/local/cuda/lib64/libcudart.so.13");
+               "libcudart.so.13 => " CERT_CUDA_LIB "/libcudart.so.13");
     cert_findings_free(&c.f);
   }
 }
