@@ -146,14 +146,8 @@ static void cert_html_differences(FILE* out, const CertIndex* ix) {
   int any = 0;
   for (size_t c = 0; c < ix->n_cells;) {
     const CertFinding* head = cert_cell_at(ix, &ix->cells[c], 0);
-    size_t end = c + 1;
-    while (end < ix->n_cells) {
-      const CertFinding* y = cert_cell_at(ix, &ix->cells[end], 0);
-      if (strcmp(y->function, head->function) != 0 || strcmp(y->check, head->check) != 0) break;
-      ++end;
-    }
-    int differ = 0;
-    for (size_t k = c + 1; k < end; ++k) differ |= ix->cells[k].worst != ix->cells[c].worst;
+    int differ;
+    size_t end = cert_index_pair_end(ix, c, &differ);
     if (differ) {
       if (!any) {
         fputs("<h2>Where the runtimes differ</h2>\n<table id=\"differences\">\n<thead><tr>"

@@ -153,3 +153,16 @@ int cert_index_write_file(const char* path, const CertRunInfo* run, const CertFi
   }
   return 0;
 }
+
+size_t cert_index_pair_end(const CertIndex* ix, size_t c, int* differ) {
+  const CertFinding* head = cert_cell_at(ix, &ix->cells[c], 0);
+  size_t end = c + 1;
+  *differ = 0;
+  while (end < ix->n_cells) {
+    const CertFinding* y = cert_cell_at(ix, &ix->cells[end], 0);
+    if (strcmp(y->function, head->function) != 0 || strcmp(y->check, head->check) != 0) break;
+    *differ |= ix->cells[end].worst != ix->cells[c].worst;
+    ++end;
+  }
+  return end;
+}

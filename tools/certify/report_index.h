@@ -36,6 +36,11 @@ void cert_index_free(CertIndex* ix);
 int cert_index_write_file(const char* path, const CertRunInfo* run, const CertFindings* f,
                           int (*write)(FILE* out, const CertRunInfo* run, const CertIndex* ix));
 
+/* The cells from `c` on that share cell c's (function, check), one per
+ * runtime: returns the index past the last, and sets *differ when their
+ * verdicts are not all the same. */
+size_t cert_index_pair_end(const CertIndex* ix, size_t c, int* differ);
+
 /* The k-th finding of a cell. */
 const CertFinding* cert_cell_at(const CertIndex* ix, const CertCell* c, size_t k);
 

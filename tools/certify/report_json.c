@@ -65,14 +65,8 @@ static json_t* cert_json_differences(const CertIndex* ix) {
   if (list == NULL) return NULL;
   for (size_t c = 0; c < ix->n_cells;) {
     const CertFinding* head = cert_cell_at(ix, &ix->cells[c], 0);
-    size_t end = c + 1;
-    while (end < ix->n_cells) {
-      const CertFinding* y = cert_cell_at(ix, &ix->cells[end], 0);
-      if (strcmp(y->function, head->function) != 0 || strcmp(y->check, head->check) != 0) break;
-      ++end;
-    }
-    int differ = 0;
-    for (size_t k = c + 1; k < end; ++k) differ |= ix->cells[k].worst != ix->cells[c].worst;
+    int differ;
+    size_t end = cert_index_pair_end(ix, c, &differ);
     if (differ) {
       json_t* d = json_object();
       json_t* verdicts = json_object();
