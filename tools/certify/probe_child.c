@@ -86,6 +86,13 @@ static void add_region(void* start, size_t len, CertRegion region, int32_t arg) 
 
 static void on_fatal(int signo, siginfo_t* info, void* uctx) {
   (void)uctx;
+  /* Two threads of one call may fault at once (the same bad read on both):
+   * the first one reports and ends the process; any other waits for that,
+   * so the report can never be cut short by a second, unreported death. */
+  static volatile int reporting;
+  if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST)) {
+    for (;;) pause();
+  }
   CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr};
   if (signo == SIGSEGV || signo == SIGBUS) {
     for (int k = 0; k < g_nregions; ++k) {
@@ -107,7 +114,7 @@ static void install_handlers(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fatal;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
   for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; ++k) sigaction(sigs[k], &sa, NULL);
