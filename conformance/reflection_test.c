@@ -91,6 +91,8 @@ static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* n
   return NULL;
 }
 
+/* RFL-001: a type just registered with TVMFFITypeGetOrAllocIndex has num_fields 0, num_methods 0
+ * and NULL fields, methods and metadata in its TVMFFIGetTypeInfo record */
 TEST(reflection, RFL_001_new_type_has_no_records) {
   int32_t t = new_type("conformance.refl.Empty");
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
@@ -102,6 +104,10 @@ TEST(reflection, RFL_001_new_type_has_no_records) {
   cr_expect_null(info->metadata);
 }
 
+/* RFL-002: TVMFFITypeRegisterField of a registered type returns 0 and appends a record to the
+ * type's TVMFFIGetTypeInfo: num_fields grows by one, and fields[num_fields - 1] has the given
+ * name, doc, metadata, flags, size, alignment, offset, getter, setter and
+ * field_static_type_index */
 TEST(reflection, RFL_002_field_record) {
   int32_t t = new_type("conformance.refl.Field");
   TVMFFIFieldInfo f = field_named("x");
@@ -130,6 +136,9 @@ TEST(reflection, RFL_002_field_record) {
   cr_expect_eq(got.v_int64, 7);
 }
 
+/* RFL-003: a registered field's or method's name, doc and metadata, and a type's metadata doc,
+ * are the runtime's own copies: overwriting the caller's bytes after the call changes none of
+ * them */
 TEST(reflection, RFL_003_texts_are_copied) {
   int32_t t = new_type("conformance.refl.Copies");
   char name[] = "width", doc[] = "field doc", meta[] = "{}";
@@ -169,6 +178,10 @@ TEST(reflection, RFL_003_texts_are_copied) {
   API(TVMFFIObjectDecRef)(fn);
 }
 
+/* RFL-004: with kTVMFFIFieldFlagBitMaskHasDefault in flags, the record's
+ * default_value_or_factory is an owned copy of the given value (an object gains one strong
+ * reference); without that flag the record's default is None, all 16 bytes zero, whatever was
+ * passed */
 TEST(reflection, RFL_004_default_value_owned_or_none) {
   int32_t t = new_type("conformance.refl.Defaults");
   TVMFFIAny s = heap_string("a default string long enough for the heap");
@@ -208,6 +221,8 @@ TEST(reflection, RFL_004_default_value_owned_or_none) {
   cr_expect_eq(kept.size, strlen("a default string long enough for the heap"));
 }
 
+/* RFL-005: with kTVMFFIFieldFlagBitSetterIsFunctionObj in flags, setter is a function object of
+ * which the runtime takes one strong reference, so the caller may release its own */
 TEST(reflection, RFL_005_setter_function_object_retained) {
   int32_t t = new_type("conformance.refl.SetterFn");
   TVMFFIObjectHandle fn = new_function();
@@ -225,6 +240,9 @@ TEST(reflection, RFL_005_setter_function_object_retained) {
   cr_expect_eq(r.v_int64, 40);
 }
 
+/* RFL-006: fields and methods keep their registration order, and the TVMFFITypeInfo pointer of a
+ * type stays the same when fields, methods or metadata are registered after it was looked up:
+ * the record the caller holds shows them */
 TEST(reflection, RFL_006_order_and_stable_record) {
   int32_t t = new_type("conformance.refl.Order");
   const TVMFFITypeInfo* held = API(TVMFFIGetTypeInfo)(t);
@@ -261,6 +279,8 @@ TEST(reflection, RFL_006_order_and_stable_record) {
   API(TVMFFIObjectDecRef)(fn);
 }
 
+/* RFL-007: TVMFFITypeRegisterField of a field name the type already has returns -1 with an error
+ * whose message contains the name, and the type still has one field of that name */
 TEST(reflection, RFL_007_duplicate_field_refused) {
   int32_t t = new_type("conformance.refl.Dup");
   TVMFFIFieldInfo f = field_named("twice");
@@ -273,6 +293,8 @@ TEST(reflection, RFL_007_duplicate_field_refused) {
   cr_expect_eq(info->fields[0].offset, 24);
 }
 
+/* RFL-008: the error of RFL-007 is a RuntimeError, like the other refused re-registrations
+ * (RFL-013, TAT-008) */
 TEST(reflection, RFL_008_duplicate_field_is_runtime_error) {
   int32_t t = new_type("conformance.refl.Dup2");
   TVMFFIFieldInfo f = field_named("twice");
@@ -281,6 +303,8 @@ TEST(reflection, RFL_008_duplicate_field_is_runtime_error) {
   core_expect_raised("RuntimeError", "twice");
 }
 
+/* RFL-009: a type may register a field of the same name as a field of one of its ancestors: 0 is
+ * returned and each type keeps its own record */
 TEST(reflection, RFL_009_descendant_may_reuse_ancestor_field_name) {
   int32_t base = new_type("conformance.refl.Base");
   int32_t derived = new_type_below("conformance.refl.Derived", base);
@@ -296,6 +320,9 @@ TEST(reflection, RFL_009_descendant_may_reuse_ancestor_field_name) {
   cr_expect_eq(d->fields[0].offset, 48);
 }
 
+/* RFL-010: TVMFFITypeRegisterMethod returns 0 and appends a record to the type's methods with
+ * the given name, doc, metadata, flags (kTVMFFIFieldFlagBitMaskIsStaticMethod for a static
+ * method; without it a member method, whose first argument is the object) and method value */
 TEST(reflection, RFL_010_method_records) {
   int32_t t = new_type("conformance.refl.Methods");
   TVMFFIObjectHandle fn = new_function();
@@ -330,6 +357,8 @@ TEST(reflection, RFL_010_method_records) {
   API(TVMFFIObjectDecRef)(fn);
 }
 
+/* RFL-011: the runtime takes one strong reference to a registered method's function object: the
+ * caller may release its own, and the function stays callable through the record */
 TEST(reflection, RFL_011_method_function_retained) {
   int32_t t = new_type("conformance.refl.MethodRef");
   TVMFFIObjectHandle fn = new_function();
@@ -351,6 +380,8 @@ TEST(reflection, RFL_011_method_function_retained) {
   cr_expect_eq(r.v_int64, 42);
 }
 
+/* RFL-012: TVMFFITypeRegisterMetadata returns 0 and sets the type's metadata to a record with
+ * the given creator, total_size and structural_eq_hash_kind, and a copy of doc */
 TEST(reflection, RFL_012_metadata_record) {
   int32_t t = new_type("conformance.refl.Meta");
   TVMFFITypeMetadata md;
@@ -368,6 +399,8 @@ TEST(reflection, RFL_012_metadata_record) {
   cr_expect_eq(got->structural_eq_hash_kind, kTVMFFISEqHashKindDAGNode);
 }
 
+/* RFL-013: a second TVMFFITypeRegisterMetadata for the same type returns -1 with a RuntimeError
+ * whose message contains the type key, and the first record stays */
 TEST(reflection, RFL_013_metadata_twice_refused) {
   int32_t t = new_type("conformance.refl.MetaTwice");
   TVMFFITypeMetadata md;
@@ -380,6 +413,9 @@ TEST(reflection, RFL_013_metadata_twice_refused) {
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->metadata->total_size, 32);
 }
 
+/* RFL-014: ffi.Object has metadata from the start: total_size 24 (sizeof(TVMFFIObject)), creator
+ * NULL, structural_eq_hash_kind kTVMFFISEqHashKindUnsupported; registering metadata for it is
+ * refused as in RFL-013 */
 TEST(reflection, RFL_014_object_has_metadata) {
   const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
   cr_assert_not_null(object);
@@ -404,6 +440,9 @@ static void unknown_indices(int32_t out[3]) {
   out[2] = last + 1;
 }
 
+/* RFL-015: TVMFFITypeRegisterField, TVMFFITypeRegisterMethod and TVMFFITypeRegisterMetadata of a
+ * type_index that names no registered type (negative, a free index, one past every registered
+ * type) return -1 with an error whose message contains the index */
 TEST(reflection, RFL_015_unknown_type_refused) {
   int32_t bad[3];
   unknown_indices(bad);
@@ -430,6 +469,7 @@ TEST(reflection, RFL_015_unknown_type_refused) {
   API(TVMFFIObjectDecRef)(fn);
 }
 
+/* RFL-016: the error of RFL-015 is a KeyError, as for TVMFFIGetTypeInfo (TYP-009) */
 TEST(reflection, RFL_016_unknown_type_is_key_error) {
   int32_t bad[3];
   unknown_indices(bad);
@@ -446,6 +486,8 @@ TEST(reflection, RFL_016_unknown_type_is_key_error) {
   }
 }
 
+/* RFL-017: a NULL info (metadata) pointer, and a name, doc or metadata whose data is NULL with a
+ * nonzero size, are refused with -1 and a ValueError naming the argument, registering nothing */
 TEST(reflection, RFL_017_null_arguments_refused) {
   HOSTILE_INPUT("upstream dereferences the NULL");
   int32_t t = new_type("conformance.refl.Nulls");
@@ -480,6 +522,9 @@ TEST(reflection, RFL_017_null_arguments_refused) {
   cr_expect_null(info->metadata);
 }
 
+/* RFL-018: TVMFFITypeRegisterField refuses a negative size, a negative offset and an alignment
+ * that is not a positive power of two (no C object has such a field) with -1 and a ValueError
+ * naming the member, registering nothing */
 TEST(reflection, RFL_018_impossible_field_geometry_refused) {
   int32_t t = new_type("conformance.refl.Geometry");
   static const struct {

@@ -48,6 +48,7 @@ static int all_zero(const void* p, size_t n) {
   return 1;
 }
 
+/* TAT-001: TVMFFIGetTypeAttrColumn of a name that has no column returns NULL and raises no error */
 TEST(type_attr, TAT_001_unknown_name_is_null) {
   cr_expect_null(column("conformance.attr.never_registered"));
   TVMFFIObjectHandle err = core_take_raised();
@@ -55,6 +56,9 @@ TEST(type_attr, TAT_001_unknown_name_is_null) {
   if (err) API(TVMFFIObjectDecRef)(err);
 }
 
+/* TAT-002: after TVMFFITypeRegisterAttr(type_index, name, value) returns 0,
+ * TVMFFIGetTypeAttrColumn(name) returns a column that covers type_index and whose entry for it
+ * equals the value */
 TEST(type_attr, TAT_002_value_found_through_column) {
   int32_t t = new_type("conformance.attr.Value");
   cr_assert_eq(reg(t, "conformance.attr.value", int_value(31)), 0);
@@ -71,6 +75,8 @@ TEST(type_attr, TAT_002_value_found_through_column) {
   cr_expect_eq(e->v_int64, 65);
 }
 
+/* TAT-003: TVMFFITypeAttrColumn is 16 bytes: data at offset 0, int32 size at 8, int32
+ * begin_index at 12 */
 TEST(type_attr, TAT_003_column_layout) {
   cr_expect_eq(sizeof(TVMFFITypeAttrColumn), 16);
   cr_expect_eq(offsetof(TVMFFITypeAttrColumn, data), 0);
@@ -87,6 +93,9 @@ TEST(type_attr, TAT_003_column_layout) {
                size, begin, t);
 }
 
+/* TAT-004: a column's begin_index is 0 and its size is one more than the highest type index
+ * registered in it, so that code built against the headers before 0.1.9 (a size_t size at 8,
+ * data indexed from 0) reads it right */
 TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
   int32_t a = new_type("conformance.attr.A");
   int32_t b = new_type("conformance.attr.B");
@@ -107,6 +116,8 @@ TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
   cr_expect_eq(c->data[b].v_int64, 2);
 }
 
+/* TAT-005: the entries a column covers for type indices that have no value are None with all 16
+ * bytes zero */
 TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
   int32_t t = new_type("conformance.attr.Sparse");
   cr_assert_eq(reg(t, "conformance.attr.sparse", int_value(9)), 0);
@@ -118,6 +129,8 @@ TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
   }
 }
 
+/* TAT-006: TVMFFIGetTypeAttrColumn returns the same pointer for a name every time, and a column
+ * looked up before later registrations shows them once data and size are read again */
 TEST(type_attr, TAT_006_same_column_sees_later_registrations) {
   int32_t a = new_type("conformance.attr.Early");
   cr_assert_eq(reg(a, "conformance.attr.live", int_value(1)), 0);
@@ -132,6 +145,8 @@ TEST(type_attr, TAT_006_same_column_sees_later_registrations) {
   cr_expect_eq(entry(first, a)->v_int64, 1);
 }
 
+/* TAT-007: the column holds an owned copy of the value: an object gains one strong reference, a
+ * raw C string is stored as a string */
 TEST(type_attr, TAT_007_value_is_owned) {
   int32_t t = new_type("conformance.attr.Owned");
   TVMFFIByteArray s = text("an attribute value long enough for the heap");
@@ -160,6 +175,9 @@ TEST(type_attr, TAT_007_value_is_owned) {
   cr_expect(kept.size == 3 && memcmp(kept.data, "raw", 3) == 0);
 }
 
+/* TAT-008: TVMFFITypeRegisterAttr for a type index whose entry in that column is not None
+ * returns -1 with a RuntimeError whose message contains the attribute name, and the first value
+ * stays */
 TEST(type_attr, TAT_008_second_value_refused) {
   int32_t t = new_type("conformance.attr.Twice");
   cr_assert_eq(reg(t, "conformance.attr.twice", int_value(1)), 0);
@@ -172,6 +190,8 @@ TEST(type_attr, TAT_008_second_value_refused) {
   cr_expect_eq(entry(column("conformance.attr.twice"), t)->v_int64, 1);
 }
 
+/* TAT-009: registering None leaves the entry None, and a value registered for the same type and
+ * name afterwards is accepted (as of 0.1.16) */
 TEST(type_attr, TAT_009_none_leaves_entry_free) {
   int32_t t = new_type("conformance.attr.NoneFirst");
   TVMFFIAny none;
@@ -187,6 +207,8 @@ TEST(type_attr, TAT_009_none_leaves_entry_free) {
   cr_expect_eq(e->v_int64, 5);
 }
 
+/* TAT-010: TVMFFITypeRegisterAttr with type_index kTVMFFINone (0) makes sure the column exists
+ * and stores nothing: a name never used before then has a column of size 0 */
 TEST(type_attr, TAT_010_none_index_only_makes_column) {
   cr_assert_eq(reg(kTVMFFINone, "conformance.attr.declared", int_value(1)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.declared");
@@ -195,6 +217,12 @@ TEST(type_attr, TAT_010_none_index_only_makes_column) {
   cr_expect_eq(c->begin_index, 0);
 }
 
+/* TAT-011: TVMFFIGetTypeAttrColumn returns a column from the start for each of the names C++
+ * code built on upstream's headers looks up while it loads: `__any_equal__`, `__any_hash__`,
+ * `__data_from_json__`, `__data_to_json__`, `__ffi_compare__`, `__ffi_convert__`,
+ * `__ffi_enum__`, `__ffi_eq__`, `__ffi_hash__`, `__ffi_init__`, `__ffi_new__`, `__ffi_repr__`,
+ * `__ffi_shallow_copy__`, `__ffi_type_final__`, `__s_equal__`, `__s_hash__`,
+ * `__s_maybe_inplace_mutate__`, `__s_mutate__`, `__s_visit__` */
 TEST(type_attr, TAT_011_builtin_columns_exist) {
   static const char* names[] = {
       "__any_equal__",   "__any_hash__",         "__data_from_json__", "__data_to_json__",
@@ -207,6 +235,8 @@ TEST(type_attr, TAT_011_builtin_columns_exist) {
     cr_expect_not_null(column(names[i]), "no column `%s`", names[i]);
 }
 
+/* TAT-012: TVMFFITypeRegisterAttr of a type_index that names no registered type returns -1 with
+ * a KeyError naming type_index, and no column is made or grown */
 TEST(type_attr, TAT_012_unknown_type_refused) {
   HOSTILE_INPUT("upstream grows the column to any index it is given");
   int32_t last = new_type("conformance.attr.Last");
@@ -221,6 +251,9 @@ TEST(type_attr, TAT_012_unknown_type_refused) {
   cr_expect_null(column("conformance.attr.unknown"), "a refused registration made a column");
 }
 
+/* TAT-013: a NULL attr_name or attr_value, or an attr_name whose data is NULL with a nonzero
+ * size, makes TVMFFITypeRegisterAttr return -1 and TVMFFIGetTypeAttrColumn return NULL, each
+ * with a ValueError naming the argument */
 TEST(type_attr, TAT_013_null_arguments_refused) {
   HOSTILE_INPUT("upstream dereferences the NULL");
   int32_t t = new_type("conformance.attr.Nulls");
