@@ -216,7 +216,8 @@ class Mutant:
 
     @property
     def key(self):
-        return "%s:%d\t%s" % (self.src, self.line, self.after.strip())
+        # No line number: edits elsewhere in the file must not orphan an entry.
+        return "%s\t%s\t%s" % (self.src, self.before.strip(), self.after.strip())
 
     def record(self):
         return {"file": self.src, "line": self.line, "before": self.before.strip(),
@@ -245,15 +246,17 @@ def generate(root, files, work):
 
 
 def load_equivalent(path):
-    """{key: reason} from lines 'file:line<TAB>mutated line<TAB>reason'."""
+    """{key: reason} from lines 'file:line<TAB>original<TAB>mutated<TAB>reason'.
+    The line number is for the reader; the match is on the two texts."""
     known = {}
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
                 if line.strip() and not line.startswith("#"):
                     parts = line.rstrip("\n").split("\t")
-                    if len(parts) >= 3:
-                        known["%s\t%s" % (parts[0], parts[1].strip())] = parts[2]
+                    if len(parts) >= 4:
+                        src = parts[0].rsplit(":", 1)[0]
+                        known["%s\t%s\t%s" % (src, parts[1].strip(), parts[2].strip())] = parts[3]
     return known
 
 
