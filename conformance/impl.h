@@ -116,6 +116,10 @@ void conf_limit_memory(void);
     conf_limit_memory();                                            \
   } while (0)
 
+/* conformance_layout_guard(part, fields): a test reading an ABI struct of
+ * the library under test calls it first (layout_guard.h). */
+#include "layout_guard.h"
+
 #define API(name) (conf_impl_need((const void*)conf_api.name, #name), conf_api.name)
 
 /* Every conformance test: Test() with the load check as its fixture. */

@@ -1,14 +1,22 @@
-"""The ABI's layout across releases: every fact of conformance/layout_facts.inc
-(struct sizes and field offsets, enum values, the header's version) compiled
-against each release's own c_api.h, plus the TVMFFI* functions each release's
-libtvm_ffi.so exports, with every change flagged at the release where it
-happened.
+"""The ABI across releases: what each release's own C headers declare
+(tools/layouts/discover.py: every struct's size, alignment, field offsets,
+field sizes and field types, every enumerator, every integer macro of the
+ABI, every C API signature and typedef), the facts of
+conformance/layout_facts.inc, and the TVMFFI* symbols each release's
+libtvm_ffi.so exports; every change flagged at the release where it happened.
 
     python3 tools/layouts/layouts.py [--releases all|0.1.0,0.1.8.post2,...]
-        [--md spec/layouts.md] [--json FILE] [--no-reference]
+        [--json spec/layouts.json] [--md spec/layouts.md]
+        [--inc conformance/layout_releases.inc] [--no-reference]
+    python3 tools/layouts/layouts.py --from spec/layouts.json --md ... --inc ...
 
-A fact a release's header cannot express (a struct or enum it does not have
-yet) is shown as "-". Progress goes to stderr, one line per release.
+The first form fetches the releases (tools/releases, cached) and measures
+them; --from rewrites the outputs from a recorded JSON alone, offline.
+spec/layouts.json is the record; spec/layouts.md (for people) and
+conformance/layout_releases.inc (the table the conformance suite's layout
+guard links, see conformance/layout_guard.h) are made from it, and
+//tools/layouts:layouts_test fails when either is not. Progress goes to
+stderr, one line per release.
 """
 
 import argparse
@@ -22,6 +30,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "releases"))
+sys.path.insert(0, HERE)
 import releases  # noqa: E402
 
 FACTS_FILE = os.path.join(ROOT, "conformance", "layout_facts.inc")
@@ -73,6 +82,32 @@ def evaluate(facts, include_dirs, cc="cc"):
     return values
 
 
+def kind_of(label):
+    """The change-table kind of a fact, from how its label is written."""
+    if label.startswith(("sizeof(", "_Alignof(", "offsetof(")):
+        return "layout"
+    if label.startswith("signature of "):
+        return "signature"
+    if label.startswith(("type of ", "typedef ")):
+        return "type"
+    if label.startswith(("TVM_FFI_", "DLPACK_")):
+        return "macro"
+    return "enum"
+
+
+def measure(include_dirs):
+    """[(label, value)] in header order: what the headers declare, measured,
+    then the facts of layout_facts.inc they do not already cover. A fact
+    the headers cannot express is left out."""
+    import discover  # only here: tools that just evaluate() need no clang
+    numeric, typed = discover.discover(include_dirs)
+    names = list(numeric) + [f for f in read_facts() if f not in numeric]
+    values = evaluate(names, include_dirs)
+    out = [(n, values[n]) for n in names if values[n] is not ABSENT]
+    # Types sit after the layout facts of their struct, signatures last.
+    return out + list(typed.items())
+
+
 def exported_functions(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True).stdout
     return sorted({parts[-1] for parts in (l.split() for l in out.splitlines())
@@ -81,16 +116,15 @@ def exported_functions(lib):
 
 def release_column(version):
     root = os.path.join(releases.fetch(version), "tvm_ffi")
-    values = evaluate(read_facts(), [os.path.join(root, "include")])
-    return values, exported_functions(os.path.join(root, "lib", "libtvm_ffi.so"))
+    facts = measure([os.path.join(root, "include")])
+    return facts, exported_functions(os.path.join(root, "lib", "libtvm_ffi.so"))
 
 
 def reference_column():
     """The reference headers, with the pinned release's dlpack.h beside them."""
     pinned = releases.fetch(pinned_version())
-    values = evaluate(read_facts(), [os.path.join(ROOT, "reference", "include"),
-                                     os.path.join(pinned, "tvm_ffi", "include")])
-    return values, None
+    return measure([os.path.join(ROOT, "reference", "include"),
+                    os.path.join(pinned, "tvm_ffi", "include")])
 
 
 def pinned_version():
@@ -102,115 +136,288 @@ def pinned_version():
     raise RuntimeError("tools/requirements.txt pins no apache-tvm-ffi")
 
 
-def changes(columns, order):
-    """[(release, kind, name, old, new)] in release order: every fact whose
-    value differs from the previous release's, every symbol added or removed."""
-    found = []
-    prev = None
+# ---- the record: facts as runs over the releases -------------------------
+
+def merge_order(orders):
+    """One order of labels from several releases' orders: each label first
+    seen in an older release goes right after its predecessor there, so a
+    field that was renamed stays beside its struct."""
+    merged = []
+    for order in orders:
+        prev = None
+        for label in order:
+            if label not in merged:
+                merged.insert(merged.index(prev) + 1 if prev is not None else 0, label)
+            prev = label
+    return merged
+
+
+def runs_of(values_by_release, order):
+    """[[first release, value], ...]: a new run wherever the value changes."""
+    runs = []
     for v in order:
-        values, symbols = columns[v]
-        if prev is not None:
-            pvalues, psymbols = columns[prev]
-            for f, val in values.items():
-                if val != pvalues.get(f):
-                    found.append((v, "fact", f, pvalues.get(f), val))
-            for s in sorted(set(symbols) - set(psymbols)):
-                found.append((v, "symbol", s, "-", "exported"))
-            for s in sorted(set(psymbols) - set(symbols)):
-                found.append((v, "symbol", s, "exported", "-"))
-        prev = v
+        val = values_by_release.get(v, ABSENT)
+        if not runs or runs[-1][1] != val:
+            runs.append([v, val])
+    return runs
+
+
+def expand(runs, order):
+    """{release: value} from runs_of()'s form."""
+    starts = {first: val for first, val in runs}
+    out, val = {}, ABSENT
+    for v in order:
+        val = starts.get(v, val)
+        out[v] = val
+    return out
+
+
+def build_record(columns, order, reported, ref, pinned):
+    """columns: {release: ([(label, value)], symbols)}; pinned: the release
+    whose headers the suite is built with (the guard table's struct list)."""
+    labels = merge_order([[l for l, _ in columns[v][0]] for v in reversed(order)])
+    by_release = {v: dict(columns[v][0]) for v in order}
+    facts = [[l, runs_of({v: by_release[v].get(l, ABSENT) for v in order}, order)] for l in labels]
+    every = sorted({s for v in order for s in columns[v][1]})
+    symbols = [[s, runs_of({v: (True if s in columns[v][1] else ABSENT) for v in order}, order)]
+               for s in every]
+    rec = {"generated_by": "tools/layouts/layouts.py", "releases": order, "pinned": pinned,
+           "reported": reported, "facts": facts, "symbols": symbols}
+    if ref is not None:
+        rec["reference"] = {l: v for l, v in ref if l in set(labels)}
+    return rec
+
+
+def dump_record(rec):
+    """JSON with one fact per line, so a regenerated record diffs well."""
+    lines = ["{"]
+    keys = list(rec)
+    for i, k in enumerate(keys):
+        end = "," if i + 1 < len(keys) else ""
+        v = rec[k]
+        if k in ("facts", "symbols"):
+            rows = [json.dumps(r, ensure_ascii=False) for r in v]
+            lines.append(" %s: [\n  %s\n ]%s" % (json.dumps(k), ",\n  ".join(rows), end))
+        else:
+            lines.append(" %s: %s%s" % (json.dumps(k), json.dumps(v, ensure_ascii=False), end))
+    return "\n".join(lines) + "\n}\n"
+
+
+def changes(rec):
+    """[(release, kind, name, old, new)] in release order: every fact whose
+    value differs from the previous release's, every symbol exported or no
+    longer exported (a rename shows as both)."""
+    order = rec["releases"]
+    found = []
+    for label, runs in rec["facts"]:
+        for i, (v, val) in enumerate(runs):
+            if i > 0:
+                found.append((v, kind_of(label), label, runs[i - 1][1], val))
+    for name, runs in rec["symbols"]:
+        for i in range(1, len(runs)):
+            found.append((runs[i][0], "symbol", name, "exported" if runs[i - 1][1] else "-",
+                          "exported" if runs[i][1] else "-"))
+    rank = {v: i for i, v in enumerate(order)}
+    kinds = ["layout", "type", "enum", "macro", "signature", "symbol"]
+    found.sort(key=lambda c: (rank[c[0]], kinds.index(c[1])))
     return found
 
 
+# ---- outputs ------------------------------------------------------------
+
 def _cell(x):
-    return "-" if x is ABSENT else str(x)
+    if x is ABSENT:
+        return "-"
+    if isinstance(x, str):
+        return "`%s`" % x
+    return str(x)
 
 
-def _runs(values_by_release, order):
-    """A fact's history as runs: '56 (0.1.0-0.1.7), 72 (0.1.8.post0-)'."""
-    runs = []
-    for v in order:
-        val = values_by_release[v]
-        if runs and runs[-1][0] == val:
-            runs[-1][2] = v
-        else:
-            runs.append([val, v, v])
+def _history(runs, order, show=_cell):
+    """'56 (0.1.0–0.1.7); 72 (0.1.8.post0–)'; one value alone when it never changed."""
+    if len(runs) == 1:
+        return show(runs[0][1])
     parts = []
-    for i, (val, a, b) in enumerate(runs):
-        span = a if a == b else "%s–%s" % (a, b)
-        if i == len(runs) - 1 and len(runs) > 1 and b == order[-1]:
-            span = "%s–" % a
-        parts.append("%s (%s)" % (_cell(val), span) if len(runs) > 1 else _cell(val))
-    return ", ".join(parts)
+    for i, (first, val) in enumerate(runs):
+        if i + 1 < len(runs):
+            last = order[order.index(runs[i + 1][0]) - 1]
+            span = first if last == first else "%s–%s" % (first, last)
+        else:
+            span = first if first == order[-1] else "%s–" % first
+        parts.append("%s (%s)" % (show(val), span))
+    return "; ".join(parts)
 
 
-def write_md(path, columns, order, ref):
-    facts = read_facts()
-    ch = changes(columns, order)
-    out = ["# The ABI's layout across releases", "",
-           "Generated by `python3 tools/layouts/layouts.py --md spec/layouts.md` from each "
-           "release's own `tvm/ffi/c_api.h` and `libtvm_ffi.so` (the wheels on PyPI); "
-           "do not edit by hand. A `-` is a fact the release's header cannot express, "
-           "or a function its library does not export.", "",
-           "Releases: " + ", ".join(order) + ".", "", "## Every change, at the release where it happened", "",
-           "| release | what | name | before | after |", "|---|---|---|---|---|"]
+def render_md(rec):
+    order = rec["releases"]
+    ref = rec.get("reference")
+    ch = changes(rec)
+    out = ["# The ABI across releases", "",
+           "Generated by `python3 tools/layouts/layouts.py --json spec/layouts.json --md spec/layouts.md "
+           "--inc conformance/layout_releases.inc` from each release's own C headers (`tvm/ffi/c_api.h`, "
+           "`tvm/ffi/extra/c_env_api.h` and the `dlpack/dlpack.h` they include, read as C by the "
+           "compiler) and `libtvm_ffi.so` (the wheels on PyPI); do not edit by hand. "
+           "A `-` is something the release's headers do not declare, or a function its library "
+           "does not export. Layout: sizes, alignments, field offsets and field sizes in bytes "
+           "(`sizeof(((S*)0)->f)` is field f's size); type: a field's declared type or a typedef; "
+           "signature: a declared C API function.", "",
+           "Releases: " + ", ".join(order) + ".", "",
+           "TVMFFIGetVersion reports: " + ", ".join(
+               "%s → %s" % (v, rec["reported"][v]) for v in order) + ".", "",
+           "## Every change, at the release where it happened", "",
+           "| release | kind | name | before | after |", "|---|---|---|---|---|"]
     for v, kind, name, old, new in ch:
-        out.append("| %s | %s | `%s` | %s | %s |" % (v, kind, name, _cell(old) if kind == "fact" else old,
-                                                    _cell(new) if kind == "fact" else new))
+        if kind == "symbol":
+            out.append("| %s | %s | `%s` | %s | %s |" % (v, kind, name, old, new))
+        else:
+            out.append("| %s | %s | `%s` | %s | %s |" % (v, kind, name, _cell(old), _cell(new)))
     if not ch:
         out.append("| | | no change | | |")
     out += ["", "## Every fact, by release", "",
-            "| fact | value by release | reference |" if ref else "| fact | value by release |",
-            "|---|---|---|" if ref else "|---|---|"]
-    for f in facts:
-        hist = _runs({v: columns[v][0][f] for v in order}, order)
-        row = "| `%s` | %s |" % (f, hist)
-        if ref:
-            row += " %s |" % _cell(ref[0][f])
+            "| fact | value by release | reference |" if ref is not None else "| fact | value by release |",
+            "|---|---|---|" if ref is not None else "|---|---|"]
+    for label, runs in rec["facts"]:
+        row = "| `%s` | %s |" % (label, _history(runs, order))
+        if ref is not None:
+            row += " %s |" % _cell(ref.get(label, ABSENT))
         out.append(row)
     out += ["", "## Exported TVMFFI* functions, by release", "", "| function | exported by |", "|---|---|"]
-    every = sorted({s for v in order for s in columns[v][1]})
-    for s in every:
-        have = {v: (1 if s in columns[v][1] else ABSENT) for v in order}
-        hist = _runs(have, order).replace("1 (", "yes (").replace("- (", "no (")
-        out.append("| `%s` | %s |" % (s, "all" if hist == "1" else hist))
+    yes_no = lambda x: "yes" if x else "no"  # noqa: E731
+    for name, runs in rec["symbols"]:
+        out.append("| `%s` | %s |" % (name, "all" if len(runs) == 1 else _history(runs, order, yes_no)))
+    return "\n".join(out) + "\n"
+
+
+# The guard's table: every struct the headers the suite is built with
+# declare (those of the pinned release), with the name messages use.
+DISPLAY = {
+    "TVMFFIAny": "any", "TVMFFIObject": "object header", "TVMFFIByteArray": "string/bytes cell",
+    "TVMFFIShapeCell": "shape cell", "TVMFFISeqCell": "sequence cell", "TVMFFIErrorCell": "error cell",
+    "TVMFFIFunctionCell": "function cell", "TVMFFIOpaqueObjectCell": "opaque object cell",
+    "DLTensor": "tensor cell (DLTensor)", "TVMFFITypeInfo": "type info", "TVMFFIFieldInfo": "field info",
+    "TVMFFIMethodInfo": "method info", "TVMFFITypeMetadata": "type metadata",
+    "TVMFFITypeAttrColumn": "type attribute column", "TVMFFIObjectAllocHeader": "allocation header",
+    "TVMFFICustomAllocator": "custom allocator", "TVMFFIVersion": "version record",
+}
+GUARD_ABSENT, GUARD_AMBIGUOUS = -1, -2
+
+
+def guard_parts(rec):
+    """[(struct, [(field or '', 'SIZE'|'OFFSET', expression)])] for every
+    struct the pinned release declares."""
+    pinned = rec["pinned"]
+    now = {l: expand(runs, rec["releases"])[pinned] for l, runs in rec["facts"]}
+    parts = []
+    for label, _ in rec["facts"]:
+        m = re.match(r"sizeof\(([A-Za-z_][\w ]*)\)$", label)
+        if not m or now[label] is ABSENT:
+            continue
+        struct = m.group(1)
+        facts = [("", "SIZE", label)]
+        for l, _ in rec["facts"]:
+            f = re.match(r"offsetof\(%s, (.+)\)$" % re.escape(struct), l)
+            if f and now[l] is not ABSENT:
+                facts.append((f.group(1), "OFFSET", l))
+                width = "sizeof(((%s*)0)->%s)" % (struct, f.group(1))
+                if now.get(width) is not ABSENT and width in now:
+                    facts.append((f.group(1), "SIZE", width))
+        parts.append((struct, facts))
+    return parts
+
+
+def guard_rows(rec, parts):
+    """[(reported version, [wheels], [value per fact])]: a value the wheels
+    that report the same version disagree on is GUARD_AMBIGUOUS."""
+    order = rec["releases"]
+    values = {l: expand(runs, order) for l, runs in rec["facts"]}
+    by_reported = {}
+    for v in order:
+        by_reported.setdefault(rec["reported"][v], []).append(v)
+    rows = []
+    for rep in sorted(by_reported, key=releases.version_key):
+        wheels = by_reported[rep]
+        row = []
+        for _, facts in parts:
+            for _, _, label in facts:
+                seen = {values.get(label, {}).get(w, ABSENT) for w in wheels}
+                val = seen.pop() if len(seen) == 1 else GUARD_AMBIGUOUS
+                row.append(GUARD_ABSENT if val is ABSENT else val)
+        rows.append((rep, wheels, row))
+    return rows
+
+
+def render_inc(rec):
+    parts = guard_parts(rec)
+    out = ["/*",
+           " * Generated by tools/layouts/layouts.py from spec/layouts.json; do not edit.",
+           " * The layout of every ABI struct, release by release, for the conformance",
+           " * suite's layout guard (layout_guard.h). Each section is read by defining",
+           " * its macro before including this file:",
+           " *   CONF_LAYOUT_PART(struct, \"name in messages\")",
+           " *   CONF_LAYOUT_FACT(struct, \"field\" or \"\" for the struct, SIZE|OFFSET, expression)",
+           " *   CONF_LAYOUT_RELEASE(\"version TVMFFIGetVersion reports\", \"the wheels reporting it\",",
+           " *                       one value per FACT line in order (%d: absent, %d: the wheels"
+           % (GUARD_ABSENT, GUARD_AMBIGUOUS),
+           " *                       disagree), then the number of FACT lines)",
+           " */", "#ifdef CONF_LAYOUT_PART"]
+    for struct, _ in parts:
+        out.append("CONF_LAYOUT_PART(%s, \"%s\")" % (struct, DISPLAY.get(struct, struct)))
+    out += ["#endif", "#ifdef CONF_LAYOUT_FACT"]
+    for struct, facts in parts:
+        for field, measure_, expr in facts:
+            out.append("CONF_LAYOUT_FACT(%s, \"%s\", %s, %s)" % (struct, field, measure_, expr))
+    out += ["#endif", "#ifdef CONF_LAYOUT_RELEASE"]
+    for rep, wheels, row in guard_rows(rec, parts):
+        out.append("CONF_LAYOUT_RELEASE(\"%s\", \"%s\", %s)" % (rep, ", ".join(wheels),
+                                                             ",".join(str(x) for x in row + [len(row)])))
+    out.append("#endif")
+    return "\n".join(out) + "\n"
+
+
+def _write(path, text):
     with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+        f.write(text)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--releases", default="all")
+    ap.add_argument("--from", dest="source", help="a recorded JSON instead of measuring")
     ap.add_argument("--md")
     ap.add_argument("--json")
+    ap.add_argument("--inc")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args(argv)
-    order = releases.select(args.releases)
-    columns = {}
-    for i, v in enumerate(order):
-        print("layouts: [%d/%d] %s" % (i + 1, len(order), v), file=sys.stderr, flush=True)
-        columns[v] = release_column(v)
-    ref = None if args.no_reference else reference_column()
-    ch = changes(columns, order)
+    if args.source:
+        with open(args.source) as f:
+            rec = json.load(f)
+    else:
+        order = releases.select(args.releases)
+        columns, reported = {}, {}
+        for i, v in enumerate(order):
+            print("layouts: [%d/%d] %s" % (i + 1, len(order), v), file=sys.stderr, flush=True)
+            columns[v] = release_column(v)
+            facts = dict(columns[v][0])
+            reported[v] = "%s.%s.%s" % tuple(facts.get("TVM_FFI_VERSION_" + p, "?")
+                                             for p in ("MAJOR", "MINOR", "PATCH"))
+        ref = None if args.no_reference else reference_column()
+        rec = build_record(columns, order, reported, ref, pinned_version())
+    order = rec["releases"]
+    ch = changes(rec)
     for v, kind, name, old, new in ch:
-        print("%-14s %-6s %-60s %s -> %s" % (v, kind, name, _cell(old) if kind == "fact" else old,
-                                              _cell(new) if kind == "fact" else new))
-    if ref:
-        last = columns[order[-1]][0]
-        diff = [f for f in read_facts() if ref[0][f] != last[f]]
+        print("%-14s %-9s %-60s %s -> %s" % (v, kind, name, old if kind == "symbol" else _cell(old),
+                                              new if kind == "symbol" else _cell(new)))
+    if rec.get("reference") is not None:
+        last = {l: expand(runs, order)[order[-1]] for l, runs in rec["facts"]}
+        diff = [l for l in last if rec["reference"].get(l, ABSENT) != last[l]]
         print("reference vs %s: %s" % (order[-1], "identical" if not diff else
                                         "differs in " + ", ".join(diff)))
-    if args.md:
-        write_md(args.md, columns, order, ref)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"releases": order,
-                       "facts": {v: columns[v][0] for v in order},
-                       "functions": {v: columns[v][1] for v in order},
-                       "reference": ref[0] if ref else None,
-                       "changes": [dict(zip(("release", "kind", "name", "before", "after"), c))
-                                   for c in ch]},
-                      f, indent=1)
+        _write(args.json, dump_record(rec))
+    if args.md:
+        _write(args.md, render_md(rec))
+    if args.inc:
+        _write(args.inc, render_inc(rec))
     print("layouts: %d releases, %d changes" % (len(order), len(ch)))
     return 0
 
