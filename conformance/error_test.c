@@ -196,6 +196,7 @@ TEST(err, ERR_009_unretrieved_error_released_at_thread_exit) {
 /* ERR-010: a raised error's cell is well formed: backtrace bytes readable
  * (data not NULL), update_backtrace set, no cause chain or extra context. */
 TEST(err, ERR_010_raised_cell_well_formed) {
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, NULL);
   API(TVMFFIErrorSetRaisedFromCStr)("IndexError", "index 9 out of range");
   TVMFFIObjectHandle err = core_take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
@@ -285,6 +286,7 @@ TEST(err, ERR_014_long_messages_whole) {
 /* ERR-020: TVMFFIErrorCreate returns 0 and a new Error object, with one
  * strong reference, holding exactly the kind, message and backtrace. */
 TEST(err, ERR_020_create_holds_fields) {
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, NULL);
   TVMFFIObjectHandle err = make_error("KeyError", "key 'w' not found", "  File \"m.c\", line 3\n");
   cr_assert_eq(TVMFFIObjectGetTypeIndex(err), kTVMFFIError);
   cr_assert_eq(core_strong(err), 1);
@@ -380,6 +382,7 @@ TEST(err, ERR_026_cause_chain_owned) {
   TVMFFIByteArray k = {"RuntimeError", 12}, m = {"outer", 5}, b = {"", 0};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, cause, NULL, &err), 0);
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain extra_context");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->cause_chain, cause);
   cr_assert_null(cell->extra_context);
@@ -398,6 +401,7 @@ TEST(err, ERR_027_extra_context_owned) {
   TVMFFIByteArray k = {"ValueError", 10}, m = {"with context", 12}, b = {"", 0};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, NULL, ctx, &err), 0);
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain extra_context");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->extra_context, ctx);
   cr_assert_null(cell->cause_chain);
@@ -416,6 +420,7 @@ TEST(err, ERR_028_chain_released_in_full) {
   TVMFFIByteArray k = {"RuntimeError", 12}, m = {"level", 5}, b = {"", 0};
   TVMFFIObjectHandle deep = NULL, mid = NULL, top = NULL;
   cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, NULL, ctx, &deep), 0);
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain");
   API(TVMFFIObjectDecRef)(ctx);
   cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, deep, NULL, &mid), 0);
   API(TVMFFIObjectDecRef)(deep);
@@ -434,6 +439,7 @@ TEST(err, ERR_029_raised_error_keeps_cause) {
   TVMFFIByteArray k = {"RuntimeError", 12}, m = {"wrapped", 7}, b = {"", 0};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, cause, NULL, &err), 0);
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain");
   API(TVMFFIObjectDecRef)(cause);
   API(TVMFFIErrorSetRaised)(err);
   API(TVMFFIObjectDecRef)(err);

@@ -155,8 +155,8 @@ ConfLayoutVerdict conf_layout_compare(ConfLayoutPart part, const char* fields, c
     if (f->part != part || recorded == f->used) continue;
     int is_size = f->field[0] == '\0';
     if (is_size && recorded == RECORDED_ABSENT) {
-      snprintf(msg, size, "layout mismatch: %s (%s) does not exist in %s, %lld bytes in the headers used",
-               what, part_structs[part], version, f->used);
+      snprintf(msg, size, "layout mismatch: %s (%s) does not exist in %s, %lld bytes in %s", what,
+               part_structs[part], version, f->used, "the headers used");
       return CONF_LAYOUT_DIFFERS;
     }
     /* The struct's size is context for any field that moved; a field the

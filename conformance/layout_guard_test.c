@@ -9,6 +9,8 @@
 
 static char msg[1024];
 
+static const char* const kept = "kind message backtrace update_backtrace";
+
 static ConfLayoutVerdict compare(ConfLayoutPart part, const char* fields, const char* version) {
   return conf_layout_compare(part, fields, version, msg, sizeof msg);
 }
@@ -29,10 +31,11 @@ Test(layout_guard, whole_error_cell_on_0_1_7_says_mismatch) {
 }
 
 Test(layout_guard, fields_that_kept_their_place_are_the_same) {
-  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, "kind message backtrace update_backtrace", "0.1.7"),
-               CONF_LAYOUT_SAME, "got: %s", msg);
+  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, kept, "0.1.7"), CONF_LAYOUT_SAME, "got: %s",
+               msg);
   cr_assert_str_eq(msg, "");
-  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "0.1.8"), CONF_LAYOUT_SAME, "got: %s", msg);
+  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "0.1.8"), CONF_LAYOUT_SAME, "got: %s",
+               msg);
 }
 
 Test(layout_guard, struct_absent_in_the_release) {
@@ -42,20 +45,21 @@ Test(layout_guard, struct_absent_in_the_release) {
 }
 
 Test(layout_guard, field_width_and_rename) {
-  cr_assert_eq(compare(CONF_LAYOUT_TVMFFITypeAttrColumn, "data size", "0.1.8"), CONF_LAYOUT_DIFFERS);
+  cr_assert_eq(compare(CONF_LAYOUT_TVMFFITypeAttrColumn, "data size", "0.1.8"),
+               CONF_LAYOUT_DIFFERS);
   cr_assert_str_eq(msg, "layout mismatch: type attribute column field size is 8 bytes in 0.1.8, "
                         "4 in the headers used");
+  /* 0.1.8 calls it default_value, at the same offset and size. */
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFIFieldInfo, "name default_value_or_factory", "0.1.8"),
-               CONF_LAYOUT_DIFFERS);
-  cr_assert_str_eq(msg, "layout mismatch: field info has no default_value_or_factory in 0.1.8 "
-                        "(offset 96 in the headers used)");
+               CONF_LAYOUT_SAME, "got: %s", msg);
 }
 
 Test(layout_guard, releases_reporting_one_version_that_disagree_are_uncertain) {
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFISeqCell, NULL, "0.1.9"), CONF_LAYOUT_UNCERTAIN);
   cr_assert_str_eq(msg, "layout uncertain: the releases reporting 0.1.9 (0.1.8.post0, 0.1.8.post1, "
                         "0.1.9) disagree on the sequence cell (TVMFFISeqCell)");
-  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "0.1.9"), CONF_LAYOUT_SAME, "got: %s", msg);
+  cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "0.1.9"), CONF_LAYOUT_SAME, "got: %s",
+               msg);
 }
 
 Test(layout_guard, unknown_release_and_unknown_field) {

@@ -159,6 +159,7 @@ TEST(layout, OBJ_002_string_cell_at_24) {
 
 /* OBJ-002: ... an error's TVMFFIErrorCell ... */
 TEST(layout, OBJ_002_error_cell_at_24) {
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, NULL);
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"bad thing", 9}, bt = {"", 0};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, &bt, &err), 0);

@@ -197,6 +197,7 @@ TEST(object, OBJ_013_opaque_null_out_refused) {
  * TVMFFIObjectAllocHeader whose delete_space gives the block back. */
 TEST(object, OBJ_020_default_allocator) {
   TVMFFICustomAllocator* a = API(TVMFFIGetCustomAllocator)();
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIObjectAllocHeader, "delete_space");
   cr_assert_not_null(a);
   cr_assert_not_null(a->allocate);
   static const size_t aligns[] = {8, 16};

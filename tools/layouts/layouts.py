@@ -333,13 +333,34 @@ def guard_rows(rec, parts):
     by_reported = {}
     for v in order:
         by_reported.setdefault(rec["reported"][v], []).append(v)
+    pinned = rec["pinned"]
+
+    def at(label, struct, field, wheel):
+        """A field absent under its pinned name is looked for under an old
+        one: a field of the wheel's struct the pinned headers lack, with
+        the same offset and size (a rename is not a layout change)."""
+        val = values.get(label, {}).get(wheel, ABSENT)
+        if val is not ABSENT or not field:
+            return val
+        off = "offsetof(%s, %s)" % (struct, field)
+        width = "sizeof(((%s*)0)->%s)" % (struct, field)
+        want = (values[off][pinned], values.get(width, {}).get(pinned))
+        for l, _ in rec["facts"]:
+            m = re.match(r"offsetof\(%s, (.+)\)$" % re.escape(struct), l)
+            if not m or values[l][pinned] is not ABSENT:
+                continue
+            old_width = "sizeof(((%s*)0)->%s)" % (struct, m.group(1))
+            if (values[l][wheel], values.get(old_width, {}).get(wheel)) == want:
+                return values[old_width][wheel] if label == width else values[l][wheel]
+        return ABSENT
+
     rows = []
     for rep in sorted(by_reported, key=releases.version_key):
         wheels = by_reported[rep]
         row = []
-        for _, facts in parts:
-            for _, _, label in facts:
-                seen = {values.get(label, {}).get(w, ABSENT) for w in wheels}
+        for struct, facts in parts:
+            for field, _, label in facts:
+                seen = {at(label, struct, field, w) for w in wheels}
                 val = seen.pop() if len(seen) == 1 else GUARD_AMBIGUOUS
                 row.append(GUARD_ABSENT if val is ABSENT else val)
         rows.append((rep, wheels, row))
@@ -359,6 +380,8 @@ def render_inc(rec):
            " *                       one value per FACT line in order (%d: absent, %d: the wheels"
            % (GUARD_ABSENT, GUARD_AMBIGUOUS),
            " *                       disagree), then the number of FACT lines)",
+           " * A field a release has under an older name, at the same offset and size,",
+           " * counts as the same field.",
            " */", "#ifdef CONF_LAYOUT_PART"]
     for struct, _ in parts:
         out.append("CONF_LAYOUT_PART(%s, \"%s\")" % (struct, DISPLAY.get(struct, struct)))
