@@ -397,6 +397,46 @@ def render_inc(rec):
     return "\n".join(out) + "\n"
 
 
+def _test_bodies(path):
+    """{test name: body} of a conformance test file (TEST(suite, name) { ... })."""
+    with open(path) as f:
+        text = f.read()
+    heads = list(re.finditer(r"^TEST\(\w+, (\w+)[^)]*\) \{$", text, re.M))
+    return {m.group(1): text[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+            for i, m in enumerate(heads)}
+
+
+def audit(rec, test_dir):
+    """[(struct, field, test file, test, guarded)]: every test that names a
+    struct, or a field, whose layout some recorded release has differently,
+    and whether it calls the guard for that struct. A reading aid for
+    deciding where a guard goes: a name match, not proof of a read (helpers
+    that read a struct for a test are not followed)."""
+    parts = guard_parts(rec)
+    rows = guard_rows(rec, parts)
+    flat = [(struct, field) for struct, facts in parts for field, _, _ in facts]
+    pinned_row = [r for rep, _, r in rows if rep == rec["reported"][rec["pinned"]]][0]
+    moved = sorted({flat[i] for _, _, r in rows for i in range(len(r)) if r[i] != pinned_row[i]})
+    # A field is looked for by name only when no other struct has one so
+    # named (`cause_chain`, not `size`); otherwise the struct's name is.
+    owners = {}
+    for struct, field in set(flat):
+        owners.setdefault(field, set()).add(struct)
+    moved = sorted({(s_, f if f and len(owners[f]) == 1 else "") for s_, f in moved})
+    found = []
+    for name in sorted(os.listdir(test_dir)):
+        if not name.endswith("_test.c"):
+            continue
+        for test, body in _test_bodies(os.path.join(test_dir, name)).items():
+            for struct, field in moved:
+                pattern = r"\b%s\b" % re.escape(struct) if not field else \
+                    r"(->|\.)%s\b" % re.escape(field)
+                if re.search(pattern, body):
+                    guarded = "conformance_layout_guard(CONF_LAYOUT_%s" % struct in body
+                    found.append((struct, field, name, test, guarded))
+    return found
+
+
 def _write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -410,6 +450,9 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("--inc")
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--audit", action="store_true",
+                    help="list the conformance tests that read a struct or field some release lays out "
+                         "differently, and whether each calls the layout guard")
     args = ap.parse_args(argv)
     if args.source:
         with open(args.source) as f:
@@ -441,6 +484,10 @@ def main(argv=None):
         _write(args.md, render_md(rec))
     if args.inc:
         _write(args.inc, render_inc(rec))
+    if args.audit:
+        for struct, field, name, test, guarded in audit(rec, os.path.join(ROOT, "conformance")):
+            print("audit: %-8s %s.%s %s" % ("guarded" if guarded else "UNGUARDED", name[:-2], test,
+                                             struct + ("." + field if field else "")))
     print("layouts: %d releases, %d changes" % (len(order), len(ch)))
     return 0
 
