@@ -61,7 +61,8 @@ int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg
                       arg_name);
   }
   if (tffi_dltensor_check(&from->dl_tensor, arg_name) != 0) return -1;
-  if (tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
+  if ((require_alignment != 0 || require_contiguous != 0) &&
+      tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
     return -1;
   }
   if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {

@@ -33,21 +33,23 @@ int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
   if (t->ndim > 0 && t->shape == NULL) {
     return tffi_raise(TFFI_VALUE_ERROR, "%s.shape is NULL while ndim is %d", arg_name, t->ndim);
   }
-  int has_zero = 0;
-  for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] < 0) {
-      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape[%d] is negative (%lld)", arg_name, i,
-                        (long long)t->shape[i]);
-    }
-    if (t->shape[i] == 0) has_zero = 1;
-  }
-  /* With a zero dimension the tensor is empty whatever the other sizes are. */
-  if (has_zero) return 0;
+  /* One pass over the shape: every dimension non-negative, and the element
+   * count, which only matters when no dimension is zero (an empty tensor's
+   * other sizes may be anything, so their product may overflow). */
   int64_t numel = 1;
+  int overflow = 0, empty = 0;
   for (int32_t i = 0; i < t->ndim; ++i) {
-    if (__builtin_mul_overflow(numel, t->shape[i], &numel)) {
-      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape: element count overflows int64", arg_name);
+    int64_t d = t->shape[i];
+    if (d < 0) {
+      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape[%d] is negative (%lld)", arg_name, i,
+                        (long long)d);
     }
+    empty |= d == 0;
+    overflow |= __builtin_mul_overflow(numel, d, &numel);
+  }
+  if (empty) return 0;
+  if (overflow) {
+    return tffi_raise(TFFI_VALUE_ERROR, "%s.shape: element count overflows int64", arg_name);
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
   if (__builtin_mul_overflow(numel, bits, &total) || total > INT64_MAX - 7) {
@@ -124,20 +126,24 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out) {
   size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
-  TffiTensor* t = tffi_object_alloc(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
-                                    kTVMFFITensor, tffi_tensor_delete);
+  /* Every field is written below: no zero-fill. */
+  TffiTensor* t = tffi_object_alloc_uninit(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
+                                           kTVMFFITensor, tffi_tensor_delete);
   if (t == NULL) return -1;
+  int64_t* shape = t->dims;
+  int64_t* strides = t->dims + ndim;
   t->dl = *proto;
-  t->dl.shape = t->dims;
-  t->dl.strides = t->dims + ndim;
-  if (ndim) memcpy(t->dl.shape, proto->shape, ndim * sizeof(int64_t));
+  t->dl.shape = shape;
+  t->dl.strides = strides;
+  for (size_t i = 0; i < ndim; ++i) shape[i] = proto->shape[i];
   if (proto->strides != NULL) {
-    if (ndim) memcpy(t->dl.strides, proto->strides, ndim * sizeof(int64_t));
+    for (size_t i = 0; i < ndim; ++i) strides[i] = proto->strides[i];
   } else {
-    tffi_fill_compact_strides(t->dl.shape, proto->ndim, t->dl.strides);
+    tffi_fill_compact_strides(shape, proto->ndim, strides);
   }
   t->release = release;
   t->ctx = ctx;
+  t->flags = 0;
   *out = &t->header;
   return 0;
 }
