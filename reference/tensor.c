@@ -53,20 +53,22 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
     return tffi_bad_tensor(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
   }
   /* One pass over the shape: every dimension non-negative, and the element
-   * count, which only matters when no dimension is zero (an empty tensor's
-   * other sizes may be anything, so their product may overflow). */
+   * count. An empty tensor (a zero dimension) is valid whatever its other
+   * sizes, whose product may overflow: only an overflowed count asks which
+   * case it is (the rare path scans again). */
   int64_t numel = 1;
-  int overflow = 0, empty = 0;
+  int overflow = 0;
   for (int32_t i = 0; i < t->ndim; ++i) {
     int64_t d = t->shape[i];
     if (d < 0) {
       return tffi_bad_tensor(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
     }
-    empty |= d == 0;
-    overflow |= __builtin_mul_overflow(numel, d, &numel);
+    if (__builtin_mul_overflow(numel, d, &numel)) overflow = 1;
   }
-  if (empty) return 0;
   if (overflow) {
+    for (int32_t i = 0; i < t->ndim; ++i) {
+      if (t->shape[i] == 0) return 0;
+    }
     return tffi_bad_tensor(api, arg_name, ".shape: element count overflows int64");
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
@@ -158,11 +160,21 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
   t->dl = *proto;
   t->dl.shape = shape;
   t->dl.strides = strides;
-  for (size_t i = 0; i < ndim; ++i) shape[i] = proto->shape[i];
   if (proto->strides != NULL) {
-    for (size_t i = 0; i < ndim; ++i) strides[i] = proto->strides[i];
+    for (size_t i = 0; i < ndim; ++i) {
+      shape[i] = proto->shape[i];
+      strides[i] = proto->strides[i];
+    }
   } else {
-    tffi_fill_compact_strides(shape, proto->ndim, strides);
+    /* Compact strides, made in the same pass that copies the shape (as
+     * tffi_fill_compact_strides does, saturating for empty tensors). */
+    int64_t step = 1;
+    for (size_t i = ndim; i-- > 0;) {
+      int64_t d = proto->shape[i];
+      shape[i] = d;
+      strides[i] = step;
+      if (__builtin_mul_overflow(step, d, &step)) step = INT64_MAX;
+    }
   }
   t->release = release;
   t->ctx = ctx;
