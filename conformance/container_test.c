@@ -4,38 +4,13 @@
 
 #include "core_support.h"
 
-static TVMFFIObjectHandle global(const char* name) {
-  TVMFFIByteArray n = {name, strlen(name)};
-  TVMFFIObjectHandle fn = NULL;
-  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "looking up %s failed", name);
-  if (fn == NULL) criterion_skip_test("%s does not register the global function %s",
-                                      conf_impl_path(), name);
-  return fn;
-}
-
 /* Calls the global `name`; returns its status, the result in *result. */
 static int call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  TVMFFIObjectHandle fn = global(name);
+  TVMFFIObjectHandle fn = core_global(name, 1);
   memset(result, 0, sizeof *result);
   int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
   API(TVMFFIObjectDecRef)(fn);
   return rc;
-}
-
-static TVMFFIAny int_arg(int64_t v) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIInt;
-  a.v_int64 = v;
-  return a;
-}
-
-static TVMFFIAny obj_arg(void* obj) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = ((TVMFFIObject*)obj)->type_index;
-  a.v_obj = obj;
-  return a;
 }
 
 static TVMFFISeqCell seq_cell(const TVMFFIAny* arr) {
@@ -48,7 +23,7 @@ static TVMFFISeqCell seq_cell(const TVMFFIAny* arr) {
  * TVMFFIShapeCell (right after the header) holds the extents in order; with
  * no arguments the shape is empty. */
 TEST(container, SHP_001_shape_from_ints) {
-  TVMFFIAny args[3] = {int_arg(2), int_arg(-3), int_arg(1LL << 40)}, out;
+  TVMFFIAny args[3] = {core_int(2), core_int(-3), core_int(1LL << 40)}, out;
   cr_assert_eq(call("ffi.Shape", args, 3, &out), 0);
   cr_assert_eq(out.type_index, kTVMFFIShape, "type_index %d", out.type_index);
   cr_expect_eq(out.v_obj->type_index, kTVMFFIShape);
@@ -70,7 +45,7 @@ TEST(container, SHP_001_shape_from_ints) {
 /* SHP-002: a non-integer argument (float, string) is refused: -1 and a
  * ValueError that says the shape takes int arguments. */
 TEST(container, SHP_002_non_int_refused) {
-  TVMFFIAny args[2] = {int_arg(1), int_arg(0)}, out;
+  TVMFFIAny args[2] = {core_int(1), core_int(0)}, out;
   args[1].type_index = kTVMFFIFloat;
   args[1].v_float64 = 2.0;
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
@@ -84,9 +59,9 @@ TEST(container, SHP_002_non_int_refused) {
 /* SHP-003: a shape passed as an argument keeps its identity: the array
  * built from it holds the same object, one reference more. */
 TEST(container, SHP_003_shape_passes_by_reference) {
-  TVMFFIAny dims[2] = {int_arg(4), int_arg(5)}, shape, arr;
+  TVMFFIAny dims[2] = {core_int(4), core_int(5)}, shape, arr;
   cr_assert_eq(call("ffi.Shape", dims, 2, &shape), 0);
-  TVMFFIAny arg = obj_arg(shape.v_obj);
+  TVMFFIAny arg = core_obj(shape.v_obj);
   cr_assert_eq(call("ffi.Array", &arg, 1, &arr), 0);
   TVMFFISeqCell cell = seq_cell(&arr);
   const TVMFFIAny* elems = cell.data;
@@ -102,7 +77,7 @@ TEST(container, SHP_003_shape_passes_by_reference) {
  * the header) has size = number of arguments, capacity >= size, and data
  * pointing at that many TVMFFIAny elements; no arguments give size 0. */
 TEST(container, ARR_001_array_layout) {
-  TVMFFIAny args[3] = {int_arg(10), int_arg(20), int_arg(30)}, out;
+  TVMFFIAny args[3] = {core_int(10), core_int(20), core_int(30)}, out;
   cr_assert_eq(call("ffi.Array", args, 3, &out), 0);
   cr_assert_eq(out.type_index, kTVMFFIArray, "type_index %d", out.type_index);
   TVMFFISeqCell cell = seq_cell(&out);
@@ -128,7 +103,7 @@ TEST(container, ARR_002_elements_are_owned) {
   TVMFFIByteArray in = {"shared heap string", 18};
   TVMFFIAny str, out;
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &str), 0);
-  TVMFFIAny args[4] = {int_arg(7), int_arg(0), obj_arg(str.v_obj), int_arg(0)};
+  TVMFFIAny args[4] = {core_int(7), core_int(0), core_obj(str.v_obj), core_int(0)};
   args[1].type_index = kTVMFFIRawStr;
   args[1].v_c_str = "a raw C string here";
   args[3].type_index = kTVMFFINone;
@@ -152,11 +127,11 @@ TEST(container, ARR_002_elements_are_owned) {
 /* ARR-003: "ffi.ArraySize" returns the size as an int, and
  * "ffi.ArrayGetItem" the element at an index as an owned value. */
 TEST(container, ARR_003_size_and_get_item) {
-  TVMFFIAny args[3] = {int_arg(5), int_arg(6), int_arg(0)}, arr, out;
+  TVMFFIAny args[3] = {core_int(5), core_int(6), core_int(0)}, arr, out;
   args[2].type_index = kTVMFFIRawStr;
   args[2].v_c_str = "third element!";
   cr_assert_eq(call("ffi.Array", args, 3, &arr), 0);
-  TVMFFIAny q[2] = {arr, int_arg(1)};
+  TVMFFIAny q[2] = {arr, core_int(1)};
   cr_assert_eq(call("ffi.ArraySize", q, 1, &out), 0);
   cr_expect_eq(out.type_index, kTVMFFIInt);
   cr_expect_eq(out.v_int64, 3);
@@ -176,11 +151,11 @@ TEST(container, ARR_003_size_and_get_item) {
 /* ARR-004: an index outside [0, size) is refused: -1 and an IndexError
  * saying it is out of bounds. */
 TEST(container, ARR_004_index_out_of_bounds) {
-  TVMFFIAny args[2] = {int_arg(1), int_arg(2)}, arr, out;
+  TVMFFIAny args[2] = {core_int(1), core_int(2)}, arr, out;
   cr_assert_eq(call("ffi.Array", args, 2, &arr), 0);
   static const int64_t bad[] = {2, -1, 1LL << 40};
   for (int i = 0; i < 3; ++i) {
-    TVMFFIAny q[2] = {arr, int_arg(bad[i])};
+    TVMFFIAny q[2] = {arr, core_int(bad[i])};
     cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1, "index %lld accepted",
                  (long long)bad[i]);
     core_expect_raised("IndexError", "out of bounds");
@@ -191,7 +166,7 @@ TEST(container, ARR_004_index_out_of_bounds) {
 /* ARR-005: a non-array argument or a wrong argument count is refused with
  * -1 and a TypeError. */
 TEST(container, ARR_005_wrong_arguments_refused) {
-  TVMFFIAny q[2] = {int_arg(3), int_arg(0)}, out;
+  TVMFFIAny q[2] = {core_int(3), core_int(0)}, out;
   cr_expect_eq(call("ffi.ArraySize", q, 1, &out), -1);
   core_expect_raised("TypeError", NULL);
   cr_expect_eq(call("ffi.ArraySize", q, 0, &out), -1);

@@ -71,6 +71,45 @@ static inline void core_release(TVMFFIAny* value) {
   memset(value, 0, sizeof *value);
 }
 
+/* Argument views (borrowed, nothing to release) of an int, a C string and
+ * an object; the object's kind is read from its header. */
+static inline TVMFFIAny core_int(int64_t v) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = kTVMFFIInt;
+  a.v_int64 = v;
+  return a;
+}
+
+static inline TVMFFIAny core_c_str(const char* s) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = kTVMFFIRawStr;
+  a.v_c_str = s;
+  return a;
+}
+
+static inline TVMFFIAny core_obj(void* obj) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  a.type_index = ((TVMFFIObject*)obj)->type_index;
+  a.v_obj = obj;
+  return a;
+}
+
+/* The global function `name` (a new reference). One that is not registered
+ * fails the test, or with `skip_missing` skips it, saying which
+ * implementation lacks it. */
+static inline TVMFFIObjectHandle core_global(const char* name, int skip_missing) {
+  TVMFFIByteArray n = {name, strlen(name)};
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "looking up %s failed", name);
+  if (fn == NULL && skip_missing)
+    criterion_skip_test("%s does not register the global function %s", conf_impl_path(), name);
+  cr_assert_not_null(fn, "%s registers no global function %s", conf_impl_path(), name);
+  return fn;
+}
+
 static inline uint32_t core_strong(const void* obj) {
   return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
                                     __ATOMIC_ACQUIRE) &

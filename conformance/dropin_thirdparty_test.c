@@ -37,30 +37,6 @@ static SafeCall export_of(void* lib, const char* name) {
   return f;
 }
 
-static TVMFFIAny int_arg(int64_t v) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIInt;
-  a.v_int64 = v;
-  return a;
-}
-
-static TVMFFIAny str_arg(const char* s) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIRawStr;
-  a.v_c_str = s;
-  return a;
-}
-
-static TVMFFIObjectHandle global(const char* name) {
-  TVMFFIByteArray n = {name, strlen(name)};
-  TVMFFIObjectHandle f = NULL;
-  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &f), 0, "looking up %s failed", name);
-  cr_assert_not_null(f, "the library registered no global %s", name);
-  return f;
-}
-
 static int32_t type_index_of(const char* key) {
   TVMFFIByteArray k = {key, strlen(key)};
   int32_t index = -1;
@@ -79,14 +55,14 @@ static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* n
 
 TEST(dropin, RFL_019_testing_exports_answer) {
   void* lib = load_testing();
-  TVMFFIAny args[2] = {int_arg(1), int_arg(2)};
-  TVMFFIAny r = int_arg(-1);
+  TVMFFIAny args[2] = {core_int(1), core_int(2)};
+  TVMFFIAny r = core_int(-1);
   SafeCall add = export_of(lib, "__tvm_ffi_testing_dll_test_add_with_docstring");
   cr_assert_eq(add(NULL, args, 2, &r), 0);
   cr_expect_eq(r.type_index, kTVMFFIInt);
   cr_expect_eq(r.v_int64, 3);
-  args[0] = int_arg(41);
-  r = int_arg(-1);
+  args[0] = core_int(41);
+  r = core_int(-1);
   cr_assert_eq(export_of(lib, "__tvm_ffi_testing_dll_schema_id_int")(NULL, args, 1, &r), 0);
   cr_expect_eq(r.type_index, kTVMFFIInt);
   cr_expect_eq(r.v_int64, 41);
@@ -96,23 +72,23 @@ TEST(dropin, RFL_019_testing_exports_answer) {
 
 TEST(dropin, RFL_019_testing_refuses_bad_arguments) {
   void* lib = load_testing();
-  TVMFFIAny args[1] = {str_arg("not a number")};
-  TVMFFIAny r = int_arg(-1);
+  TVMFFIAny args[1] = {core_c_str("not a number")};
+  TVMFFIAny r = core_int(-1);
   cr_expect_eq(export_of(lib, "__tvm_ffi_testing_dll_schema_id_int")(NULL, args, 1, &r), -1);
   core_expect_raised("TypeError", NULL);
 }
 
 TEST(dropin, RFL_019_testing_globals_answer) {
   load_testing();
-  TVMFFIObjectHandle add_one = global("testing.add_one");
-  TVMFFIAny args[2] = {int_arg(41)};
-  TVMFFIAny r = int_arg(-1);
+  TVMFFIObjectHandle add_one = core_global("testing.add_one", 0);
+  TVMFFIAny args[2] = {core_int(41)};
+  TVMFFIAny r = core_int(-1);
   cr_assert_eq(API(TVMFFIFunctionCall)(add_one, args, 1, &r), 0);
   cr_expect_eq(r.v_int64, 42);
   API(TVMFFIObjectDecRef)(add_one);
 
-  TVMFFIObjectHandle echo = global("testing.echo");
-  args[0] = str_arg("echoed through a C++ library");
+  TVMFFIObjectHandle echo = core_global("testing.echo", 0);
+  args[0] = core_c_str("echoed through a C++ library");
   memset(&r, 0, sizeof r);
   cr_assert_eq(API(TVMFFIFunctionCall)(echo, args, 1, &r), 0);
   TVMFFIByteArray got = core_str_bytes(&r);
@@ -122,9 +98,9 @@ TEST(dropin, RFL_019_testing_globals_answer) {
   core_release(&r);
   API(TVMFFIObjectDecRef)(echo);
 
-  TVMFFIObjectHandle raise = global("testing.test_raise_error");
-  args[0] = str_arg("ValueError");
-  args[1] = str_arg("raised by the testing library");
+  TVMFFIObjectHandle raise = core_global("testing.test_raise_error", 0);
+  args[0] = core_c_str("ValueError");
+  args[1] = core_c_str("raised by the testing library");
   memset(&r, 0, sizeof r);
   cr_expect_eq(API(TVMFFIFunctionCall)(raise, args, 2, &r), -1);
   core_expect_raised("ValueError", "raised by the testing library");
@@ -182,17 +158,17 @@ TEST(dropin, RFL_019_testing_object_through_reflection) {
   cr_assert_not_null(v_i64);
   cr_assert(!(v_i64->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj));
   void* addr = (char*)obj + v_i64->offset;
-  TVMFFIAny five = int_arg(5);
+  TVMFFIAny five = core_int(5);
   cr_assert_eq(((TVMFFIFieldSetter)v_i64->setter)(addr, &five), 0);
-  TVMFFIAny read = int_arg(-1);
+  TVMFFIAny read = core_int(-1);
   cr_assert_eq(v_i64->getter(addr, &read), 0);
   cr_expect_eq(read.v_int64, 5);
   TVMFFIAny args[2];
   memset(args, 0, sizeof args);
   args[0].type_index = info->type_index;
   args[0].v_obj = obj;
-  args[1] = int_arg(37);
-  TVMFFIAny r = int_arg(-1);
+  args[1] = core_int(37);
+  TVMFFIAny r = core_int(-1);
   cr_assert_eq(API(TVMFFIFunctionCall)(info->methods[0].method.v_obj, args, 2, &r), 0);
   cr_expect_eq(r.type_index, kTVMFFIInt);
   cr_expect_eq(r.v_int64, 42);
@@ -216,7 +192,7 @@ TEST(dropin, RFL_019_jax_tvm_ffi_counters_answer) {
   static const char* counters[] = {"__tvm_ffi_registered_count",
                                    "__tvm_ffi_get_last_workspace_peak"};
   for (int i = 0; i < 2; ++i) {
-    TVMFFIAny r = int_arg(-1);
+    TVMFFIAny r = core_int(-1);
     cr_assert_eq(export_of(lib, counters[i])(NULL, NULL, 0, &r), 0, "%s failed", counters[i]);
     cr_expect_eq(r.type_index, kTVMFFIInt, "%s", counters[i]);
     cr_expect_eq(r.v_int64, 0, "%s of a fresh process", counters[i]);
@@ -225,7 +201,7 @@ TEST(dropin, RFL_019_jax_tvm_ffi_counters_answer) {
 
 TEST(dropin, RFL_019_jax_tvm_ffi_refuses_missing_arguments) {
   void* lib = load_jax();
-  TVMFFIAny r = int_arg(-1);
+  TVMFFIAny r = core_int(-1);
   cr_expect_eq(export_of(lib, "__tvm_ffi_register_tvm_ffi_handler")(NULL, NULL, 0, &r), -1);
   core_expect_raised("TypeError", "Expected 6 but got 0 arguments");
 }

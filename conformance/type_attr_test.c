@@ -17,14 +17,6 @@ static int32_t new_type(const char* key) {
   return index;
 }
 
-static TVMFFIAny int_value(int64_t v) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof a);
-  a.type_index = kTVMFFIInt;
-  a.v_int64 = v;
-  return a;
-}
-
 static int reg(int32_t type_index, const char* name, TVMFFIAny value) {
   TVMFFIByteArray n = text(name);
   return API(TVMFFITypeRegisterAttr)(type_index, &n, &value);
@@ -61,8 +53,8 @@ TEST(type_attr, TAT_001_unknown_name_is_null) {
  * equals the value */
 TEST(type_attr, TAT_002_value_found_through_column) {
   int32_t t = new_type("conformance.attr.Value");
-  cr_assert_eq(reg(t, "conformance.attr.value", int_value(31)), 0);
-  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.value", int_value(65)), 0);
+  cr_assert_eq(reg(t, "conformance.attr.value", core_int(31)), 0);
+  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.value", core_int(65)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.value");
   cr_assert_not_null(c);
   const TVMFFIAny* e = entry(c, t);
@@ -83,7 +75,7 @@ TEST(type_attr, TAT_003_column_layout) {
   cr_expect_eq(offsetof(TVMFFITypeAttrColumn, size), 8);
   cr_expect_eq(offsetof(TVMFFITypeAttrColumn, begin_index), 12);
   int32_t t = new_type("conformance.attr.Layout");
-  cr_assert_eq(reg(t, "conformance.attr.layout", int_value(1)), 0);
+  cr_assert_eq(reg(t, "conformance.attr.layout", core_int(1)), 0);
   const unsigned char* raw = (const unsigned char*)column("conformance.attr.layout");
   cr_assert_not_null(raw);
   int32_t size, begin;
@@ -99,15 +91,15 @@ TEST(type_attr, TAT_003_column_layout) {
 TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
   int32_t a = new_type("conformance.attr.A");
   int32_t b = new_type("conformance.attr.B");
-  cr_assert_eq(reg(a, "conformance.attr.span", int_value(1)), 0);
+  cr_assert_eq(reg(a, "conformance.attr.span", core_int(1)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.span");
   cr_assert_not_null(c);
   cr_expect_eq(c->begin_index, 0);
   cr_expect_eq(c->size, a + 1);
-  cr_assert_eq(reg(b, "conformance.attr.span", int_value(2)), 0);
+  cr_assert_eq(reg(b, "conformance.attr.span", core_int(2)), 0);
   cr_expect_eq(c->begin_index, 0);
   cr_expect_eq(c->size, b + 1);
-  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.span", int_value(3)), 0);
+  cr_assert_eq(reg(kTVMFFIStr, "conformance.attr.span", core_int(3)), 0);
   cr_expect_eq(c->size, b + 1, "a lower index shrank or grew the column to %d", c->size);
   /* What code built before begin_index existed reads: a size_t at 8. */
   size_t old_size;
@@ -120,7 +112,7 @@ TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
  * bytes zero */
 TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
   int32_t t = new_type("conformance.attr.Sparse");
-  cr_assert_eq(reg(t, "conformance.attr.sparse", int_value(9)), 0);
+  cr_assert_eq(reg(t, "conformance.attr.sparse", core_int(9)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.sparse");
   cr_assert_not_null(c);
   for (int32_t i = c->begin_index; i < c->begin_index + c->size; ++i) {
@@ -133,11 +125,11 @@ TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
  * looked up before later registrations shows them once data and size are read again */
 TEST(type_attr, TAT_006_same_column_sees_later_registrations) {
   int32_t a = new_type("conformance.attr.Early");
-  cr_assert_eq(reg(a, "conformance.attr.live", int_value(1)), 0);
+  cr_assert_eq(reg(a, "conformance.attr.live", core_int(1)), 0);
   const TVMFFITypeAttrColumn* first = column("conformance.attr.live");
   cr_assert_not_null(first);
   int32_t b = new_type("conformance.attr.Late");
-  cr_assert_eq(reg(b, "conformance.attr.live", int_value(2)), 0);
+  cr_assert_eq(reg(b, "conformance.attr.live", core_int(2)), 0);
   cr_expect_eq(column("conformance.attr.live"), first, "the column moved");
   const TVMFFIAny* e = entry(first, b);
   cr_assert_not_null(e, "the column looked up earlier does not cover the later type");
@@ -180,8 +172,8 @@ TEST(type_attr, TAT_007_value_is_owned) {
  * stays */
 TEST(type_attr, TAT_008_second_value_refused) {
   int32_t t = new_type("conformance.attr.Twice");
-  cr_assert_eq(reg(t, "conformance.attr.twice", int_value(1)), 0);
-  cr_expect_eq(reg(t, "conformance.attr.twice", int_value(2)), -1);
+  cr_assert_eq(reg(t, "conformance.attr.twice", core_int(1)), 0);
+  cr_expect_eq(reg(t, "conformance.attr.twice", core_int(2)), -1);
   core_expect_raised("RuntimeError", "conformance.attr.twice");
   TVMFFIAny none;
   memset(&none, 0, sizeof none);
@@ -201,7 +193,7 @@ TEST(type_attr, TAT_009_none_leaves_entry_free) {
   cr_assert_not_null(c);
   const TVMFFIAny* e = entry(c, t);
   cr_expect(e == NULL || e->type_index == kTVMFFINone);
-  cr_expect_eq(reg(t, "conformance.attr.none_first", int_value(5)), 0);
+  cr_expect_eq(reg(t, "conformance.attr.none_first", core_int(5)), 0);
   e = entry(c, t);
   cr_assert_not_null(e);
   cr_expect_eq(e->v_int64, 5);
@@ -210,7 +202,7 @@ TEST(type_attr, TAT_009_none_leaves_entry_free) {
 /* TAT-010: TVMFFITypeRegisterAttr with type_index kTVMFFINone (0) makes sure the column exists
  * and stores nothing: a name never used before then has a column of size 0 */
 TEST(type_attr, TAT_010_none_index_only_makes_column) {
-  cr_assert_eq(reg(kTVMFFINone, "conformance.attr.declared", int_value(1)), 0);
+  cr_assert_eq(reg(kTVMFFINone, "conformance.attr.declared", core_int(1)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.declared");
   cr_assert_not_null(c, "registering for kTVMFFINone made no column");
   cr_expect_eq(c->size, 0);
@@ -244,7 +236,7 @@ TEST(type_attr, TAT_012_unknown_type_refused) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
     char index[16];
     snprintf(index, sizeof index, "%d", (int)bad[i]);
-    cr_expect_eq(reg(bad[i], "conformance.attr.unknown", int_value(1)), -1, "type_index %s",
+    cr_expect_eq(reg(bad[i], "conformance.attr.unknown", core_int(1)), -1, "type_index %s",
                  index);
     core_expect_raised("KeyError", index);
   }
@@ -257,7 +249,7 @@ TEST(type_attr, TAT_012_unknown_type_refused) {
 TEST(type_attr, TAT_013_null_arguments_refused) {
   HOSTILE_INPUT("upstream dereferences the NULL");
   int32_t t = new_type("conformance.attr.Nulls");
-  TVMFFIAny v = int_value(1);
+  TVMFFIAny v = core_int(1);
   TVMFFIByteArray n = text("conformance.attr.nulls");
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, NULL, &v), -1);
   core_expect_raised("ValueError", "attr_name");

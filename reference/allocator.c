@@ -21,18 +21,23 @@ _Static_assert(TFFI_BODY_OFFSET >= sizeof(TVMFFIObjectAllocHeader),
 
 static void tffi_default_delete_space(void* body) { tffi_free((char*)body - TFFI_BODY_OFFSET); }
 
+void* tffi_allocator_default_body(size_t size) {
+  if (size > SIZE_MAX - TFFI_BODY_OFFSET) return NULL;
+  char* block = tffi_malloc(TFFI_BODY_OFFSET + size);
+  if (block == NULL) return NULL;
+  void* body = block + TFFI_BODY_OFFSET;
+  ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = tffi_default_delete_space;
+  return body;
+}
+
 static void* tffi_default_allocate(size_t size, size_t alignment, int32_t type_index,
                                    void* context) {
   (void)type_index;
   (void)context;
   /* Larger alignments would need a different offset than the fixed one
    * delete_space assumes; objects never ask for them. */
-  if (alignment > TFFI_BODY_OFFSET || size > SIZE_MAX - TFFI_BODY_OFFSET) return NULL;
-  char* block = tffi_malloc(TFFI_BODY_OFFSET + size);
-  if (block == NULL) return NULL;
-  void* body = block + TFFI_BODY_OFFSET;
-  ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = tffi_default_delete_space;
-  return body;
+  if (alignment > TFFI_BODY_OFFSET) return NULL;
+  return tffi_allocator_default_body(size);
 }
 
 static TVMFFICustomAllocator tffi_default_allocator = {tffi_default_allocate, NULL};
@@ -44,6 +49,19 @@ static TVMFFICustomAllocator* tffi_registered;
 TVMFFICustomAllocator* tffi_allocator_current(void) {
   TVMFFICustomAllocator* a = __atomic_load_n(&tffi_registered, __ATOMIC_ACQUIRE);
   return a ? a : &tffi_default_allocator;
+}
+
+TVMFFICustomAllocator* tffi_allocator_custom(void) {
+  return __atomic_load_n(&tffi_registered, __ATOMIC_ACQUIRE);
+}
+
+void tffi_allocator_free_body(void* body) {
+  TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)body - 1;
+  /* The default's blocks are freed here directly, one indirect call fewer. */
+  if (header->delete_space == tffi_default_delete_space)
+    tffi_free((char*)body - TFFI_BODY_OFFSET);
+  else if (header->delete_space)
+    header->delete_space(body);
 }
 
 TVMFFICustomAllocator* tffi_allocator_default(void) { return &tffi_default_allocator; }

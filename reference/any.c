@@ -32,6 +32,24 @@ static int tffi_move_rvalue(const TVMFFIAny* view, TVMFFIAny* out) {
   return 0;
 }
 
+/* C strings, the common case: measured once, short ones inline. */
+static int tffi_own_c_str(const char* s, TVMFFIAny* out) {
+  size_t n = strlen(s);
+  if (n <= TFFI_SMALL_STR_MAX) {
+    tffi_any_small_str(kTVMFFISmallStr, s, n, out);
+    return 0;
+  }
+  TVMFFIObject* obj = tffi_str_new(kTVMFFIStr, s, n);
+  if (obj == NULL) {
+    *out = tffi_any_none();
+    return -1;
+  }
+  *out = tffi_any_none();
+  out->type_index = kTVMFFIStr;
+  out->v_obj = obj;
+  return 0;
+}
+
 int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
   int32_t kind = view->type_index;
   if (kind >= kTVMFFIStaticObjectBegin) {
@@ -39,18 +57,9 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
     *out = *view;
     return 0;
   }
+  if (kind == kTVMFFIRawStr && view->v_c_str != NULL) return tffi_own_c_str(view->v_c_str, out);
   TVMFFIAny result = tffi_any_none();
   int rc = 0;
-  /* C strings first, the common case: measured once, short ones inline. */
-  if (kind == kTVMFFIRawStr && view->v_c_str != NULL) {
-    size_t n = strlen(view->v_c_str);
-    if (n > TFFI_SMALL_STR_MAX) return tffi_any_from_bytes(kTVMFFIStr, view->v_c_str, n, out);
-    result.type_index = kTVMFFISmallStr;
-    result.small_str_len = (uint32_t)n;
-    memcpy(result.v_bytes, view->v_c_str, n);
-    *out = result;
-    return 0;
-  }
   switch (kind) {
     case kTVMFFIRawStr: /* only a NULL one gets here */
       rc = tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view holds a NULL const char*");
@@ -89,5 +98,8 @@ int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out) {
     *out = tffi_any_none();
     return tffi_arg_null("TVMFFIAnyViewToOwnedAny", "any_view");
   }
+  /* Before the general path, whose frame a C string does not need. */
+  if (any_view->type_index == kTVMFFIRawStr && any_view->v_c_str != NULL)
+    return tffi_own_c_str(any_view->v_c_str, out);
   return tffi_any_copy_owned(any_view, out);
 }

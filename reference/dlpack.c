@@ -17,21 +17,24 @@ static int tffi_direct_address(DLDevice device) {
          device.device_type == kDLROCM || device.device_type == kDLROCMHost;
 }
 
-static int tffi_check_requirements(const DLTensor* t, const char* arg_name,
+static int tffi_check_requirements(const char* api, const DLTensor* t, const char* arg_name,
                                    int32_t require_alignment, int32_t require_contiguous) {
   if (require_alignment < 0) {
-    return tffi_raise(TFFI_VALUE_ERROR, "require_alignment is negative (%d)", require_alignment);
+    return tffi_arg_error(TFFI_VALUE_ERROR, api, "require_alignment", "is negative (%d)",
+                          require_alignment);
   }
   if (require_alignment > 0) {
     uintptr_t at = (uintptr_t)t->byte_offset;
     if (tffi_direct_address(t->device)) at += (uintptr_t)t->data;
     if (at % (uintptr_t)require_alignment != 0) {
-      return tffi_raise(TFFI_RUNTIME_ERROR, "%s: data is not aligned to %d bytes", arg_name,
-                        require_alignment);
+      return tffi_raise(TFFI_RUNTIME_ERROR,
+                        "%s: %s data is not aligned to %d bytes (require_alignment)", api,
+                        arg_name, require_alignment);
     }
   }
   if (require_contiguous && !tffi_dltensor_is_contiguous(t)) {
-    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: tensor is not contiguous", arg_name);
+    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s is not contiguous (require_contiguous)", api,
+                      arg_name);
   }
   return 0;
 }
@@ -46,22 +49,25 @@ static void tffi_release_legacy(void* ctx) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
-int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg_name,
-                                 int32_t require_alignment, int32_t require_contiguous,
-                                 TVMFFIObject** out) {
-  if (from == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s is NULL", arg_name);
+int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
+                                 const char* arg_name, int32_t require_alignment,
+                                 int32_t require_contiguous, TVMFFIObject** out) {
+  if (from == NULL) return tffi_arg_null(api, arg_name);
   /* A different major version means a different layout: nothing past the
    * version field may be read. */
   if (from->version.major != DLPACK_MAJOR_VERSION) {
-    return tffi_raise(TFFI_VALUE_ERROR, "%s.version.major is %u; only DLPack major %d is understood",
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "%s: %s.version.major is %u; only DLPack major %d is understood", api,
                       arg_name, from->version.major, DLPACK_MAJOR_VERSION);
   }
   if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
-    return tffi_raise(TFFI_RUNTIME_ERROR, "%s.flags: padded sub-byte types are not supported",
-                      arg_name);
+    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s.flags: padded sub-byte types are not supported",
+                      api, arg_name);
   }
-  if (tffi_dltensor_check(&from->dl_tensor, arg_name) != 0) return -1;
-  if (tffi_check_requirements(&from->dl_tensor, arg_name, require_alignment, require_contiguous)) {
+  if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0) return -1;
+  if ((require_alignment != 0 || require_contiguous != 0) &&
+      tffi_check_requirements(api, &from->dl_tensor, arg_name, require_alignment,
+                              require_contiguous)) {
     return -1;
   }
   if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {
@@ -75,16 +81,18 @@ int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t requ
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "out");
   if (from == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "from");
-  return tffi_tensor_import_versioned(from, "from", require_alignment, require_contiguous,
-                                      (TVMFFIObject**)out);
+  return tffi_tensor_import_versioned("TVMFFITensorFromDLPackVersioned", from, "from",
+                                      require_alignment, require_contiguous, (TVMFFIObject**)out);
 }
 
 int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
                            int32_t require_contiguous, TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_arg_null("TVMFFITensorFromDLPack", "out");
   if (from == NULL) return tffi_arg_null("TVMFFITensorFromDLPack", "from");
-  if (tffi_dltensor_check(&from->dl_tensor, "from") != 0) return -1;
-  if (tffi_check_requirements(&from->dl_tensor, "from", require_alignment, require_contiguous)) {
+  const char* api = "TVMFFITensorFromDLPack";
+  if (tffi_dltensor_check_in(api, &from->dl_tensor, "from") != 0) return -1;
+  if (tffi_check_requirements(api, &from->dl_tensor, "from", require_alignment,
+                              require_contiguous)) {
     return -1;
   }
   return tffi_tensor_new_checked(&from->dl_tensor, tffi_release_legacy, from,

@@ -7,12 +7,13 @@
 /*
  * Imports a DLPack 1.x managed tensor (what TVMFFITensorFromDLPackVersioned
  * and TVMFFIEnvTensorAlloc share). Checks version, flags, metadata (errors
- * name `arg_name`), and the alignment / contiguity requirements (0 = none).
+ * read "<api>: <arg_name>..."), and the alignment / contiguity requirements
+ * (0 = none).
  * On success the tensor owns `from` and runs its deleter once when freed;
  * on failure nothing is called and the caller still owns `from`.
  */
-int tffi_tensor_import_versioned(DLManagedTensorVersioned* from, const char* arg_name,
-                                 int32_t require_alignment, int32_t require_contiguous,
-                                 TVMFFIObject** out);
+int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
+                                 const char* arg_name, int32_t require_alignment,
+                                 int32_t require_contiguous, TVMFFIObject** out);
 
 #endif

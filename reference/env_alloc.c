@@ -45,7 +45,7 @@ static void tffi_alloc_set_error(void* error_ctx, const char* kind, const char* 
 
 int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_arg_null("TVMFFIEnvTensorAlloc", "out");
-  if (tffi_dltensor_check(prototype, "prototype") != 0) return -1;
+  if (tffi_dltensor_check_in("TVMFFIEnvTensorAlloc", prototype, "prototype") != 0) return -1;
   DLPackManagedTensorAllocator alloc = TVMFFIEnvGetDLPackManagedTensorAllocator();
   if (alloc == NULL) {
     return tffi_raise(TFFI_RUNTIME_ERROR,
@@ -65,7 +65,8 @@ int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
     return tffi_raise(TFFI_RUNTIME_ERROR,
                       "TVMFFIEnvTensorAlloc: the allocator returned 0 but no tensor");
   }
-  if (tffi_tensor_import_versioned(made, "allocator result", 0, 0, (TVMFFIObject**)out) != 0) {
+  if (tffi_tensor_import_versioned("TVMFFIEnvTensorAlloc", made, "allocator result", 0, 0,
+                                   (TVMFFIObject**)out) != 0) {
     /* The allocator handed it over: a tensor we refuse is ours to free.
      * DLPack keeps the deleter where it is across major versions, so this
      * is safe even when the version was the reason for refusing. */

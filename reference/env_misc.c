@@ -29,10 +29,10 @@ int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
   } else if (strcmp(name, "PyGILState_Release") == 0) {
     slot = &tffi_gil_release;
   } else {
-    return tffi_raise(TFFI_VALUE_ERROR,
-                      "name '%.200s' is not a known host API (PyErr_CheckSignals, "
-                      "PyGILState_Ensure, PyGILState_Release)",
-                      name);
+    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvRegisterCAPI", "name",
+                          "'%.200s' is not a known host API (PyErr_CheckSignals, "
+                          "PyGILState_Ensure, PyGILState_Release)",
+                          name);
   }
   __atomic_store_n(slot, symbol, __ATOMIC_RELEASE);
   return 0;
@@ -47,7 +47,8 @@ int TVMFFIEnvCheckSignals(void) {
    * would crash the host, so refuse instead. */
   if (ensure == NULL || release == NULL) {
     return tffi_raise(TFFI_RUNTIME_ERROR,
-                      "PyErr_CheckSignals is registered but PyGILState_Ensure or "
+                      "TVMFFIEnvCheckSignals: PyErr_CheckSignals is registered but "
+                      "PyGILState_Ensure or "
                       "PyGILState_Release is not");
   }
   void* state = ((TffiGilEnsure)ensure)();

@@ -15,6 +15,7 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "arg.h"
 #include "error.h"
 #include "mem.h"
 #include "vec.h"
@@ -128,12 +129,12 @@ static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
 int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
                        TVMFFIStreamHandle* opt_out_original_stream) {
   if (device_type < 0 || device_type >= TFFI_STREAM_MAX_TYPE) {
-    return tffi_raise(TFFI_VALUE_ERROR, "device_type %d is outside [0, %d)", device_type,
-                      TFFI_STREAM_MAX_TYPE);
+    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream", "device_type",
+                          "%d is outside [0, %d)", device_type, TFFI_STREAM_MAX_TYPE);
   }
   if (device_id < 0 || device_id >= TFFI_STREAM_MAX_ID) {
-    return tffi_raise(TFFI_VALUE_ERROR, "device_id %d is outside [0, %d)", device_id,
-                      TFFI_STREAM_MAX_ID);
+    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream", "device_id",
+                          "%d is outside [0, %d)", device_id, TFFI_STREAM_MAX_ID);
   }
   TffiStreams* s = tffi_streams_get_or_create();
   if (s == NULL) return -1;

@@ -180,13 +180,6 @@ int tffi_raise(const char* kind, const char* fmt, ...) {
   return -1;
 }
 
-void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags)) {
-  int custom;
-  void* obj = tffi_object_alloc_from(size, type_index, deleter, &custom);
-  if (obj == NULL && !custom) tffi_raise_oom(size);
-  return obj;
-}
-
 int tffi_raise_oom(size_t size) {
   return tffi_raise(TFFI_MEMORY_ERROR, "failed to allocate %zu bytes", size);
 }

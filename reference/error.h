@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <tvm/ffi/c_api.h>
 
+#include "object.h"
+
 /*
  * Makes a new Error object holding copies of kind, message and backtrace
  * (any may be NULL, meaning empty). Takes a new reference to cause_chain
@@ -34,7 +36,23 @@ void tffi_set_raised(TVMFFIObject* error);
 /* Allocates an object as tffi_object_alloc_from does, raising MemoryError
  * when memory runs out (a custom allocator raises its own). It lives here,
  * above object.c, because a raise itself allocates an error object. */
-void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* self, int flags));
+static inline void* tffi_object_alloc(size_t size, int32_t type_index,
+                                      void (*deleter)(void* self, int flags)) {
+  int custom;
+  void* obj = tffi_object_alloc_from(size, type_index, deleter, &custom);
+  if (obj == NULL && !custom) tffi_raise_oom(size);
+  return obj;
+}
+
+/* As tffi_object_alloc with only the header initialised
+ * (tffi_object_alloc_uninit_from). */
+static inline void* tffi_object_alloc_uninit(size_t size, int32_t type_index,
+                                             void (*deleter)(void* self, int flags)) {
+  int custom;
+  void* obj = tffi_object_alloc_uninit_from(size, type_index, deleter, &custom);
+  if (obj == NULL && !custom) tffi_raise_oom(size);
+  return obj;
+}
 
 /* Kind names used across the runtime. */
 #define TFFI_TYPE_ERROR "TypeError"

@@ -10,25 +10,43 @@
  * custom one (which would recurse without end). */
 static _Thread_local int tffi_in_custom_allocate;
 
-/* Allocates through the allocator in charge; *custom tells whether it was
- * a custom one (which then raised its own error if it failed). */
-static void* tffi_allocate(size_t size, int32_t type_index, int* custom) {
-  TVMFFICustomAllocator* allocator = tffi_allocator_current();
-  *custom = !tffi_allocator_is_default(allocator) && !tffi_in_custom_allocate;
-  if (!*custom) allocator = tffi_allocator_default();
-  if (*custom) tffi_in_custom_allocate = 1;
+/* A registered custom allocator's call, out of line so that the common
+ * default path keeps a short frame. *custom tells whether the custom one
+ * was asked (it then raised its own error if it failed). */
+__attribute__((noinline)) static void* tffi_allocate_custom(TVMFFICustomAllocator* allocator,
+                                                            size_t size, int32_t type_index,
+                                                            int* custom) {
+  *custom = !tffi_in_custom_allocate;
+  if (!*custom) return tffi_allocator_default_body(size);
+  tffi_in_custom_allocate = 1;
   void* body = allocator->allocate(size, _Alignof(TVMFFIObject), type_index, allocator->context);
-  if (*custom) tffi_in_custom_allocate = 0;
+  tffi_in_custom_allocate = 0;
   return body;
 }
 
-static void* tffi_object_init(TVMFFIObject* obj, size_t size, int32_t type_index,
-                              void (*deleter)(void* self, int flags)) {
-  /* Allocators hand back uninitialised storage. */
-  memset(obj, 0, size);
+void* tffi_object_alloc_uninit_from(size_t size, int32_t type_index,
+                                    void (*deleter)(void* self, int flags), int* custom) {
+  TVMFFICustomAllocator* allocator = tffi_allocator_custom();
+  TVMFFIObject* obj;
+  if (allocator == NULL) {
+    *custom = 0;
+    obj = tffi_allocator_default_body(size);
+  } else {
+    obj = tffi_allocate_custom(allocator, size, type_index, custom);
+  }
+  if (obj == NULL) return NULL;
+  /* Allocators hand back uninitialised storage: the header is set here. */
   obj->combined_ref_count = TFFI_REF_BOTH_ONE;
   obj->type_index = type_index;
+  obj->__padding = 0;
   obj->deleter = deleter;
+  return obj;
+}
+
+void* tffi_object_alloc_from(size_t size, int32_t type_index,
+                             void (*deleter)(void* self, int flags), int* custom) {
+  TVMFFIObject* obj = tffi_object_alloc_uninit_from(size, type_index, deleter, custom);
+  if (obj != NULL && size > sizeof *obj) memset(obj + 1, 0, size - sizeof *obj);
   return obj;
 }
 
@@ -38,18 +56,7 @@ void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
   return tffi_object_alloc_from(size, type_index, deleter, &custom);
 }
 
-void* tffi_object_alloc_from(size_t size, int32_t type_index,
-                             void (*deleter)(void* self, int flags), int* custom) {
-  TVMFFIObject* obj = tffi_allocate(size, type_index, custom);
-  return obj ? tffi_object_init(obj, size, type_index, deleter) : NULL;
-}
-
-/* The block goes back to whichever allocator made it, through the header
- * that allocator placed just before the body. */
-void tffi_object_free(void* obj) {
-  TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)obj - 1;
-  if (header->delete_space) header->delete_space(obj);
-}
+void tffi_object_free(void* obj) { tffi_allocator_free_body(obj); }
 
 void tffi_object_delete_plain(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);

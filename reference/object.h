@@ -24,6 +24,12 @@
 void* tffi_object_alloc_from(size_t size, int32_t type_index,
                              void (*deleter)(void* self, int flags), int* custom);
 
+/* As tffi_object_alloc_from, but only the header is initialised: for
+ * objects whose constructor writes every byte after it (strings, tensors),
+ * which need not be zero-filled first. */
+void* tffi_object_alloc_uninit_from(size_t size, int32_t type_index,
+                                    void (*deleter)(void* self, int flags), int* custom);
+
 /* As tffi_object_alloc_from, for code that runs while an error is being
  * raised (which must not raise again). */
 void* tffi_object_alloc_quiet(size_t size, int32_t type_index,

@@ -29,10 +29,33 @@ static TffiEntry** tffi_buckets;
 static size_t tffi_nbuckets; /* a power of two, or 0 before the first entry */
 static size_t tffi_nentries;
 
+/* Eight bytes a step (names are looked up on every module load and call
+ * by name): multiply-xorshift rounds, then a final mix so that the low bits
+ * the buckets use depend on every byte. Hashes never leave the process, so
+ * the host's byte order does not matter. */
+static uint64_t tffi_hash_mix(uint64_t h, uint64_t w) {
+  h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
+}
+
 static uint64_t tffi_hash(const char* name, size_t len) {
-  uint64_t h = 14695981039346656037ull; /* FNV-1a */
-  for (size_t i = 0; i < len; ++i) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-  return h;
+  uint64_t h = 0x243f6a8885a308d3ull ^ len, w;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    memcpy(&w, name + i, 8);
+    h = tffi_hash_mix(h, w);
+  }
+  if (i < len && len >= 8) {
+    /* The last, partial word: the final eight bytes, overlapping. */
+    memcpy(&w, name + len - 8, 8);
+    h = tffi_hash_mix(h, w);
+  } else if (i < len) {
+    for (w = 0; i < len; ++i) w = (w << 8) | (unsigned char)name[i];
+    h = tffi_hash_mix(h, w);
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
 }
 
 /* Where the entry for the name is, or where it would be linked. Lock held. */

@@ -30,8 +30,8 @@ TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
     tffi_raise_oom(size);
     return NULL;
   }
-  TffiStr* str = tffi_object_alloc(sizeof(TffiStr) + size + 1, type_index,
-                                   tffi_object_delete_plain);
+  TffiStr* str = tffi_object_alloc_uninit(sizeof(TffiStr) + size + 1, type_index,
+                                          tffi_object_delete_plain);
   if (str == NULL) return NULL;
   char* chars = (char*)(str + 1);
   if (size) memcpy(chars, data, size);
@@ -47,11 +47,8 @@ int tffi_any_from_bytes(int32_t type_index, const char* data, size_t size, TVMFF
     return tffi_raise(TFFI_VALUE_ERROR, "type_index %d is neither String nor Bytes",
                       (int)type_index);
   if (size <= TFFI_SMALL_STR_MAX) {
-    /* Inline: the rest of the payload stays zero, so the content is always
-     * followed by a NUL inside the 8 bytes. */
-    out->type_index = type_index == kTVMFFIStr ? kTVMFFISmallStr : kTVMFFISmallBytes;
-    out->small_str_len = (uint32_t)size;
-    if (size) memcpy(out->v_bytes, data, size);
+    tffi_any_small_str(type_index == kTVMFFIStr ? kTVMFFISmallStr : kTVMFFISmallBytes, data,
+                       size, out);
     return 0;
   }
   TVMFFIObject* obj = tffi_str_new(type_index, data, size);

@@ -5,11 +5,35 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <tvm/ffi/c_api.h>
 
 /* Longest content kept inline in a TVMFFIAny: the 8 payload bytes less one
  * for the NUL terminator that C callers may rely on. */
 #define TFFI_SMALL_STR_MAX 7
+
+/*
+ * Stores data[0..size) (size <= TFFI_SMALL_STR_MAX) as an inline value of
+ * kind `small_kind` (kTVMFFISmallStr or kTVMFFISmallBytes); the payload's
+ * unused bytes are zero, so a NUL always follows the content. Two
+ * overlapping fixed-size moves instead of a memcpy call, reading no byte
+ * outside data[0..size).
+ */
+static inline void tffi_any_small_str(int32_t small_kind, const char* data, size_t size,
+                                      TVMFFIAny* out) {
+  out->type_index = small_kind;
+  out->small_str_len = (uint32_t)size;
+  out->v_int64 = 0;
+  if (size >= 4) {
+    memcpy(out->v_bytes, data, 4);
+    memcpy(out->v_bytes + size - 4, data + size - 4, 4);
+  } else if (size >= 2) {
+    memcpy(out->v_bytes, data, 2);
+    memcpy(out->v_bytes + size - 2, data + size - 2, 2);
+  } else if (size == 1) {
+    out->v_bytes[0] = data[0];
+  }
+}
 
 /*
  * Makes a heap String (type_index kTVMFFIStr) or Bytes (kTVMFFIBytes) object

@@ -1,5 +1,7 @@
 #include "tensor.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,34 +26,54 @@ typedef struct {
 _Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
                "the DLTensor must follow the object header directly");
 
+/* ValueError "<api>: <arg><detail>" (the detail starts with "." or " "),
+ * or "<arg><detail>" for internal callers that pass no api. */
+__attribute__((format(printf, 3, 4))) static int tffi_bad_tensor(const char* api, const char* arg,
+                                                                 const char* fmt, ...) {
+  char detail[160];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  if (api == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s%s", arg, detail);
+  return tffi_raise(TFFI_VALUE_ERROR, "%s: %s%s", api, arg, detail);
+}
+
 int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
-  if (t == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s is NULL", arg_name);
+  return tffi_dltensor_check_in(NULL, t, arg_name);
+}
+
+int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
+  if (t == NULL) return tffi_bad_tensor(api, arg_name, " is NULL");
   if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
-    return tffi_raise(TFFI_VALUE_ERROR, "%s.ndim is %d, outside [0, %d]", arg_name, t->ndim,
-                      TFFI_TENSOR_MAX_NDIM);
+    return tffi_bad_tensor(api, arg_name, ".ndim is %d, outside [0, %d]", t->ndim,
+                           TFFI_TENSOR_MAX_NDIM);
   }
   if (t->ndim > 0 && t->shape == NULL) {
-    return tffi_raise(TFFI_VALUE_ERROR, "%s.shape is NULL while ndim is %d", arg_name, t->ndim);
+    return tffi_bad_tensor(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
   }
-  int has_zero = 0;
-  for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] < 0) {
-      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape[%d] is negative (%lld)", arg_name, i,
-                        (long long)t->shape[i]);
-    }
-    if (t->shape[i] == 0) has_zero = 1;
-  }
-  /* With a zero dimension the tensor is empty whatever the other sizes are. */
-  if (has_zero) return 0;
+  /* One pass over the shape: every dimension non-negative, and the element
+   * count. An empty tensor (a zero dimension) is valid whatever its other
+   * sizes, whose product may overflow: only an overflowed count asks which
+   * case it is (the rare path scans again). */
   int64_t numel = 1;
+  int overflow = 0;
   for (int32_t i = 0; i < t->ndim; ++i) {
-    if (__builtin_mul_overflow(numel, t->shape[i], &numel)) {
-      return tffi_raise(TFFI_VALUE_ERROR, "%s.shape: element count overflows int64", arg_name);
+    int64_t d = t->shape[i];
+    if (d < 0) {
+      return tffi_bad_tensor(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
     }
+    if (__builtin_mul_overflow(numel, d, &numel)) overflow = 1;
+  }
+  if (overflow) {
+    for (int32_t i = 0; i < t->ndim; ++i) {
+      if (t->shape[i] == 0) return 0;
+    }
+    return tffi_bad_tensor(api, arg_name, ".shape: element count overflows int64");
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
   if (__builtin_mul_overflow(numel, bits, &total) || total > INT64_MAX - 7) {
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: byte size overflows int64", arg_name);
+    return tffi_bad_tensor(api, arg_name, ": byte size overflows int64");
   }
   return 0;
 }
@@ -117,27 +139,46 @@ static void tffi_tensor_delete(void* self, int flags) {
 
 int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
                     void* ctx, TVMFFIObject** out) {
-  if (tffi_dltensor_check(proto, arg_name) != 0) return -1;
+  return tffi_tensor_new_in(NULL, proto, arg_name, release, ctx, out);
+}
+
+int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, TVMFFIObject** out) {
+  if (tffi_dltensor_check_in(api, proto, arg_name) != 0) return -1;
   return tffi_tensor_new_checked(proto, release, ctx, out);
 }
 
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out) {
   size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
-  TffiTensor* t = tffi_object_alloc(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
-                                    kTVMFFITensor, tffi_tensor_delete);
+  /* Every field is written below: no zero-fill. */
+  TffiTensor* t = tffi_object_alloc_uninit(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
+                                           kTVMFFITensor, tffi_tensor_delete);
   if (t == NULL) return -1;
+  int64_t* shape = t->dims;
+  int64_t* strides = t->dims + ndim;
   t->dl = *proto;
-  t->dl.shape = t->dims;
-  t->dl.strides = t->dims + ndim;
-  if (ndim) memcpy(t->dl.shape, proto->shape, ndim * sizeof(int64_t));
+  t->dl.shape = shape;
+  t->dl.strides = strides;
   if (proto->strides != NULL) {
-    if (ndim) memcpy(t->dl.strides, proto->strides, ndim * sizeof(int64_t));
+    for (size_t i = 0; i < ndim; ++i) {
+      shape[i] = proto->shape[i];
+      strides[i] = proto->strides[i];
+    }
   } else {
-    tffi_fill_compact_strides(t->dl.shape, proto->ndim, t->dl.strides);
+    /* Compact strides, made in the same pass that copies the shape (as
+     * tffi_fill_compact_strides does, saturating for empty tensors). */
+    int64_t step = 1;
+    for (size_t i = ndim; i-- > 0;) {
+      int64_t d = proto->shape[i];
+      shape[i] = d;
+      strides[i] = step;
+      if (__builtin_mul_overflow(step, d, &step)) step = INT64_MAX;
+    }
   }
   t->release = release;
   t->ctx = ctx;
+  t->flags = 0;
   *out = &t->header;
   return 0;
 }
@@ -181,8 +222,8 @@ int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prot
   if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
   /* The view keeps the source alive, since it points into its data. */
   tffi_incref(source);
-  if (tffi_tensor_new(prototype, "prototype", tffi_release_source, source,
-                      (TVMFFIObject**)out) != 0) {
+  if (tffi_tensor_new_in("TVMFFITensorCreateUnsafeView", prototype, "prototype",
+                         tffi_release_source, source, (TVMFFIObject**)out) != 0) {
     tffi_decref(source);
     return -1;
   }

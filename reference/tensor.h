@@ -34,6 +34,10 @@
  */
 int tffi_dltensor_check(const DLTensor* t, const char* arg_name);
 
+/* As tffi_dltensor_check at the ABI boundary: messages begin with the API
+ * function's name, "<api>: <arg_name>..." (the one argument vocabulary). */
+int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name);
+
 /* Element count of checked metadata (1 for ndim 0). */
 int64_t tffi_dltensor_numel(const DLTensor* t);
 
@@ -67,6 +71,10 @@ typedef void (*TffiTensorRelease)(void* ctx);
  */
 int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
                     void* ctx, TVMFFIObject** out);
+
+/* As tffi_tensor_new, its messages naming the API function `api`. */
+int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, TVMFFIObject** out);
 
 /* As tffi_tensor_new for a prototype that already passed
  * tffi_dltensor_check (checking twice costs a fifth of an import). */
