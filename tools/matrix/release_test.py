@@ -13,6 +13,7 @@ releases breaking clauses is what the matrix is for, not a failure of it.
 """
 import concurrent.futures
 import os
+import resource
 import sys
 import tempfile
 
@@ -47,13 +48,20 @@ def main(argv):
     # Judged with no clauses: only to carry the raw outcomes (raw_status) and
     # the implementation's properties into one XML file.
     records = report.judge(raw, {}, [])
+    # The CPU time of every area binary and its test processes: what the run
+    # costs, whatever else the machine is doing (tools/matrix adds it up).
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = f"{used.ru_utime + used.ru_stime:.1f}"
+    for r in records:
+        if r.get("impl"):
+            r["impl"]["cpu_seconds"] = cpu
     counts = {}
     for r in records:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     impl = next((r["impl"] for r in records if r.get("impl")), {})
     print(f"matrix: {release}: {impl.get('implementation', lib)} "
           f"(TVMFFIGetVersion {impl.get('version') or '?'}): {len(records)} test cases, "
-          + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())))
+          + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())) + f"; {cpu} s of CPU")
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
         report.write_junit(xml, records, f"matrix {release}")

@@ -54,8 +54,8 @@ def totals_table(columns):
             ("known deviations (K)", lambda c: str(c["totals"]["known"])),
             ("unexpected (F N C T)", lambda c: str(c["totals"]["unexpected"])),
             ("skipped test cases", lambda c: str(c["totals"]["skipped"])),
-            ("run", lambda c: f"same library as {c['same_as']}" if c.get("same_as")
-             else f"{c['seconds']:.0f} s" if c.get("seconds") else "cached")]
+            ("CPU of the run", lambda c: f"as {c['same_as']} (same library)" if c.get("same_as")
+             else f"{c['cpu']:.0f} s" if c.get("cpu") else "?")]
     for label, value in rows:
         lines.append(f"| {label} | " + " | ".join(value(c) for c in columns) + " |")
     return lines
@@ -130,7 +130,7 @@ def write_json(path, columns, profile, generated):
     clauses = index(columns)
     data = {"generated": generated, "legend": LEGEND,
             "columns": [{k: c.get(k) for k in ("name", "release", "version", "implementation",
-                                              "seconds", "same_as")} |
+                                              "seconds", "cpu", "same_as")} |
                         {"totals": c["totals"], "summary": report.summary_line(c["totals"], c["load_errors"]),
                          "load_errors": c["load_errors"]} for c in columns],
             "since": profile,
