@@ -217,14 +217,23 @@ def findings(columns, profile, missing, deviations):
     full = [c["name"] for c in rel if c["totals"]["MUST"]["passed"] == c["totals"]["MUST"]["total"]
             and not c["load_errors"]]
     out.append("- Every MUST clause of its time holds on: " + (", ".join(full) or "none") + ".")
+    # Consecutive releases that break the same clauses share a line.
+    groups = []
     for c in rel:
-        own, persisting = broken_must(c, recorded)
-        if own or persisting:
-            line = f"- {c['name']} breaks {len(own) + len(persisting)} MUST clauses of its time"
-            line += f": {listed(own)}" if own else ""
-            line += (f"{'; and' if own else ':'} {listed(persisting)} as spec/deviations.md records for "
-                     "a later release too" if persisting else "")
-            out.append(line + ".")
+        key = broken_must(c, recorded)
+        if groups and groups[-1][0] == key:
+            groups[-1][1].append(c["name"])
+        else:
+            groups.append((key, [c["name"]]))
+    for (own, persisting), names in groups:
+        if not own and not persisting:
+            continue
+        who = names[0] if len(names) == 1 else f"{names[0]} to {names[-1]} ({len(names)} releases)"
+        line = f"- {who}: {len(own) + len(persisting)} MUST clauses of its time broken"
+        line += f": {listed(own)}" if own else ""
+        line += (f"{'; and' if own else ':'} {listed(persisting)}, as spec/deviations.md records for a "
+                 "later release too" if persisting else "")
+        out.append(line + ".")
     for c in rel:
         for message in c["load_errors"]:
             out.append(f"- {c['name']} does not load: {message}")

@@ -8,12 +8,18 @@ A clause's state on one release, from the raw outcomes of its tests:
             recorded departure of that release, not a sign the clause is
             newer than it (upstream deviates, and did before)
   breaks    a test failed that no such entry records
-  absent    nothing ran (every test skipped: the function or global is missing)
+  absent    nothing ran because the library lacks what the test needs (a
+            skip saying it "does not export" a function or "does not
+            register" a global)
+  untested  nothing ran for another reason (the Python tests run upstream's
+            own package, so they skip on every other release): no evidence
+            either way, passed over
 
 The derived since is the oldest release of the longest run of newest
-releases in which the clause holds or deviates, provided one of them holds
-outright; a clause no release meets, or that the newest release breaks,
-gets none (the annotation stays as written).
+releases in which the clause holds or deviates (a clause every release
+deviates from applies from the first release that has what it tests); a
+clause the newest release breaks, or lacks, gets none (the annotation stays
+as written).
 """
 import re
 
@@ -46,6 +52,9 @@ def clause_state(tests, reported, recorded):
         return "deviates"
     if any(r["status"] == "PASSED" for r in tests):
         return "holds"
+    lacking = ("does not export", "does not register")
+    if any(r["status"] == "SKIPPED" and not any(w in r["message"] for w in lacking) for r in tests):
+        return "untested"
     return "absent"
 
 
@@ -68,28 +77,42 @@ def states(columns, deviations):
 
 
 def derive(per_release, order):
-    """(derived since or "", why) from one clause's states, releases oldest first."""
-    run = []
+    """(derived since or "", why, floor) from one clause's states, releases
+    oldest first. floor: no release before the derived one was tested, so
+    the results cannot tell an earlier since from it."""
+    run, floor = [], True
     for release in reversed(order):
-        if per_release.get(release) not in ("holds", "deviates"):
+        state = per_release.get(release, "untested")
+        if state == "untested":
+            continue
+        if state not in ("holds", "deviates"):
+            if not run:
+                return "", f"{state} on {release}, the newest release that tested it", False
+            floor = False
             break
         run.append(release)
     if not run:
-        newest = order[-1] if order else "?"
-        return "", f"{per_release.get(newest, 'not run')} on the newest release {newest}"
+        return "", "no release tested it", False
+    why = "" if floor else "fails on the release before"
+    if floor and run[-1] != order[0]:
+        why = f"not tested before {run[-1]}"
     if not any(per_release[r] == "holds" for r in run):
-        return "", "no release meets it (recorded deviations only)"
-    return run[-1], ""
+        # The function is there and fails only as recorded: the clause
+        # applies (and upstream departs from it) from the first such release.
+        why = "no release meets it: each deviates as spec/deviations.md records"
+    return run[-1], why, floor
 
 
-def verdict(annotated, derived):
+def verdict(annotated, derived, floor=False):
     """What the results say of an annotation: ok, later, earlier, missing or unknown."""
     if not derived:
         return "unknown"
     if not annotated:
         return "missing"
     a, d = report.version_key(annotated), report.version_key(derived)
-    return "ok" if a == d else ("later" if d > a else "earlier")
+    if a == d or (floor and a < d):
+        return "ok"
+    return "later" if d > a else "earlier"
 
 
 def profile(clauses, columns, deviations):
@@ -102,9 +125,15 @@ def profile(clauses, columns, deviations):
         clause = clauses.get(cid)
         if not clause:
             continue
-        derived, why = derive(found[cid], order)
+        derived, why, floor = derive(found[cid], order)
+        said = verdict(clause.get("since", ""), derived, floor)
+        if said == "earlier" and re.search(r"\(since [0-9][^;)]*;", clause["text"]):
+            # "(since 0.1.9; before it, ...)": a change the clause explains,
+            # which the tests cannot see on the older releases (the old
+            # layout reads the same): the annotation stays.
+            said, why = "kept", "the annotation records a change the tests cannot see"
         rows.append({"clause": cid, "level": clause["level"], "annotated": clause.get("since", ""),
-                     "derived": derived, "verdict": verdict(clause.get("since", ""), derived),
+                     "derived": derived, "verdict": said,
                      "why": why, "states": found[cid]})
     return rows
 

@@ -64,9 +64,10 @@ def totals_table(columns):
 def since_table(profile):
     wrong = [p for p in profile if p["verdict"] in ("later", "earlier", "missing")]
     unknown = [p for p in profile if p["verdict"] == "unknown"]
+    kept = [p for p in profile if p["verdict"] == "kept"]
     lines = [f"{len(profile)} clauses ran on the releases: {sum(p['verdict'] == 'ok' for p in profile)} "
-             f"annotations agree with the results, {len(wrong)} do not, {len(unknown)} cannot be told "
-             "from them.", ""]
+             f"annotations agree with the results, {len(wrong)} do not, {len(kept)} are kept as written "
+             f"(below), {len(unknown)} cannot be told from them.", ""]
     if wrong:
         lines += ["| clause | annotated | the results say | |", "|---|---|---|---|"]
         for p in wrong:
@@ -74,6 +75,11 @@ def since_table(profile):
                     "earlier": "it holds before the annotated release",
                     "missing": "no annotation"}[p["verdict"]]
             lines.append(f"| {p['clause']} | {p['annotated'] or '-'} | {p['derived']} | {what} |")
+        lines.append("")
+    if kept:
+        lines.append("Kept as written, though the tests pass before it (the old layout reads the same; the "
+                     "annotation says what changed): " + ", ".join(
+                         f"{p['clause']} ({p['annotated']}; passes from {p['derived']})" for p in kept) + ".")
         lines.append("")
     if unknown:
         lines.append("Cannot be told: " + "; ".join(f"{p['clause']} ({p['why']})" for p in unknown) + ".")
@@ -85,8 +91,9 @@ def profile_summary(profile):
     """Clauses grouped by the release they hold from, beyond the first."""
     by_since = {}
     for p in profile:
-        if p["derived"]:
-            by_since.setdefault(p["derived"], []).append(p["clause"])
+        since = p["annotated"] if p["verdict"] in ("ok", "kept") else p["derived"]
+        if since:
+            by_since.setdefault(since, []).append(p["clause"])
     lines = []
     for since in sorted(by_since, key=report.version_key)[1:]:
         lines.append(f"- from {since}: " + ", ".join(by_since[since]))
