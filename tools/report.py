@@ -14,7 +14,15 @@ Verdicts of a test case:
   TIMEOUT    the test process hung
   KNOWN      FAIL/NONSTRICT/CRASH/TIMEOUT of a test that spec/deviations.md
              records for this implementation and release
+  LATER      FAIL/NONSTRICT/CRASH/TIMEOUT of a clause that came after the
+             release under test (its "(since X)" is later): listed, not
+             counted in the MUST/SHOULD totals, not unexpected
 Unexpected = FAIL, NONSTRICT, CRASH, TIMEOUT. Exit status 1 when any.
+
+The release a run is judged as: TVMFFI_RELEASE when set (the matrix sets
+it), else the latest release of spec/releases.md that reports the library's
+TVMFFIGetVersion; the bundled reference, and a version that table does not
+know, are judged by every clause.
 
 .ci/run sums its steps' JSON with `report.py --ci-totals DIR`.
 """
@@ -30,7 +38,11 @@ import xml.etree.ElementTree as ET
 SUITE = "//conformance:suite_test"
 UNEXPECTED = ("FAIL", "NONSTRICT", "CRASH", "TIMEOUT")
 # Worst first: the verdict of a clause is the worst verdict of its tests.
-SEVERITY = ["CRASH", "TIMEOUT", "FAIL", "NONSTRICT", "KNOWN", "SKIP", "PASS"]
+SEVERITY = ["CRASH", "TIMEOUT", "FAIL", "NONSTRICT", "KNOWN", "LATER", "SKIP", "PASS"]
+# Row colours of the HTML pages (this report and tools/matrix's).
+COLOURS = {"PASS": "#d8f0d8", "FAIL": "#f6c6c6", "NONSTRICT": "#fde2b8", "SKIP": "#e4e4e4",
+           "CRASH": "#e8a0a0", "TIMEOUT": "#e8b0d8", "KNOWN": "#cfe0f7", "LATER": "#ece0f4"}
+SINCE = re.compile(r"\(since (\d+\.\d+\.\d+(?:\.post\d+)?)\b")
 CLAUSE_LINE = re.compile(r"^([A-Z]{2,5}-\d{3}) \[(MUST|SHOULD|WITHDRAWN)\] (.*)$")
 CLAUSE_IN_NAME = re.compile(r"(?:^|test_)([A-Z]{2,5})_(\d{3})(?:_|$)")
 TEST_DEF = re.compile(r"\b(?:Test|TEST|ParameterizedTest)\(\s*([a-z_0-9]+)\s*,\s*([A-Za-z_0-9]+)")
@@ -51,9 +63,47 @@ def read_clauses(spec_dir):
             for number, line in enumerate(f, 1):
                 m = CLAUSE_LINE.match(line.rstrip("\n"))
                 if m:
+                    since = SINCE.search(m.group(3))
                     clauses[m.group(1)] = {"id": m.group(1), "level": m.group(2), "text": m.group(3),
-                                           "area": name[:-3], "file": "spec/" + name, "line": number}
+                                           "area": name[:-3], "file": "spec/" + name, "line": number,
+                                           "since": since.group(1) if since else ""}
     return clauses
+
+
+def version_key(v):
+    """0.1.8.post2 sorts after 0.1.8.post1 and before 0.1.9 (as in tools/releases)."""
+    nums = [int(x) for x in re.findall(r"\d+", v)]
+    return nums + [-1] * (5 - len(nums))
+
+
+def read_releases(spec_dir):
+    """[(release, reported version)] from spec/releases.md, oldest first."""
+    path = os.path.join(spec_dir, "releases.md")
+    found = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^\| (\d[^ |]*) \| (\d[^ |]*) \|", line)
+                if m:
+                    found.append((m.group(1), m.group(2)))
+    return sorted(found, key=lambda r: version_key(r[0]))
+
+
+def release_of(impl, releases):
+    """The release a run is judged as ("" = by every clause)."""
+    if not impl or impl.get("bundled_reference") == "1":
+        return ""
+    if impl.get("release"):
+        return impl["release"]
+    if os.environ.get("TVMFFI_RELEASE"):
+        return os.environ["TVMFFI_RELEASE"]
+    reporting = [r for r, reported in releases or [] if reported == impl.get("version")]
+    return reporting[-1] if reporting else ""
+
+
+def is_later(clause, release):
+    """Did the clause come after the release?"""
+    return bool(release and clause.get("since")) and version_key(clause["since"]) > version_key(release)
 
 
 def read_deviations(path):
@@ -220,24 +270,29 @@ def expected_actual(message, detail, requirement):
     return requirement or "the test's assertions hold", text or message
 
 
-def judge(cases, clauses, deviations):
-    """Adds verdict, clause, level, text, expected/actual, note to each case."""
+def judge(cases, clauses, deviations, releases=None):
+    """Adds verdict, clause, level, text, expected/actual, note, release and
+    later to each case."""
     out = []
     for rec in cases:
         rec = dict(rec)
+        release = release_of(rec.get("impl"), releases)
+        if release:
+            rec["impl"] = dict(rec["impl"], release=release)
         full = f"{rec['suite']}::{rec['name']}" if rec["suite"] else rec["name"]
         rec["test"] = full
         cid = clause_of(rec["name"])
         clause = clauses.get(cid, {})
         rec.update(clause=cid, level=clause.get("level", ""), text=clause.get("text", ""),
                    area=clause.get("area", rec["target"].split(":")[0].lstrip("/")))
-        recorded, release = recorded_for(deviations, rec.get("impl"))
+        recorded, section = recorded_for(deviations, rec.get("impl"))
         status = rec["status"]
         rec["note"] = ""
+        rec["release"], rec["later"] = release, is_later(clause, release)
         if status == "PASSED":
             rec["verdict"] = "PASS"
             if full in recorded:
-                rec["note"] = (f"recorded as failing in spec/deviations.md ({release}) but passes: "
+                rec["note"] = (f"recorded as failing in spec/deviations.md ({section}) but passes: "
                                "retire the entry if this release no longer deviates")
         elif status == "SKIPPED":
             rec["verdict"] = "SKIP"
@@ -251,8 +306,12 @@ def judge(cases, clauses, deviations):
             else:
                 verdict = "NONSTRICT" if rec["level"] == "SHOULD" else "FAIL"
             if full in recorded:
-                rec["note"] = f"recorded in spec/deviations.md ({release}) as {verdict}"
+                rec["note"] = f"recorded in spec/deviations.md ({section}) as {verdict}"
                 verdict = "KNOWN"
+            if rec["later"] and status != "LOAD_FAILED":
+                rec["note"] = (f"{cid} is since {clause['since']}, later than {release}: "
+                               f"{verdict} not counted")
+                verdict = "LATER"
             rec["verdict"] = verdict
             rec["expected"], rec["actual"] = expected_actual(rec["message"], rec["detail"], rec["text"])
         out.append(rec)
@@ -272,7 +331,8 @@ def clause_rows(records):
             continue
         key = r["clause"] or f"{r['target']} {r['test']}"
         row = rows.setdefault(key, {"clause": r["clause"], "level": r["level"], "text": r["text"],
-                                    "area": r["area"], "verdict": "PASS", "tests": []})
+                                    "area": r["area"], "verdict": "PASS", "tests": [],
+                                    "later": r.get("later", False)})
         row["tests"].append(r)
         if SEVERITY.index(r["verdict"]) < SEVERITY.index(row["verdict"]):
             row["verdict"] = r["verdict"]
@@ -280,7 +340,7 @@ def clause_rows(records):
 
 
 def totals(records, rows):
-    t = {"passed": 0, "failed": 0, "skipped": 0, "known": 0}
+    t = {"passed": 0, "failed": 0, "skipped": 0, "known": 0, "later": 0}
     for r in records:
         v = r["verdict"]
         if v == "PASS":
@@ -289,11 +349,15 @@ def totals(records, rows):
             t["skipped"] += 1
         elif v == "KNOWN":
             t["known"] += 1
-        else:
+        elif v != "LATER":
             t["failed"] += 1
+    # A release is judged by the clauses that existed at it; the later
+    # clauses it breaks are counted apart.
     for level in ("MUST", "SHOULD"):
-        mine = [row for row in rows if row["level"] == level]
+        mine = [row for row in rows if row["level"] == level and not row.get("later")]
         t[level] = {"passed": sum(row["verdict"] == "PASS" for row in mine), "total": len(mine)}
+    t["later"] = sum(row["verdict"] == "LATER" for row in rows)
+    t["release"] = next((r["release"] for r in records if r.get("release")), "")
     # A library that does not load fails every binary the same way: that
     # is one unexpected outcome, not one per binary.
     loads = load_failures(records)
@@ -306,6 +370,8 @@ def summary_line(t, load_errors):
     line = (f"MUST {t['MUST']['passed']}/{t['MUST']['total']}, "
             f"SHOULD {t['SHOULD']['passed']}/{t['SHOULD']['total']}, "
             f"skipped {t['skipped']}, known deviations {t['known']}, unexpected {t['unexpected']}")
+    if t.get("release"):
+        line += f", judged as {t['release']}: later clauses broken {t.get('later', 0)}"
     if load_errors:
         line += " (the library did not load: " + "; ".join(load_errors) + ")"
     return line
@@ -388,7 +454,7 @@ def write_junit(path, records, label="conformance"):
                 e.set("raw_detail", r["detail"][:4000])
             if r["verdict"] == "SKIP":
                 ET.SubElement(e, "skipped", message=r["message"])
-            elif r["verdict"] == "KNOWN":
+            elif r["verdict"] in ("KNOWN", "LATER"):
                 ET.SubElement(e, "system-out").text = body + f"\n{r['note']}"
             elif r["verdict"] in ("CRASH", "TIMEOUT"):
                 ET.SubElement(e, "error", message=r["message"][:2000], type=r["verdict"].lower()).text = body
@@ -399,55 +465,91 @@ def write_junit(path, records, label="conformance"):
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
+# The HTML pages (this report and tools/matrix's) share their look and filters.
+PAGE_STYLE = ("body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
+              "h1{font-size:20px;margin:0 0 .3em}.sum{font-size:17px;font-weight:600;margin:.4em 0}"
+              ".meta{color:#555}table{border-collapse:collapse;width:100%;margin-top:.8em}"
+              "th,td{border-bottom:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}"
+              "th{background:#333;color:#fff;position:sticky;top:0}td.v{font-weight:700;white-space:nowrap}"
+              "td.id{white-space:nowrap;font-family:monospace}.t{font-family:monospace;font-size:12px;color:#333}"
+              ".why{font-family:monospace;font-size:12px;white-space:pre-wrap;color:#600}"
+              ".load{background:#e8a0a0;padding:.5em;font-weight:600}"
+              "select,input{margin-right:1em;font-size:14px}.chip{display:inline-block;padding:1px 8px;"
+              "margin-right:6px;border-radius:3px}")
+
+
+def html_head(title, summary, bad, meta, extra_style=""):
+    """The page up to its body's first lines: title, summary line (red when bad), meta lines."""
+    esc = html.escape
+    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+           f"<style>{PAGE_STYLE}{extra_style}</style></head><body>",
+           f"<h1>{esc(title)}</h1><div class='sum' style='color:{'#a00' if bad else '#060'}'>"
+           f"{esc(summary)}</div>"]
+    out += [f"<div class='meta'>{esc(m)}</div>" for m in meta]
+    return out
+
+
+def html_chips(label, counts):
+    return (f"<div style='margin-top:.6em'>{html.escape(label)}: " + "".join(
+        f"<span class='chip' style='background:{COLOURS[v]}'>{v} {n}</span>" for v, n in counts.items())
+        + "</div>")
+
+
+def html_filters(areas):
+    """Area, level, verdict and text filters over the rows of the page's table
+    (rows carry data-area, data-level and data-verdict: space-separated words)."""
+    esc = html.escape
+    return ("<p>Area <select id='area'><option value=''>all</option>" +
+            "".join(f"<option>{esc(a)}</option>" for a in areas) + "</select>"
+            "Level <select id='level'><option value=''>all</option><option>MUST</option>"
+            "<option>SHOULD</option></select>Verdict <select id='verdict'><option value=''>all</option>" +
+            "".join(f"<option>{v}</option>" for v in COLOURS) + "</select>"
+            "Text <input id='q' size='24' placeholder='clause or words'> "
+            "<span id='count'></span></p>")
+
+
+HTML_FILTER_SCRIPT = (
+    "<script>"
+    "const f=['area','level','verdict'].map(i=>document.getElementById(i)),"
+    "q=document.getElementById('q');"
+    "function apply(){let n=0;const s=q.value.toLowerCase();"
+    "for(const tr of document.querySelectorAll('tbody tr')){"
+    "const ok=f.every(e=>!e.value||(' '+tr.dataset[e.id]+' ').includes(' '+e.value+' '))&&"
+    "(!s||tr.textContent.toLowerCase().includes(s));tr.style.display=ok?'':'none';n+=ok}"
+    "document.getElementById('count').textContent=n+' of '+"
+    "document.querySelectorAll('tbody tr').length+' rows'}"
+    "f.concat([q]).forEach(e=>e.addEventListener('input',apply));"
+    "for(const kv of location.hash.slice(1).split('&')){const [k,v]=kv.split('=');"
+    "const e=document.getElementById(k);if(e&&v)e.value=decodeURIComponent(v)}apply();"
+    "</script></body></html>")
+
+
+def spec_link(clause, area, workspace):
+    """The clause ID, linking its spec file."""
+    if not clause:
+        return "&mdash;"
+    spec_file = f"{workspace}/spec/{area}.md" if workspace else f"spec/{area}.md"
+    return f"<a href='file://{html.escape(spec_file)}'>{html.escape(clause)}</a>"
+
+
 def write_html(path, records, rows, t, sources, workspace, label):
-    colours = {"PASS": "#d8f0d8", "FAIL": "#f6c6c6", "NONSTRICT": "#fde2b8", "SKIP": "#e4e4e4",
-               "CRASH": "#e8a0a0", "TIMEOUT": "#e8b0d8", "KNOWN": "#cfe0f7"}
     loads = load_failures(records)
     impls = sorted({f"{r['impl'].get('implementation', '')} (TVMFFIGetVersion {r['impl'].get('version') or '?'})"
                     for r in records if r.get("impl") and r["impl"].get("implementation")})
     areas = sorted({row["area"] for row in rows})
     esc = html.escape
-    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>TVM-FFI conformance report</title>",
-           "<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
-           "h1{font-size:20px;margin:0 0 .3em}.sum{font-size:17px;font-weight:600;margin:.4em 0}"
-           ".meta{color:#555}table{border-collapse:collapse;width:100%;margin-top:.8em}"
-           "th,td{border-bottom:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}"
-           "th{background:#333;color:#fff;position:sticky;top:0}td.v{font-weight:700;white-space:nowrap}"
-           "td.id{white-space:nowrap;font-family:monospace}.t{font-family:monospace;font-size:12px;color:#333}"
-           ".why{font-family:monospace;font-size:12px;white-space:pre-wrap;color:#600}"
-           ".load{background:#e8a0a0;padding:.5em;font-weight:600}"
-           "select,input{margin-right:1em;font-size:14px}.chip{display:inline-block;padding:1px 8px;"
-           "margin-right:6px;border-radius:3px}</style></head><body>",
-           f"<h1>TVM-FFI conformance report</h1><div class='sum' style='color:"
-           f"{'#a00' if t['unexpected'] else '#060'}'>{esc(summary_line(t, loads))}</div>",
-           f"<div class='meta'>{esc(label or 'conformance run')} &middot; generated "
-           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}</div>"]
-    for i in impls:
-        out.append(f"<div class='meta'>implementation: {esc(i)}</div>")
+    out = html_head("TVM-FFI conformance report", summary_line(t, loads), t["unexpected"],
+                    [f"{label or 'conformance run'} \u00b7 generated "
+                     f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}"] +
+                    [f"implementation: {i}" for i in impls])
     for message in loads:
         out.append(f"<div class='load'>LOAD FAILED: {esc(message)}</div>")
-    counts = {v: sum(row["verdict"] == v for row in rows) for v in colours}
-    out.append("<div style='margin-top:.6em'>clauses: " + "".join(
-        f"<span class='chip' style='background:{c}'>{v} {counts[v]}</span>" for v, c in colours.items())
-        + "</div>")
-    out.append("<p>Area <select id='area'><option value=''>all</option>" +
-               "".join(f"<option>{esc(a)}</option>" for a in areas) + "</select>"
-               "Level <select id='level'><option value=''>all</option><option>MUST</option>"
-               "<option>SHOULD</option></select>Verdict <select id='verdict'><option value=''>all</option>" +
-               "".join(f"<option>{v}</option>" for v in colours) + "</select>"
-               "Text <input id='q' size='24' placeholder='clause or words'> "
-               "<span id='count'></span></p>")
+    out.append(html_chips("clauses", {v: sum(row["verdict"] == v for row in rows) for v in COLOURS}))
+    out.append(html_filters(areas))
     out.append("<table><thead><tr><th>verdict</th><th>clause</th><th>level</th><th>area</th>"
                "<th>requirement and tests</th></tr></thead><tbody>")
     # Worst first: what a vendor has to act on is at the top.
     for row in sorted(rows, key=lambda r: (SEVERITY.index(r["verdict"]), r["clause"] or "~")):
-        spec_link = ""
-        if row["clause"]:
-            c = row["tests"][0]
-            spec_file = f"{workspace}/spec/{row['area']}.md" if workspace else f"spec/{row['area']}.md"
-            spec_link = f"<a href='file://{esc(spec_file)}'>{esc(row['clause'])}</a>"
-        else:
-            spec_link = "&mdash;"
         tests = []
         for r in row["tests"]:
             src = sources.get(r["name"], "")
@@ -466,23 +568,12 @@ def write_html(path, records, rows, t, sources, workspace, label):
                 line += f"<div class='why' style='color:#035'>{esc(r['note'])}</div>"
             tests.append(line)
         out.append(f"<tr data-area='{esc(row['area'])}' data-level='{esc(row['level'])}' "
-                   f"data-verdict='{row['verdict']}' style='background:{colours[row['verdict']]}'>"
-                   f"<td class='v'>{row['verdict']}</td><td class='id'>{spec_link}</td>"
+                   f"data-verdict='{row['verdict']}' style='background:{COLOURS[row['verdict']]}'>"
+                   f"<td class='v'>{row['verdict']}</td><td class='id'>"
+                   f"{spec_link(row['clause'], row['area'], workspace)}</td>"
                    f"<td>{esc(row['level'] or '-')}</td><td>{esc(row['area'])}</td>"
                    f"<td>{esc(row['text'])}{''.join(tests)}</td></tr>")
-    out.append("</tbody></table><script>"
-               "const f=['area','level','verdict'].map(i=>document.getElementById(i)),"
-               "q=document.getElementById('q');"
-               "function apply(){let n=0;const s=q.value.toLowerCase();"
-               "for(const tr of document.querySelectorAll('tbody tr')){"
-               "const ok=f.every(e=>!e.value||tr.dataset[e.id]===e.value)&&"
-               "(!s||tr.textContent.toLowerCase().includes(s));tr.style.display=ok?'':'none';n+=ok}"
-               "document.getElementById('count').textContent=n+' of '+"
-               "document.querySelectorAll('tbody tr').length+' rows'}"
-               "f.concat([q]).forEach(e=>e.addEventListener('input',apply));"
-               "for(const kv of location.hash.slice(1).split('&')){const [k,v]=kv.split('=');"
-               "const e=document.getElementById(k);if(e&&v)e.value=decodeURIComponent(v)}apply();"
-               "</script></body></html>")
+    out.append("</tbody></table>" + HTML_FILTER_SCRIPT)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
 
@@ -492,7 +583,7 @@ def write_html(path, records, rows, t, sources, workspace, label):
 def build(records_raw, spec_dir):
     clauses = read_clauses(spec_dir)
     deviations = read_deviations(os.path.join(spec_dir, "deviations.md"))
-    records = judge(records_raw, clauses, deviations)
+    records = judge(records_raw, clauses, deviations, read_releases(spec_dir))
     rows = clause_rows(records)
     return records, rows, totals(records, rows)
 

@@ -135,5 +135,82 @@ class Harness(unittest.TestCase):
             self.assertEqual(cases["FN_028_concurrent_register_and_lookup"]["status"], "FAILED")
 
 
+def clause(cid, level, since):
+    return {"id": cid, "level": level, "text": f"a requirement (since {since})", "area": "a",
+            "file": "spec/a.md", "line": 1, "since": since}
+
+
+def at(name, status, version, release="", reference="0"):
+    rec = raw(name, status, "m", suite="a", version=version, reference=reference)
+    if release:
+        rec["impl"]["release"] = release
+    return rec
+
+
+class Releases(unittest.TestCase):
+    """A run against release R is judged by the clauses since at or before R;
+    the later ones it breaks are LATER, listed and not counted."""
+
+    def setUp(self):
+        os.environ.pop("TVMFFI_RELEASE", None)
+        self.clauses = {"AAA-001": clause("AAA-001", "MUST", "0.1.0"),
+                        "AAA-002": clause("AAA-002", "MUST", "0.1.9"),
+                        "AAA-003": clause("AAA-003", "SHOULD", "0.1.9")}
+        self.releases = [("0.1.8.post0", "0.1.9"), ("0.1.8.post2", "0.1.8"), ("0.1.9", "0.1.9")]
+
+    def judged(self, *records):
+        records = report.judge(list(records), self.clauses, [], self.releases)
+        rows = report.clause_rows(records)
+        return {r["clause"]: r for r in records}, report.totals(records, rows)
+
+    def test_later_clause_is_listed_not_counted(self):
+        by, t = self.judged(at("AAA_001_x", "FAILED", "0.1.8", "0.1.8.post2"),
+                            at("AAA_002_x", "FAILED", "0.1.8", "0.1.8.post2"),
+                            at("AAA_003_x", "CRASHED", "0.1.8", "0.1.8.post2"))
+        self.assertEqual([by[c]["verdict"] for c in ("AAA-001", "AAA-002", "AAA-003")], ["FAIL", "LATER", "LATER"])
+        self.assertIn("since 0.1.9, later than 0.1.8.post2", by["AAA-002"]["note"])
+        self.assertEqual((t["MUST"], t["SHOULD"], t["later"], t["unexpected"]),
+                         ({"passed": 0, "total": 1}, {"passed": 0, "total": 0}, 2, 1))
+        self.assertTrue(report.summary_line(t, []).endswith("judged as 0.1.8.post2: later clauses broken 2"))
+
+    def test_later_clause_that_passes_is_not_counted(self):
+        by, t = self.judged(at("AAA_001_x", "PASSED", "0.1.8", "0.1.8.post2"),
+                            at("AAA_002_x", "PASSED", "0.1.8", "0.1.8.post2"))
+        self.assertEqual((by["AAA-002"]["verdict"], by["AAA-002"]["later"]), ("PASS", True))
+        self.assertEqual((t["MUST"], t["later"]), ({"passed": 1, "total": 1}, 0))
+
+    def test_release_from_the_reported_version_is_the_latest_that_reports_it(self):
+        by, _ = self.judged(at("AAA_002_x", "FAILED", "0.1.9"))
+        self.assertEqual((by["AAA-002"]["release"], by["AAA-002"]["verdict"]), ("0.1.9", "FAIL"))
+        by, _ = self.judged(at("AAA_002_x", "FAILED", "0.1.8"))
+        self.assertEqual((by["AAA-002"]["release"], by["AAA-002"]["verdict"]), ("0.1.8.post2", "LATER"))
+
+    def test_release_named_by_the_environment(self):
+        os.environ["TVMFFI_RELEASE"] = "0.1.8.post0"
+        try:
+            by, _ = self.judged(at("AAA_002_x", "FAILED", "0.1.9"))
+        finally:
+            del os.environ["TVMFFI_RELEASE"]
+        self.assertEqual((by["AAA-002"]["release"], by["AAA-002"]["verdict"]), ("0.1.8.post0", "LATER"))
+
+    def test_reference_and_unknown_versions_are_judged_by_every_clause(self):
+        by, t = self.judged(at("AAA_002_x", "FAILED", "0.1.0", reference="1"))
+        self.assertEqual((by["AAA-002"]["verdict"], t["release"]), ("FAIL", ""))
+        by, _ = self.judged(at("AAA_002_x", "FAILED", "0.2.0"))
+        self.assertEqual(by["AAA-002"]["verdict"], "FAIL")
+
+    def test_release_survives_the_merged_xml(self):
+        records = report.judge([at("AAA_002_x", "FAILED", "0.1.8", "0.1.8.post2")], self.clauses, [], self.releases)
+        path = os.path.join(tempfile.mkdtemp(), "m.xml")
+        report.write_junit(path, records)
+        by, _ = self.judged(*report.raw_cases("//tools/matrix:suite_0.1.8.post2", path))
+        self.assertEqual((by["AAA-002"]["release"], by["AAA-002"]["verdict"]), ("0.1.8.post2", "LATER"))
+
+    def test_spec_clauses_carry_their_since(self):
+        clauses = report.read_clauses(SPEC)
+        self.assertEqual(clauses["ANY-001"]["since"], "0.1.0")
+        self.assertIn(("0.1.8.post0", "0.1.9"), report.read_releases(SPEC))
+
+
 if __name__ == "__main__":
     unittest.main(testRunner=unittest.TextTestRunner(stream=sys.stdout, verbosity=2))
