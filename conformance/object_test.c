@@ -298,3 +298,36 @@ TEST(object, OBJ_023_allocator_without_allocate_refused) {
   if (rc == -1) core_expect_raised("ValueError", "allocate");
   cr_expect_eq(now, def, "the registered allocator changed");
 }
+
+static void noop_handle_delete(void* handle) { (void)handle; }
+
+static int noop_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+  (void)self, (void)args, (void)n, (void)rv;
+  return 0;
+}
+
+/* OBJ-040: every object made through a custom allocator stays within the
+ * size it asked for (a string's NUL included): the guard bytes the
+ * counting allocator puts after each block are intact when it comes back. */
+TEST(object, OBJ_040_objects_within_their_allocation) {
+  static const char text[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQR";
+  core_count_begin();
+  for (size_t n = 8; n <= 64; ++n) {
+    TVMFFIByteArray in = {text, n};
+    TVMFFIAny s, b;
+    cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+    cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
+    core_release(&s);
+    core_release(&b);
+  }
+  TVMFFIObjectHandle opaque = NULL, fn = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject,
+                                             noop_handle_delete, &opaque),
+               0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x6, noop_call, NULL, &fn), 0);
+  API(TVMFFIObjectDecRef)(opaque);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error made while counting");
+  core_expect_raised("RuntimeError", "while counting");
+  core_count_end("strings, bytes, an opaque object, a function and an error");
+}

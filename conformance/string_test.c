@@ -163,3 +163,22 @@ TEST(string, STR_009_caller_owns_one_reference) {
   expect_heap(&out, kTVMFFIStr, "reference counted", 17);
   core_release(&out);
 }
+
+/* STR-010: strings and bytes, inline and heap, leave nothing allocated
+ * once released. */
+TEST(string, STR_010_released_values_freed) {
+  static const char data[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+  FromBytes fns[2] = {API(TVMFFIStringFromByteArray), API(TVMFFIBytesFromByteArray)};
+  core_count_begin();
+  for (int k = 0; k < 2; ++k) {
+    for (size_t n = 0; n <= 40; ++n) {
+      TVMFFIByteArray in = {data, n};
+      TVMFFIAny out;
+      cr_assert_eq(fns[k](&in, &out), 0);
+      core_release(&out);
+    }
+  }
+  long made = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
+  core_count_end("strings and bytes of 0 to 40 bytes made and released");
+  cr_expect_geq(made, 2 * 33, "heap values of 8 to 40 bytes: only %ld objects allocated", made);
+}
