@@ -331,3 +331,64 @@ TEST(object, OBJ_040_objects_within_their_allocation) {
   core_expect_raised("RuntimeError", "while counting");
   core_count_end("strings, bytes, an opaque object, a function and an error");
 }
+
+static int weak_test_deletes;
+static void weak_test_handle_delete(void* handle) {
+  (void)handle;
+  weak_test_deletes++;
+}
+static void weak_test_fn_delete(void* self) {
+  (void)self;
+  weak_test_deletes++;
+}
+
+/* Drops a weak reference the way a weak handle does: whoever takes the
+ * weak count to zero calls the deleter with the weak flag. */
+static void weak_release(TVMFFIObject* obj) {
+  if (__atomic_fetch_sub(&obj->combined_ref_count, ONE_WEAK, __ATOMIC_ACQ_REL) == ONE_WEAK)
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
+/* OBJ-041: for every kind of object the API makes, a weak reference held
+ * past the last strong one keeps the storage (and only the storage): the
+ * contents are destroyed once at the strong release, the storage given
+ * back once at the weak release. */
+TEST(object, OBJ_041_weak_reference_outlives_contents) {
+  const char* why = "";
+  int counting = core_count_try_begin(&why);
+  if (!counting) cr_log_info("storage not counted: %s", why);
+  TVMFFIByteArray in = {"a heap value for weak references", 32};
+  TVMFFIObject* objs[5] = {NULL};
+  TVMFFIAny s, b;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
+  objs[0] = s.v_obj;
+  objs[1] = b.v_obj;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x7, kTVMFFIOpaquePyObject,
+                                             weak_test_handle_delete, (TVMFFIObjectHandle*)&objs[2]),
+               0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x8, noop_call, weak_test_fn_delete,
+                                         (TVMFFIObjectHandle*)&objs[3]),
+               0);
+  API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "an error held weakly");
+  API(TVMFFIErrorMoveFromRaised)((TVMFFIObjectHandle*)&objs[4]);
+  cr_assert_not_null(objs[4]);
+  long live_before = counting ? core_count_live() : 0;
+  for (int i = 0; i < 5; ++i) {
+    __atomic_fetch_add(&objs[i]->combined_ref_count, ONE_WEAK, __ATOMIC_RELAXED);
+    API(TVMFFIObjectDecRef)(objs[i]);
+    cr_expect_eq(objs[i]->combined_ref_count, ONE_WEAK, "object %d: count %#llx after the strong release",
+                 i, (unsigned long long)objs[i]->combined_ref_count);
+  }
+  int deletes_at_strong = weak_test_deletes;
+  long live_at_strong = counting ? core_count_live() : 0;
+  for (int i = 0; i < 5; ++i) weak_release(objs[i]);
+  cr_expect_eq(deletes_at_strong, 2, "opaque and function deleters at the strong release: %d",
+               deletes_at_strong);
+  cr_expect_eq(weak_test_deletes, 2, "deleters after the weak release: %d", weak_test_deletes);
+  if (counting) {
+    cr_expect_eq(live_at_strong, live_before, "storage given back with a weak reference left: "
+                 "%ld objects live, %ld before", live_at_strong, live_before);
+    core_count_end("string, bytes, opaque, function and error released through a weak reference");
+  }
+}
