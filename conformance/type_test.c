@@ -210,3 +210,64 @@ TEST(type, TYP_011_inconsistent_registration_refused) {
   core_expect_raised("ValueError", "static_type_index");
   cr_expect_eq(alloc_index("conformance.Bad", 1, 0, -2), -2, "a refused key was registered");
 }
+
+static int32_t alloc_flagged(const char* key, int32_t depth, int32_t slots, int32_t overflow,
+                             int32_t parent) {
+  TVMFFIByteArray k = key_of(key);
+  return API(TVMFFITypeGetOrAllocIndex)(&k, -1, depth, slots, overflow, parent);
+}
+
+/* TYP-012: children take their parent's reserved range in registration
+ * order, each as many indices as it reserves (its own and its child slots);
+ * once the range is used up, a parent that allows overflow gives its next
+ * child a fresh index outside the range. */
+TEST(type, TYP_012_children_fill_the_reserved_range) {
+  int32_t p = alloc_flagged("conformance.RangeP", 1, 4, 1, kTVMFFIObject);
+  cr_assert_geq(p, kTVMFFIDynObjectBegin, "parent index %d", p);
+  int32_t a = alloc_flagged("conformance.RangeA", 2, 1, 1, p);
+  int32_t b = alloc_flagged("conformance.RangeB", 2, 0, 1, p);
+  int32_t c = alloc_flagged("conformance.RangeC", 2, 0, 1, p);
+  cr_expect_eq(a, p + 1, "first child %d, parent %d", a, p);
+  cr_expect_eq(b, p + 3, "second child %d after one reserving 2 indices, parent %d", b, p);
+  cr_expect_eq(c, p + 4, "third child %d, parent %d", c, p);
+  int32_t d = alloc_flagged("conformance.RangeD", 2, 0, 1, p);
+  cr_expect(d >= kTVMFFIDynObjectBegin && (d < p || d > p + 4),
+            "overflowing child %d inside or below the range [%d, %d]", d, p, p + 4);
+  int32_t e = alloc_flagged("conformance.RangeE", 1, 0, 1, kTVMFFIObject);
+  cr_expect(e >= kTVMFFIDynObjectBegin && e != d && (e < p || e > p + 4),
+            "a later type %d collides (parent range [%d, %d], overflow child %d)", e, p, p + 4, d);
+  int32_t grand = alloc_flagged("conformance.RangeA1", 3, 0, 1, a);
+  cr_expect_eq(grand, a + 1, "the child of a child with one slot: %d, its parent %d", grand, a);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(d);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 2);
+  cr_expect_eq(info->type_ancestors[1]->type_index, p);
+}
+
+/* TYP-013: once the reserved range of a parent registered with
+ * child_slots_can_overflow 0 is used up, a new child is refused with -1 and
+ * an error naming the parent's key, and nothing is registered. */
+TEST(type, TYP_013_full_range_without_overflow_refused) {
+  HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may abort when a parent's slots run out");
+  int32_t q = alloc_flagged("conformance.FullQ", 1, 1, 0, kTVMFFIObject);
+  cr_assert_geq(q, kTVMFFIDynObjectBegin);
+  cr_expect_eq(alloc_flagged("conformance.FullQ1", 2, 0, 0, q), q + 1);
+  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, q), -1,
+               "a child beyond the parent's only slot was accepted");
+  core_expect_raised_any_kind("conformance.FullQ");
+  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, -2), -2, "the refused key was registered");
+}
+
+/* TYP-014: a type with no parent (parent_type_index -1, depth 0) may take a
+ * free static index below kTVMFFIDynObjectBegin, which then names it. */
+TEST(type, TYP_014_root_type_at_static_index) {
+  TVMFFIByteArray k = key_of("conformance.StaticRoot");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, 50, 0, 0, 0, -1), 50);
+  int32_t got = -1;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), 0);
+  cr_expect_eq(got, 50);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(50);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 0);
+  cr_expect(key_eq(&info->type_key, "conformance.StaticRoot"));
+}
