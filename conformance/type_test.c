@@ -271,3 +271,42 @@ TEST(type, TYP_014_root_type_at_static_index) {
   cr_expect_eq(info->type_depth, 0);
   cr_expect(key_eq(&info->type_key, "conformance.StaticRoot"));
 }
+
+/* TYP-015: malformed arguments are refused with -1 and a ValueError naming
+ * the argument, registering nothing: a parent_type_index below -2, a
+ * negative num_child_slots, a static index at or above
+ * kTVMFFIDynObjectBegin, a dynamic type without a parent, a key whose data
+ * is NULL with a nonzero size, a key longer than 4096 bytes; and
+ * TVMFFITypeKeyToIndex with a NULL out_tindex. */
+TEST(type, TYP_015_malformed_arguments_refused) {
+  HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may exit the process on these inputs");
+  TVMFFIByteArray k = key_of("conformance.Malformed");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -3), -1);
+  core_expect_raised("ValueError", "parent_type_index");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, -1, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "num_child_slots");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIDynObjectBegin, 1, 0, 1, kTVMFFIObject),
+               -1);
+  core_expect_raised("ValueError", "static_type_index");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 0, 0, 1, -1), -1);
+  core_expect_raised("ValueError", "parent_type_index");
+  cr_expect_eq(alloc_index("conformance.Malformed", 1, 0, -2), -2, "a refused key was registered");
+  TVMFFIByteArray null_data = {NULL, 3};
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&null_data, -1, 1, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "type_key");
+  int32_t got = 7;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&null_data, &got), -1);
+  core_expect_raised("ValueError", "type_key");
+  static char long_key[4097];
+  memset(long_key, 'k', sizeof long_key);
+  TVMFFIByteArray too_long = {long_key, sizeof long_key};
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&too_long, -1, 1, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "type_key");
+  TVMFFIByteArray longest = {long_key, 4096};
+  int32_t at_limit = API(TVMFFITypeGetOrAllocIndex)(&longest, -1, 1, 0, 1, kTVMFFIObject);
+  cr_expect_geq(at_limit, kTVMFFIDynObjectBegin, "a 4096-byte key was refused (%d)", at_limit);
+  TVMFFIByteArray str = key_of("ffi.String");
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&str, NULL), -1);
+  core_expect_raised("ValueError", "out_tindex");
+  cr_expect_eq(got, 7, "out_tindex written on failure");
+}
