@@ -392,3 +392,35 @@ TEST(object, OBJ_041_weak_reference_outlives_contents) {
     core_count_end("string, bytes, opaque, function and error released through a weak reference");
   }
 }
+
+static int refusing_calls;
+/* A custom allocator out of memory: it raises, as a failing allocator must,
+ * and returns NULL. Raising makes an error object, which must not come
+ * back here. */
+static void* refusing_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
+  (void)size, (void)alignment, (void)type_index, (void)context;
+  if (++refusing_calls > 1) return NULL; /* a nested call: already failing the test */
+  conf_api.TVMFFIErrorSetRaisedFromCStr("MemoryError", "the custom allocator is out of memory");
+  return NULL;
+}
+static TVMFFICustomAllocator refusing_allocator = {refusing_allocate, NULL};
+
+/* OBJ-042: when the registered allocator fails (raises an error and
+ * returns NULL), the call that needed the object returns -1 with the
+ * allocator's own error raised, and the error object that raising makes
+ * is not asked of the failing allocator. */
+TEST(object, OBJ_042_failing_custom_allocator) {
+  const char* why = "";
+  if (!core_count_try_begin(&why)) cr_skip_test("%s", why);
+  API(TVMFFISetCustomAllocator)(&refusing_allocator);
+  TVMFFIByteArray in = {"a heap string the allocator refuses", 35};
+  TVMFFIAny out;
+  memset(&out, 0xab, sizeof out);
+  int rc = API(TVMFFIStringFromByteArray)(&in, &out);
+  int calls = refusing_calls;
+  API(TVMFFISetCustomAllocator)(NULL);
+  cr_expect_eq(rc, -1, "a string the allocator refused: returned %d", rc);
+  cr_expect_eq(calls, 1, "allocate called %d times: the raise inside it came back", calls);
+  core_expect_raised("MemoryError", "custom allocator is out of memory");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after the failure: type_index %d", out.type_index);
+}
