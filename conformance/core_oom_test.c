@@ -5,6 +5,7 @@
  * there on; see alloc_fail.h) and must either succeed completely or return
  * -1 with a MemoryError raised and nothing half made, every time.
  */
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -438,4 +439,168 @@ TEST(core_oom, TAT_014_register_attr_allocation_fails) {
   (void)API(TVMFFITypeRegisterAttr), (void)API(TVMFFIGetTypeAttrColumn);
   AttrCtx c = {refl_type("conformance.oom.Attrs"), 0, ""};
   walk("TVMFFITypeRegisterAttr", attr_step, attr_check, &c);
+}
+
+/* ---- refused calls leak nothing ----------------------------------------- */
+
+/* Bytes the process holds from malloc (the test binary's own malloc is
+ * glibc's underneath, so mallinfo2 sees every allocation). */
+static size_t heap_in_use(void) { return mallinfo2().uordblks; }
+
+/* Runs `call` (which must be refused) 2000 times after a warm-up and
+ * demands the heap did not grow by more than a few pages: a refusal that
+ * leaks even 16 bytes shows as 32 KB. */
+static void expect_refusal_leaks_nothing(const char* what, int (*call)(void* ctx), void* ctx) {
+  conf_alloc_require();
+  for (int i = 0; i < 50; ++i) {
+    if (call(ctx) != -1) {
+      /* Whether to refuse is another clause's business; this one is about
+       * what a refusal leaves behind. */
+      cr_log_warn("%s is not refused here: its leak check does not apply", what);
+      return;
+    }
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) API(TVMFFIObjectDecRef)(err);
+  }
+  size_t before = heap_in_use();
+  for (int i = 0; i < 2000; ++i) {
+    if (call(ctx) != -1) break;
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) conf_api.TVMFFIObjectDecRef(err);
+  }
+  size_t after = heap_in_use();
+  cr_expect(after <= before + 8192, "%s: the heap grew by %zu bytes over 2000 refused calls", what,
+            after - before);
+}
+
+typedef struct {
+  int32_t type;
+  TVMFFIFieldInfo field;
+  TVMFFIMethodInfo method;
+  TVMFFITypeMetadata metadata;
+  TVMFFIByteArray name;
+  TVMFFIAny value;
+  TVMFFIObjectHandle fn;
+} RefuseCtx;
+
+static int refuse_field(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFITypeRegisterField(c->type, &c->field);
+}
+static int refuse_method(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFITypeRegisterMethod(c->type, &c->method);
+}
+static int refuse_metadata(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFITypeRegisterMetadata(c->type, &c->metadata);
+}
+static int refuse_attr(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFITypeRegisterAttr(c->type, &c->name, &c->value);
+}
+static int refuse_global(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFIFunctionSetGlobal(&c->name, c->fn, 0);
+}
+static int refuse_type(void* p) {
+  RefuseCtx* c = p;
+  return conf_api.TVMFFITypeGetOrAllocIndex(&c->name, -1, 3, 0, 1, kTVMFFIObject);
+}
+static int refuse_owned(void* p) {
+  RefuseCtx* c = p;
+  TVMFFIAny out;
+  return conf_api.TVMFFIAnyViewToOwnedAny(&c->value, &out);
+}
+
+static RefuseCtx refuse_ctx(int32_t type) {
+  RefuseCtx c;
+  memset(&c, 0, sizeof c);
+  c.type = type;
+  static const char doc[] = "a doc string long enough to need memory of its own, 0123456789";
+  c.field.name = (TVMFFIByteArray){"a_field_with_a_long_name", 24};
+  c.field.doc = (TVMFFIByteArray){doc, sizeof doc - 1};
+  c.field.metadata = (TVMFFIByteArray){"{\"k\": 1}", 8};
+  c.field.size = 8;
+  c.field.alignment = 8;
+  c.field.offset = 24;
+  c.field.getter = refl_getter;
+  c.field.field_static_type_index = kTVMFFIInt;
+  c.method.name = (TVMFFIByteArray){"a_method_with_a_long_name", 25};
+  c.method.doc = c.field.doc;
+  c.method.metadata = c.field.metadata;
+  c.method.method.type_index = kTVMFFIRawStr;
+  c.method.method.v_c_str = str_text;
+  c.metadata.doc = c.field.doc;
+  c.metadata.total_size = 32;
+  return c;
+}
+
+/* RFL-021: refused registrations of fields, methods and metadata give back
+ * what they copied: repeating one does not grow the heap. */
+TEST(core_oom, RFL_021_refused_registration_leaks_nothing) {
+  (void)API(TVMFFITypeRegisterField), (void)API(TVMFFITypeRegisterMethod);
+  (void)API(TVMFFITypeRegisterMetadata);
+  RefuseCtx unknown = refuse_ctx(99991);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterField of an unknown type", refuse_field, &unknown);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterMethod of an unknown type", refuse_method,
+                               &unknown);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterMetadata of an unknown type", refuse_metadata,
+                               &unknown);
+  RefuseCtx taken = refuse_ctx(refl_type("conformance.oom.Refusals"));
+  cr_assert_eq(refuse_field(&taken), 0);
+  cr_assert_eq(refuse_metadata(&taken), 0);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterField of a taken name", refuse_field, &taken);
+  expect_refusal_leaks_nothing("a second TVMFFITypeRegisterMetadata", refuse_metadata, &taken);
+  RefuseCtx bad = refuse_ctx(taken.type);
+  bad.field.name = (TVMFFIByteArray){"another_field", 13};
+  bad.field.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+  bad.field.default_value_or_factory.type_index = 20; /* names no kind */
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterField with a default of no kind", refuse_field,
+                               &bad);
+  bad.field.metadata = (TVMFFIByteArray){NULL, 4};
+  bad.field.flags = 0;
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterField with metadata {NULL, 4}", refuse_field,
+                               &bad);
+  bad.method.method.type_index = 20;
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterMethod with a method of no kind", refuse_method,
+                               &bad);
+}
+
+/* TAT-015: a refused TVMFFITypeRegisterAttr (the slot already taken)
+ * releases the value it copied: repeating it does not grow the heap. */
+TEST(core_oom, TAT_015_refused_attr_leaks_nothing) {
+  (void)API(TVMFFITypeRegisterAttr);
+  RefuseCtx c = refuse_ctx(refl_type("conformance.oom.AttrRefusals"));
+  c.name = (TVMFFIByteArray){"__conformance_refused__", 23};
+  c.value.type_index = kTVMFFIRawStr;
+  c.value.v_c_str = str_text;
+  cr_assert_eq(refuse_attr(&c), 0);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterAttr of a taken slot", refuse_attr, &c);
+}
+
+/* FN-055: a refused TVMFFIFunctionSetGlobal (a taken name), and
+ * TVMFFIAnyViewToOwnedAny of a moved rvalue reference, leak nothing:
+ * repeating them does not grow the heap. */
+TEST(core_oom, FN_055_refused_calls_leak_nothing) {
+  (void)API(TVMFFIFunctionSetGlobal), (void)API(TVMFFIAnyViewToOwnedAny);
+  RefuseCtx c = refuse_ctx(kTVMFFIObject);
+  c.name = (TVMFFIByteArray){"conformance.oom.taken_global_name", 33};
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x5, oom_call, NULL, &c.fn), 0);
+  cr_assert_eq(refuse_global(&c), 0);
+  expect_refusal_leaks_nothing("TVMFFIFunctionSetGlobal of a taken name", refuse_global, &c);
+  static TVMFFIObject* moved = NULL;
+  c.value.type_index = kTVMFFIObjectRValueRef;
+  c.value.v_ptr = &moved;
+  expect_refusal_leaks_nothing("TVMFFIAnyViewToOwnedAny of a moved rvalue", refuse_owned, &c);
+}
+
+/* TYP-017: a refused TVMFFITypeGetOrAllocIndex (a depth that is not the
+ * parent's plus one) leaks nothing: repeating it does not grow the heap. */
+TEST(core_oom, TYP_017_refused_alloc_index_leaks_nothing) {
+  HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may exit the process on a wrong depth");
+  (void)API(TVMFFITypeGetOrAllocIndex);
+  RefuseCtx c = refuse_ctx(kTVMFFIObject);
+  c.name = (TVMFFIByteArray){"conformance.oom.WrongDepth", 26};
+  expect_refusal_leaks_nothing("TVMFFITypeGetOrAllocIndex with a wrong depth", refuse_type, &c);
 }
