@@ -106,7 +106,7 @@ static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType*
 /* Lock held. Picks the index of a new type below `parent` that reserves
  * `num_slots` indices (itself and its future children): from the parent's
  * reserved range while it lasts, then from the open range above. */
-static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* key) {
+static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const TVMFFIByteArray* key) {
   if (parent->num_slots - parent->allocated_slots >= num_slots) {
     int32_t index = parent->info.type_index + parent->allocated_slots;
     parent->allocated_slots += num_slots;
@@ -115,8 +115,8 @@ static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* 
   if (!parent->child_slots_can_overflow)
     return tffi_raise(TFFI_RUNTIME_ERROR,
                       "TVMFFITypeGetOrAllocIndex: parent type `%s` has no child slot left for "
-                      "type_key `%s`",
-                      parent->key, key);
+                      "type_key `%.*s`",
+                      parent->key, (int)key->size, key->data);
   if (num_slots > TFFI_TYPE_MAX_INDEX - tffi_next_dyn || tffi_reserve(tffi_next_dyn + num_slots))
     return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full");
   int32_t index = tffi_next_dyn;
@@ -241,7 +241,7 @@ static int32_t tffi_get_or_alloc(const TVMFFIByteArray* type_key, int32_t static
   } else {
     if (parent == NULL)
       return tffi_raise(TFFI_VALUE_ERROR, "%s: a dynamic type needs a parent_type_index", api);
-    index = tffi_pick_index(parent, num_child_slots + 1, tffi_at(parent_type_index)->key);
+    index = tffi_pick_index(parent, num_child_slots + 1, type_key);
     if (index < 0) return -1;
   }
   if (tffi_make_entry(index, type_key->data, type_key->size, parent, num_child_slots + 1,
