@@ -66,7 +66,7 @@ static int tffi_reserve(int32_t need) {
   int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
   while (cap < need) cap *= 2;
   TffiType** grown = tffi_realloc(tffi_types, (size_t)cap * sizeof *grown);
-  if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
+  if (grown == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
   memset(grown + tffi_types_cap, 0, (size_t)(cap - tffi_types_cap) * sizeof *grown);
   tffi_types = grown;
   tffi_types_cap = cap;
@@ -78,12 +78,12 @@ static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType*
                            int32_t num_slots, int can_overflow) {
   TffiType* t = tffi_calloc(1, sizeof *t + len + 1);
   int32_t depth = parent ? parent->info.type_depth + 1 : 0;
-  if (t == NULL) return tffi_raise_oom(sizeof *t + len + 1);
+  if (t == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
   if (depth) {
     t->ancestors = tffi_calloc((size_t)depth, sizeof *t->ancestors);
     if (t->ancestors == NULL) {
       tffi_free(t);
-      return tffi_raise_oom((size_t)depth * sizeof *t->ancestors);
+      return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
     }
     /* The parent's chain, then the parent itself: root first. */
     for (int32_t i = 0; i + 1 < depth; ++i) t->ancestors[i] = parent->ancestors[i];
