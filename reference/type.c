@@ -124,42 +124,44 @@ static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const TVMFFI
   return index;
 }
 
+/* Indices below kTVMFFIStaticObjectBegin are inline value kinds, roots of
+ * their own; ffi.Object is the root of every object type; the other
+ * built-in objects sit right below it. */
 typedef struct {
   const char* key;
   int32_t index;
-  int depth; /* 0: an inline value kind; 1: an object below ffi.Object */
 } TffiBuiltin;
 
 static const TffiBuiltin tffi_builtins[] = {
-    {"None", kTVMFFINone, 0},
-    {"int", kTVMFFIInt, 0},
-    {"bool", kTVMFFIBool, 0},
-    {"float", kTVMFFIFloat, 0},
-    {"void*", kTVMFFIOpaquePtr, 0},
-    {"DataType", kTVMFFIDataType, 0},
-    {"Device", kTVMFFIDevice, 0},
-    {"DLTensor*", kTVMFFIDLTensorPtr, 0},
-    {"const char*", kTVMFFIRawStr, 0},
-    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr, 0},
-    {"ObjectRValueRef", kTVMFFIObjectRValueRef, 0},
-    {"ffi.SmallStr", kTVMFFISmallStr, 0},
-    {"ffi.SmallBytes", kTVMFFISmallBytes, 0},
-    {"ffi.Unchanged", kTVMFFIUnchanged, 0},
-    {"ffi.Object", kTVMFFIObject, 0},
-    {"ffi.String", kTVMFFIStr, 1},
-    {"ffi.Bytes", kTVMFFIBytes, 1},
-    {"ffi.Error", kTVMFFIError, 1},
-    {"ffi.Function", kTVMFFIFunction, 1},
-    {"ffi.Shape", kTVMFFIShape, 1},
-    {"ffi.Tensor", kTVMFFITensor, 1},
-    {"ffi.Array", kTVMFFIArray, 1},
-    {"ffi.Map", kTVMFFIMap, 1},
-    {"ffi.Module", kTVMFFIModule, 1},
-    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject, 1},
-    {"ffi.List", kTVMFFIList, 1},
-    {"ffi.Dict", kTVMFFIDict, 1},
-    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt, 1},
-    {"ffi.BigInt", kTVMFFIBigInt, 1},
+    {"None", kTVMFFINone},
+    {"int", kTVMFFIInt},
+    {"bool", kTVMFFIBool},
+    {"float", kTVMFFIFloat},
+    {"void*", kTVMFFIOpaquePtr},
+    {"DataType", kTVMFFIDataType},
+    {"Device", kTVMFFIDevice},
+    {"DLTensor*", kTVMFFIDLTensorPtr},
+    {"const char*", kTVMFFIRawStr},
+    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr},
+    {"ObjectRValueRef", kTVMFFIObjectRValueRef},
+    {"ffi.SmallStr", kTVMFFISmallStr},
+    {"ffi.SmallBytes", kTVMFFISmallBytes},
+    {"ffi.Unchanged", kTVMFFIUnchanged},
+    {"ffi.Object", kTVMFFIObject},
+    {"ffi.String", kTVMFFIStr},
+    {"ffi.Bytes", kTVMFFIBytes},
+    {"ffi.Error", kTVMFFIError},
+    {"ffi.Function", kTVMFFIFunction},
+    {"ffi.Shape", kTVMFFIShape},
+    {"ffi.Tensor", kTVMFFITensor},
+    {"ffi.Array", kTVMFFIArray},
+    {"ffi.Map", kTVMFFIMap},
+    {"ffi.Module", kTVMFFIModule},
+    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject},
+    {"ffi.List", kTVMFFIList},
+    {"ffi.Dict", kTVMFFIDict},
+    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt},
+    {"ffi.BigInt", kTVMFFIBigInt},
 };
 
 /* Lock held. Registers the built-in types once; fails only for memory. */
@@ -169,7 +171,7 @@ static int tffi_types_init(void) {
   for (size_t i = 0; i < sizeof tffi_builtins / sizeof *tffi_builtins; ++i) {
     const TffiBuiltin* b = &tffi_builtins[i];
     if (tffi_types[b->index]) continue;
-    TffiType* parent = b->depth ? tffi_types[kTVMFFIObject] : NULL;
+    TffiType* parent = b->index > kTVMFFIObject ? tffi_types[kTVMFFIObject] : NULL;
     /* ffi.Object's children take fresh indices; the others have none. */
     int can_overflow = b->index == kTVMFFIObject;
     if (tffi_make_entry(b->index, b->key, strlen(b->key), parent, 1, can_overflow)) return -1;
