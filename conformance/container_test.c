@@ -238,6 +238,10 @@ TEST(container, ARR_007_arrays_freed) {
     TVMFFIAny arr;
     memset(&arr, 0, sizeof arr);
     cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, n, &arr), 0, "%d elements", n);
+    cr_assert_eq(arr.type_index, kTVMFFIArray);
+    TVMFFISeqCell cell = seq_cell(&arr);
+    cr_expect(cell.size == n && cell.capacity >= n, "%d elements: size %lld, capacity %lld", n,
+              (long long)cell.size, (long long)cell.capacity);
     if (n == 24) {
       TVMFFIAny q[2] = {arr, int_arg(22)}, item;
       memset(&item, 0, sizeof item);

@@ -132,6 +132,9 @@ static void* core_count_allocate(size_t size, size_t alignment, int32_t type_ind
   memcpy(block, &size, sizeof size);
   char* body = block + CORE_COUNT_OFFSET;
   ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = core_count_delete_space;
+  /* Storage comes uninitialised, as from any allocator: garbage, so a
+   * field the implementation forgets to set cannot pass for zero. */
+  memset(body, 0xCD, size);
   memset(body + size, CORE_COUNT_GUARD_BYTE, CORE_COUNT_GUARD);
   __atomic_fetch_add(&core_alloc_count.allocs, 1, __ATOMIC_RELAXED);
   return body;

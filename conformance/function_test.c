@@ -348,6 +348,7 @@ TEST(fn, FN_015_create_rejects_null_callback) {
   if (rc == 0 && fn != NULL && fn != (TVMFFIObjectHandle)(uintptr_t)0x1)
     API(TVMFFIObjectDecRef)(fn);
   cr_assert_eq(rc, -1, "accepted a NULL safe_call (rc %d)", rc);
+  cr_expect_null(fn, "out is %p after the refusal, not NULL", fn);
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 10);

@@ -424,3 +424,14 @@ TEST(object, OBJ_042_failing_custom_allocator) {
   core_expect_raised("MemoryError", "custom allocator is out of memory");
   cr_expect_eq(out.type_index, kTVMFFINone, "out after the failure: type_index %d", out.type_index);
 }
+
+/* OBJ-043: a refused TVMFFIObjectCreateOpaque writes NULL to out. */
+TEST(object, OBJ_043_refused_opaque_clears_out) {
+  static const int32_t bad[] = {kTVMFFIObject, kTVMFFIStr, 3};
+  for (size_t i = 0; i < 3; ++i) {
+    TVMFFIObjectHandle obj = (TVMFFIObjectHandle)(uintptr_t)0x1;
+    cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, bad[i], NULL, &obj), -1);
+    { TVMFFIObjectHandle e = core_take_raised(); if (e) API(TVMFFIObjectDecRef)(e); }
+    cr_expect_null(obj, "type_index %d: out is %p after the refusal, not NULL", bad[i], obj);
+  }
+}
