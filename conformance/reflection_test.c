@@ -1,5 +1,6 @@
 /* Clauses RFL of spec/reflection.md: fields, methods and metadata of
  * registered types, as TVMFFIGetTypeInfo shows them. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -544,4 +545,40 @@ TEST(reflection, RFL_018_impossible_field_geometry_refused) {
     core_expect_raised("ValueError", bad[i].member);
   }
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 0);
+}
+
+/* RFL-022: a field's or method's name, doc or metadata, or a type's
+ * metadata doc, whose size is 2^31 bytes or more is refused with -1 and a
+ * ValueError naming it, before a byte past the real ones is read, and
+ * nothing is registered. */
+TEST(reflection, RFL_022_huge_texts_refused) {
+  HOSTILE_INPUT("the text is copied with its claimed size");
+  int32_t t = new_type("conformance.refl.Huge");
+  static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray big = {"tiny", huge[i]};
+    TVMFFIFieldInfo f = field_named("x");
+    f.name = big;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+    core_expect_raised("ValueError", "name");
+    f = field_named("x");
+    f.doc = big;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+    core_expect_raised("ValueError", "doc");
+    TVMFFIMethodInfo m;
+    memset(&m, 0, sizeof m);
+    m.name = text("m");
+    m.metadata = big;
+    cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+    core_expect_raised("ValueError", "metadata");
+    TVMFFITypeMetadata md;
+    memset(&md, 0, sizeof md);
+    md.doc = big;
+    cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+    core_expect_raised("ValueError", "doc");
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+  cr_expect_null(info->metadata);
 }

@@ -1,5 +1,6 @@
 /* Clauses TAT of spec/reflection.md: type attribute columns. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,4 +283,22 @@ TEST(type_attr, TAT_013_null_arguments_refused) {
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
   core_expect_raised("ValueError", "attr_name");
   cr_expect_null(column("conformance.attr.nulls"));
+}
+
+/* TAT-016: an attr_name of 2^31 bytes or more is refused with -1 and a
+ * ValueError naming attr_name (TVMFFIGetTypeAttrColumn: NULL), before a
+ * byte past the real ones is read. */
+TEST(type_attr, TAT_016_huge_name_refused) {
+  HOSTILE_INPUT("the name is copied with its claimed size");
+  int32_t t = new_type("conformance.attr.HugeName");
+  static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray big = {"__tiny__", huge[i]};
+    TVMFFIAny v = int_value(1);
+    cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &big, &v), -1);
+    core_expect_raised("ValueError", "attr_name");
+    cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&big));
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) API(TVMFFIObjectDecRef)(err);
+  }
 }
