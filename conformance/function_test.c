@@ -434,3 +434,16 @@ TEST(fn, FN_049_function_storage_freed) {
   API(TVMFFIObjectDecRef)(bare);
   core_count_end("two functions created, called and released");
 }
+
+/* FN-056: TVMFFIFunctionCreate with a NULL out, and
+ * TVMFFIFunctionSetGlobalFromMethodInfo with a NULL method_info, return -1
+ * with a ValueError naming the argument; the deleter is not called. */
+TEST(fn, FN_056_null_out_refused) {
+  HOSTILE_INPUT("TVMFFIFunctionCreate writes through a NULL out");
+  Record r = {0};
+  cr_expect_eq(API(TVMFFIFunctionCreate)(&r, record_call, record_delete, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  cr_expect_eq(r.deletes, 0, "the deleter ran for a refused creation");
+  cr_expect_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(NULL, 0), -1);
+  core_expect_raised("ValueError", "method_info");
+}

@@ -582,3 +582,31 @@ TEST(reflection, RFL_022_huge_texts_refused) {
   cr_expect_eq(info->num_methods, 0);
   cr_expect_null(info->metadata);
 }
+
+/* RFL-023: a TVMFFITypeRegisterField refused for its default value (a
+ * value of no kind) leaves the setter as it found it: a setter flagged
+ * kTVMFFIFieldFlagBitSetterIsFunctionObj keeps its reference count, a NULL
+ * one under that flag and a plain C setter without it are not touched. */
+TEST(reflection, RFL_023_refused_field_leaves_setter_alone) {
+  int32_t t = new_type("conformance.refl.SetterKept");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIFieldInfo f = field_named("with_function_setter");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj | kTVMFFIFieldFlagBitMaskHasDefault;
+  f.setter = fn;
+  f.default_value_or_factory.type_index = 20; /* names no kind */
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a default of no kind was accepted");
+  core_expect_raised("TypeError", "type_index");
+  cr_expect_eq(core_strong(fn), 1u, "the setter's strong count is %u after the refusal",
+               core_strong(fn));
+  f.setter = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("TypeError", "type_index");
+  f = field_named("with_c_setter");
+  f.flags = kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitMaskHasDefault;
+  f.default_value_or_factory.type_index = 20;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("TypeError", "type_index");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0, "a refused field was registered");
+  API(TVMFFIObjectDecRef)(fn);
+}
