@@ -319,3 +319,16 @@ TEST(type, TYP_015_malformed_arguments_refused) {
   core_expect_raised("ValueError", "out_tindex");
   cr_expect_eq(got, 7, "out_tindex written on failure");
 }
+
+/* TYP-018: any registered type may be a parent, index 0 (None) included:
+ * a type at a free static index below it has depth 1 and None as its one
+ * ancestor. */
+TEST(type, TYP_018_parent_at_index_zero) {
+  TVMFFIByteArray k = key_of("conformance.BelowNone");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, 51, 1, 0, 0, kTVMFFINone), 51);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(51);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 1);
+  cr_expect(key_eq(&info->type_key, "conformance.BelowNone"));
+  cr_expect_eq(info->type_ancestors[0]->type_index, kTVMFFINone);
+}
