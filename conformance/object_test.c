@@ -435,3 +435,28 @@ TEST(object, OBJ_043_refused_opaque_clears_out) {
     cr_expect_null(obj, "type_index %d: out is %p after the refusal, not NULL", bad[i], obj);
   }
 }
+
+/* OBJ-044: the built-in allocate, asked for an alignment above 16, returns
+ * NULL or storage aligned as asked; asked for a size no storage can hold
+ * (within 16 bytes of SIZE_MAX, or SIZE_MAX / 2), it returns NULL. */
+TEST(object, OBJ_044_default_allocator_limits) {
+  TVMFFICustomAllocator* a = API(TVMFFIGetCustomAllocator)();
+  cr_assert_not_null(a);
+  static const size_t aligns[] = {32, 64, 256, 4096};
+  for (size_t i = 0; i < 4; ++i) {
+    for (int k = 0; k < 8; ++k) {
+      char* body = a->allocate(48 + (size_t)k * 8, aligns[i], kTVMFFIStr, a->context);
+      if (body == NULL) continue;
+      cr_expect_eq((uintptr_t)body % aligns[i], 0u, "body %p not %zu-aligned", (void*)body,
+                   aligns[i]);
+      memset(body, 0x5a, 48);
+      ((TVMFFIObjectAllocHeader*)body)[-1].delete_space(body);
+    }
+  }
+  static const size_t impossible[] = {SIZE_MAX, SIZE_MAX - 8, SIZE_MAX - 16, SIZE_MAX / 2};
+  for (size_t i = 0; i < 4; ++i) {
+    char* body = a->allocate(impossible[i], 8, kTVMFFIStr, a->context);
+    cr_expect_null(body, "a block of %zu bytes was handed out", impossible[i]);
+    if (body) ((TVMFFIObjectAllocHeader*)body)[-1].delete_space(body);
+  }
+}
