@@ -604,3 +604,44 @@ TEST(core_oom, TYP_017_refused_alloc_index_leaks_nothing) {
   c.name = (TVMFFIByteArray){"conformance.oom.WrongDepth", 26};
   expect_refusal_leaks_nothing("TVMFFITypeGetOrAllocIndex with a wrong depth", refuse_type, &c);
 }
+
+typedef struct {
+  int info; /* 0: TVMFFITypeKeyToIndex, 1: TVMFFIGetTypeInfo */
+  int32_t index;
+} FirstUseCtx;
+
+static int first_use_step(void* p) {
+  FirstUseCtx* c = p;
+  if (c->info) {
+    const TVMFFITypeInfo* info = conf_api.TVMFFIGetTypeInfo(kTVMFFIStr);
+    c->index = info ? info->type_index : -1;
+    return info ? 0 : -1;
+  }
+  TVMFFIByteArray k = {"ffi.String", 10};
+  c->index = -1;
+  return conf_api.TVMFFITypeKeyToIndex(&k, &c->index);
+}
+
+static void first_use_check(void* p, int rc, const ConfAllocWalk* w) {
+  FirstUseCtx* c = p;
+  if (rc == 0)
+    cr_assert_eq(c->index, kTVMFFIStr, "allocation %ld failed: ffi.String found as %d", w->n,
+                 c->index);
+}
+
+/* TYP-019: the first use of the type registry in a process
+ * (TVMFFITypeKeyToIndex, or TVMFFIGetTypeInfo) with an allocation failing:
+ * -1 (NULL) with a MemoryError, or the built-in type found; a later call
+ * finds it. */
+TEST(core_oom, TYP_019_first_registry_use_allocation_fails) {
+  (void)API(TVMFFITypeKeyToIndex), (void)API(TVMFFIGetTypeInfo);
+  FirstUseCtx c = {0, 0};
+  walk("TVMFFITypeKeyToIndex", first_use_step, first_use_check, &c);
+}
+
+/* TYP-019: the same through TVMFFIGetTypeInfo as the first use. */
+TEST(core_oom, TYP_019_first_type_info_allocation_fails) {
+  (void)API(TVMFFITypeKeyToIndex), (void)API(TVMFFIGetTypeInfo);
+  FirstUseCtx c = {1, 0};
+  walk("TVMFFIGetTypeInfo", first_use_step, first_use_check, &c);
+}

@@ -268,8 +268,11 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
 
 const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
   pthread_mutex_lock(&tffi_types_lock);
-  TffiType* t = tffi_types_init() ? NULL : tffi_at(type_index);
+  int rc = tffi_types_init();
+  TffiType* t = rc ? NULL : tffi_at(type_index);
   pthread_mutex_unlock(&tffi_types_lock);
+  /* A failed first use already raised its MemoryError. */
+  if (rc) return NULL;
   if (t == NULL) {
     tffi_raise(TFFI_KEY_ERROR, "TVMFFIGetTypeInfo: type_index %d is not a registered type",
                (int)type_index);
