@@ -610,3 +610,51 @@ TEST(reflection, RFL_023_refused_field_leaves_setter_alone) {
   cr_expect_eq(info->num_fields, 0, "a refused field was registered");
   API(TVMFFIObjectDecRef)(fn);
 }
+
+/* RFL-024: a setter flagged kTVMFFIFieldFlagBitSetterIsFunctionObj that is
+ * not a function object (a heap string) is refused with -1 and a TypeError
+ * naming the setter; the object's count is unchanged and nothing is
+ * registered. */
+TEST(reflection, RFL_024_non_function_setter_refused) {
+  int32_t t = new_type("conformance.refl.BadSetter");
+  TVMFFIAny s = heap_string("not a function, a string");
+  TVMFFIFieldInfo f = field_named("bad_setter");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj;
+  f.setter = s.v_obj;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a string setter was accepted");
+  core_expect_raised("TypeError", "setter");
+  cr_expect_eq(core_strong(s.v_obj), 1u, "the string's count is %u", core_strong(s.v_obj));
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 0);
+  core_release(&s);
+}
+
+/* RFL-025: a default value of any kind the ABI defines is taken (None,
+ * the last inline kind, an object); one whose type index names no kind
+ * (14, 63, -2) is refused with a TypeError naming type_index. */
+TEST(reflection, RFL_025_default_value_kinds) {
+  int32_t t = new_type("conformance.refl.Defaults");
+  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType};
+  char name[32];
+  for (int i = 0; i < 3; ++i) {
+    snprintf(name, sizeof name, "good%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+    memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+    f.default_value_or_factory.type_index = good[i];
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "a default of kind %d refused", good[i]);
+    core_take_raised();
+  }
+  static const int32_t bad[] = {14, 63, -2};
+  for (int i = 0; i < 3; ++i) {
+    snprintf(name, sizeof name, "bad%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+    memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+    f.default_value_or_factory.type_index = bad[i];
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a default of kind %d taken", bad[i]);
+    core_expect_raised("TypeError", "type_index");
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 3);
+  cr_expect_eq(info->fields[0].default_value_or_factory.type_index, kTVMFFINone);
+}
