@@ -276,3 +276,33 @@ TEST(any, ANY_025_null_byte_array_refused) {
   cr_expect_eq(out.type_index, kTVMFFISmallBytes, "type_index %d", out.type_index);
   cr_expect_eq(out.small_str_len, 0u);
 }
+
+/* ANY-026: owned values made by TVMFFIAnyViewToOwnedAny (heap strings and
+ * bytes from const char* and TVMFFIByteArray* views, shared objects) leave
+ * nothing allocated once released, and lie within their storage. */
+TEST(any, ANY_026_owned_values_freed) {
+  static const char text[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  core_count_begin();
+  TVMFFIByteArray in = {"a heap string shared by reference", 33};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  for (size_t n = 0; n <= 36; ++n) {
+    char buf[40];
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    TVMFFIAny raw = view_of(kTVMFFIRawStr), out;
+    raw.v_c_str = buf;
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&raw, &out), 0);
+    core_release(&out);
+    TVMFFIByteArray bytes = {text, n};
+    TVMFFIAny ba = view_of(kTVMFFIByteArrayPtr);
+    ba.v_ptr = &bytes;
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&ba, &out), 0);
+    core_release(&out);
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&s, &out), 0);
+    core_release(&out);
+  }
+  cr_expect_eq(core_strong(s.v_obj), 1u, "the shared string's count is %u", core_strong(s.v_obj));
+  core_release(&s);
+  core_count_end("owned copies of 0 to 36 bytes and of a shared object, released");
+}
