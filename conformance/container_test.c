@@ -1,5 +1,6 @@
 /* Clauses of spec/containers.md: Shape and Array objects made, passed and
  * read across the ABI through the global functions that build them. */
+#include <stdint.h>
 #include <string.h>
 
 #include "core_support.h"
@@ -258,4 +259,15 @@ TEST(container, ARR_007_arrays_freed) {
   core_count_end("arrays of 0 to 24 elements made and released");
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(get);
+}
+
+/* ARR-008: "ffi.Array" called with a negative num_args returns -1 with a
+ * ValueError, reading no argument. */
+TEST(container, ARR_008_negative_count_refused) {
+  HOSTILE_INPUT("a negative argument count is used as a size");
+  TVMFFIAny args[1] = {int_arg(1)}, out;
+  cr_expect_eq(call("ffi.Array", args, -1, &out), -1);
+  core_expect_raised("ValueError", NULL);
+  cr_expect_eq(call("ffi.Array", args, INT32_MIN, &out), -1);
+  core_expect_raised("ValueError", NULL);
 }

@@ -658,3 +658,25 @@ TEST(reflection, RFL_025_default_value_kinds) {
   cr_expect_eq(info->num_fields, 3);
   cr_expect_eq(info->fields[0].default_value_or_factory.type_index, kTVMFFINone);
 }
+
+/* RFL-026: the edges of a possible field are taken: size 0, offset 0,
+ * alignment 1, and a large power-of-two alignment. */
+TEST(reflection, RFL_026_edge_field_geometry_taken) {
+  int32_t t = new_type("conformance.refl.EdgeGeometry");
+  static const struct {
+    int64_t size, alignment, offset;
+  } edges[] = {{0, 8, 24}, {8, 8, 0}, {1, 1, 25}, {64, 4096, 4096}};
+  char name[16];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(name, sizeof name, "edge%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.size = edges[i].size;
+    f.alignment = edges[i].alignment;
+    f.offset = edges[i].offset;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0,
+                 "size %lld, alignment %lld, offset %lld refused", (long long)edges[i].size,
+                 (long long)edges[i].alignment, (long long)edges[i].offset);
+    core_take_raised();
+  }
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 4);
+}
