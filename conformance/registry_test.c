@@ -504,3 +504,21 @@ TEST(registry, FN_052_many_names) {
   }
   cr_expect_eq(deletes, kNames, "functions released by the overrides: %d", deletes);
 }
+
+/* FN-057: a name is its size bytes and nothing after them: a name
+ * registered from one buffer is found from another holding the same bytes
+ * followed by something else. */
+TEST(registry, FN_057_bytes_after_the_name_ignored) {
+  char reg[] = "conformance.fn057X", look[] = "conformance.fn057Y";
+  size_t n = sizeof reg - 2;
+  TVMFFIObjectHandle fn = make_fn(57);
+  cr_assert_eq(set_global(reg, n, fn, 0), 0);
+  TVMFFIObjectHandle got = get_global(look, n);
+  cr_expect_eq(got, fn, "found %p, expected %p", got, fn);
+  if (got) API(TVMFFIObjectDecRef)(got);
+  look[n] = '\0';
+  got = get_global(look, n);
+  cr_expect_eq(got, fn);
+  if (got) API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}
