@@ -271,3 +271,20 @@ TEST(container, ARR_008_negative_count_refused) {
   cr_expect_eq(call("ffi.Array", args, INT32_MIN, &out), -1);
   core_expect_raised("ValueError", NULL);
 }
+
+/* ARR-009: the globals that make and read shapes and arrays are
+ * registered: "ffi.Shape", "ffi.Array", "ffi.ArraySize" and
+ * "ffi.ArrayGetItem" are found by TVMFFIFunctionGetGlobal. */
+TEST(container, ARR_009_container_globals_registered) {
+  static const char* names[] = {"ffi.Shape", "ffi.Array", "ffi.ArraySize", "ffi.ArrayGetItem"};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIByteArray n = {names[i], strlen(names[i])};
+    TVMFFIObjectHandle fn = NULL;
+    cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0);
+    cr_expect_not_null(fn, "the global function %s is not registered", names[i]);
+    if (fn) {
+      cr_expect_eq(TVMFFIObjectGetTypeIndex(fn), kTVMFFIFunction);
+      API(TVMFFIObjectDecRef)(fn);
+    }
+  }
+}

@@ -332,3 +332,30 @@ TEST(type, TYP_018_parent_at_index_zero) {
   cr_expect(key_eq(&info->type_key, "conformance.BelowNone"));
   cr_expect_eq(info->type_ancestors[0]->type_index, kTVMFFINone);
 }
+
+/* TYP-020: type_key_hash is a hash of the key: the built-in types, whose
+ * keys all differ, have pairwise different hashes, and a type's hash does
+ * not change. */
+TEST(type, TYP_020_key_hashes_differ) {
+  uint64_t hashes[NSTATICS];
+  for (size_t i = 0; i < NSTATICS; ++i) {
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(statics[i].index);
+    cr_assert_not_null(info);
+    hashes[i] = info->type_key_hash;
+    cr_expect_eq(API(TVMFFIGetTypeInfo)(statics[i].index)->type_key_hash, hashes[i]);
+    for (size_t j = 0; j < i; ++j)
+      cr_expect_neq(hashes[i], hashes[j], "`%s` and `%s` have the same type_key_hash %#llx",
+                    statics[i].key, statics[j].key, (unsigned long long)hashes[i]);
+  }
+}
+
+/* TYP-021: a key {NULL, 0} is the empty key, like {"", 0}: no type has it,
+ * so TVMFFITypeKeyToIndex returns -1 with the error of TYP-002 (the empty
+ * key in backquotes), not a refusal of the argument. */
+TEST(type, TYP_021_null_empty_key_is_the_empty_key) {
+  TVMFFIByteArray k = {NULL, 0};
+  int32_t got = 7;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1);
+  core_expect_raised_any_kind("``");
+  cr_expect_eq(got, 7);
+}
