@@ -630,7 +630,8 @@ TEST(reflection, RFL_024_non_function_setter_refused) {
 
 /* RFL-025: a default value of any kind the ABI defines is taken (None,
  * the last inline kind, an object); one whose type index names no kind
- * (14, 63, -2) is refused with a TypeError naming type_index. */
+ * (14, 63, -2) is refused with a TypeError naming the function and
+ * type_index. */
 TEST(reflection, RFL_025_default_value_kinds) {
   int32_t t = new_type("conformance.refl.Defaults");
   static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType};
@@ -652,7 +653,16 @@ TEST(reflection, RFL_025_default_value_kinds) {
     memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
     f.default_value_or_factory.type_index = bad[i];
     cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a default of kind %d taken", bad[i]);
-    core_expect_raised("TypeError", "type_index");
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_not_null(err, "nothing raised for a default of kind %d", bad[i]);
+    const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    cr_expect(text_is(&cell->kind, "TypeError"), "kind %.*s", (int)cell->kind.size,
+              cell->kind.data);
+    cr_expect(memmem(cell->message.data, cell->message.size, "TVMFFITypeRegisterField", 23) &&
+                  memmem(cell->message.data, cell->message.size, "type_index", 10),
+              "the message names neither the function nor type_index: %.*s",
+              (int)cell->message.size, cell->message.data);
+    API(TVMFFIObjectDecRef)(err);
   }
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
   cr_expect_eq(info->num_fields, 3);
