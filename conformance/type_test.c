@@ -264,6 +264,13 @@ TEST(type, TYP_013_full_range_without_overflow_refused) {
             (int)cell->message.size, cell->message.data);
   API(TVMFFIObjectDecRef)(err);
   cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, -2), -2, "the refused key was registered");
+  /* The registry works on after the refusal, through growths of its table. */
+  char key[48];
+  for (int i = 0; i < 600; ++i) {
+    snprintf(key, sizeof key, "conformance.AfterFull%d", i);
+    cr_assert_geq(alloc_flagged(key, 1, 0, 1, kTVMFFIObject), kTVMFFIDynObjectBegin,
+                  "`%s` after the refusal", key);
+  }
 }
 
 /* TYP-014: a type with no parent (parent_type_index -1, depth 0) may take a
