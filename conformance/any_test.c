@@ -231,3 +231,78 @@ TEST(any, ANY_022_unknown_type_index_refused) {
     core_expect_raised("TypeError", "type_index");
   }
 }
+
+/* ANY-024: an rvalue-reference view whose v_ptr is NULL is refused with -1
+ * and a ValueError naming the rvalue reference; out is None after it (and
+ * after the refusals of ANY-020 and ANY-021). */
+TEST(any, ANY_024_null_rvalue_slot_refused) {
+  HOSTILE_INPUT("a NULL rvalue slot is dereferenced");
+  TVMFFIAny v = view_of(kTVMFFIObjectRValueRef), out;
+  v.v_ptr = NULL;
+  memset(&out, 0xab, sizeof out);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  core_expect_raised("ValueError", "rvalue");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
+               out.type_index);
+  memset(&out, 0xab, sizeof out);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(NULL, &out), -1);
+  core_expect_raised("ValueError", "any_view");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL any_view: type_index %d",
+               out.type_index);
+  TVMFFIAny raw = view_of(kTVMFFIRawStr);
+  memset(&out, 0xab, sizeof out);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&raw, &out), -1);
+  core_expect_raised("ValueError", "const char*");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL const char*: type_index %d",
+               out.type_index);
+}
+
+/* ANY-025: a TVMFFIByteArray* view holding NULL, or pointing at {NULL, n}
+ * with n > 0, is refused with -1 and a ValueError naming TVMFFIByteArray;
+ * {NULL, 0} is the empty bytes value. */
+TEST(any, ANY_025_null_byte_array_refused) {
+  HOSTILE_INPUT("a NULL TVMFFIByteArray* is dereferenced");
+  TVMFFIAny v = view_of(kTVMFFIByteArrayPtr), out;
+  memset(&out, 0xab, sizeof out);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  core_expect_raised("ValueError", "TVMFFIByteArray");
+  cr_expect_eq(out.type_index, kTVMFFINone);
+  TVMFFIByteArray bad = {NULL, 9}, empty = {NULL, 0};
+  v.v_ptr = &bad;
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  core_expect_raised("ValueError", "TVMFFIByteArray");
+  v.v_ptr = &empty;
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), 0);
+  cr_expect_eq(out.type_index, kTVMFFISmallBytes, "type_index %d", out.type_index);
+  cr_expect_eq(out.small_str_len, 0u);
+}
+
+/* ANY-026: owned values made by TVMFFIAnyViewToOwnedAny (heap strings and
+ * bytes from const char* and TVMFFIByteArray* views, shared objects) leave
+ * nothing allocated once released, and lie within their storage. */
+TEST(any, ANY_026_owned_values_freed) {
+  static const char text[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  core_count_begin();
+  TVMFFIByteArray in = {"a heap string shared by reference", 33};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  for (size_t n = 0; n <= 36; ++n) {
+    char buf[40];
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    TVMFFIAny raw = view_of(kTVMFFIRawStr), out;
+    raw.v_c_str = buf;
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&raw, &out), 0);
+    core_release(&out);
+    TVMFFIByteArray bytes = {text, n};
+    TVMFFIAny ba = view_of(kTVMFFIByteArrayPtr);
+    ba.v_ptr = &bytes;
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&ba, &out), 0);
+    core_release(&out);
+    cr_assert_eq(API(TVMFFIAnyViewToOwnedAny)(&s, &out), 0);
+    core_release(&out);
+  }
+  cr_expect_eq(core_strong(s.v_obj), 1u, "the shared string's count is %u", core_strong(s.v_obj));
+  core_release(&s);
+  core_count_end("owned copies of 0 to 36 bytes and of a shared object, released");
+}

@@ -73,3 +73,100 @@ TEST(bigint, BIG_004_partial_word_refused) {
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, &out), -1);
   core_expect_raised("ValueError", "64-bit words");
 }
+
+/* BIG-005: the shortest form keeps the sign: a top word that only repeats
+ * the sign of the word below goes, any other stays; the words may sit at
+ * any alignment in the input. */
+TEST(bigint, BIG_005_shortest_form_keeps_the_sign) {
+  static const struct {
+    int64_t words[5];
+    size_t n, keep; /* keep 1: an inline int */
+  } cases[] = {
+      {{5, -1}, 2, 2},        {{0, -1}, 2, 2},         {{-5, -1, -1}, 3, 1},
+      {{1, -2, -1, -1}, 4, 2}, {{0, 0, 1, 0, 0}, 5, 3}, {{INT64_MAX, 0, 0}, 3, 1},
+      {{INT64_MIN, -1, -1}, 3, 1}, {{-1, 0}, 2, 2},    {{7, 8, 9, -1}, 4, 4},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    char unaligned[1 + 5 * sizeof(int64_t)];
+    memcpy(unaligned + 1, cases[i].words, cases[i].n * sizeof(int64_t));
+    TVMFFIByteArray in = {unaligned + 1, cases[i].n * sizeof(int64_t)};
+    TVMFFIAny out;
+    memset(&out, 0xcd, sizeof out);
+    cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&in, &out), 0, "case %zu", i);
+    if (cases[i].keep == 1) {
+      cr_expect_eq(out.type_index, kTVMFFIInt, "case %zu: type_index %d", i, out.type_index);
+      cr_expect_eq(out.v_int64, cases[i].words[0], "case %zu: %lld", i, (long long)out.v_int64);
+      continue;
+    }
+    cr_assert_eq(out.type_index, kTVMFFIBigInt, "case %zu: type_index %d", i, out.type_index);
+    cr_expect_eq(out.zero_padding, 0u);
+    TVMFFIByteArray got = API(TVMFFIBigIntGetContentByteArray)(&out);
+    cr_expect_eq(got.size, cases[i].keep * sizeof(int64_t), "case %zu: %zu bytes, expected %zu", i,
+                 got.size, cases[i].keep * sizeof(int64_t));
+    cr_expect_eq(memcmp(got.data, cases[i].words, cases[i].keep * sizeof(int64_t)), 0,
+                 "case %zu: words differ", i);
+    core_release(&out);
+  }
+}
+
+/* BIG-006: big integers leave nothing allocated once released, and stay
+ * within the storage they were allocated with. */
+TEST(bigint, BIG_006_released_values_freed) {
+  int64_t words[40];
+  for (size_t i = 0; i < 40; ++i) words[i] = (int64_t)(i * 0x0101010101010101ull + 3);
+  core_count_begin();
+  for (size_t n = 2; n <= 40; ++n) {
+    TVMFFIAny out;
+    cr_assert_eq(from_words(words, n, &out), 0);
+    cr_assert_eq(out.type_index, kTVMFFIBigInt);
+    TVMFFIByteArray got = API(TVMFFIBigIntGetContentByteArray)(&out);
+    cr_expect_eq(got.size, n * sizeof(int64_t));
+    cr_expect_eq(memcmp(got.data, words, n * sizeof(int64_t)), 0, "%zu words differ", n);
+    core_release(&out);
+  }
+  core_count_end("big integers of 2 to 40 words made and released");
+}
+
+/* BIG-007: a NULL out, a NULL input, or input data NULL with a nonzero
+ * size are refused with -1 and a ValueError naming the argument; out is
+ * None after any refusal. */
+TEST(bigint, BIG_007_malformed_arguments_refused) {
+  HOSTILE_INPUT("TVMFFIBigIntFromByteArray dereferences NULL");
+  TVMFFIByteArray in = {"\1\0\0\0\0\0\0\0", 8}, null_data = {NULL, 16}, partial = {"12345", 5};
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  TVMFFIAny out;
+  memset(&out, 0xcd, sizeof out);
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(NULL, &out), -1);
+  core_expect_raised("ValueError", "input");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL input: type_index %d",
+               out.type_index);
+  memset(&out, 0xcd, sizeof out);
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&null_data, &out), -1);
+  core_expect_raised("ValueError", "input");
+  cr_expect_eq(out.type_index, kTVMFFINone);
+  memset(&out, 0xcd, sizeof out);
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&partial, &out), -1);
+  core_expect_raised("ValueError", "64-bit words");
+  cr_expect_eq(out.type_index, kTVMFFINone);
+}
+
+/* BIG-008: TVMFFIBigIntGetContentByteArray of NULL or of a value that is
+ * neither an int nor a big integer is {NULL, 0}. */
+TEST(bigint, BIG_008_content_of_other_values_empty) {
+  HOSTILE_INPUT("TVMFFIBigIntGetContentByteArray(NULL) dereferences NULL");
+  TVMFFIByteArray got = API(TVMFFIBigIntGetContentByteArray)(NULL);
+  cr_expect(got.data == NULL && got.size == 0, "NULL value: {%p, %zu}", (void*)got.data, got.size);
+  TVMFFIByteArray text = {"a heap string, not a number", 27};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&text, &s), 0);
+  got = API(TVMFFIBigIntGetContentByteArray)(&s);
+  cr_expect(got.data == NULL && got.size == 0, "a string: {%p, %zu}", (void*)got.data, got.size);
+  core_release(&s);
+  TVMFFIAny f;
+  memset(&f, 0, sizeof f);
+  f.type_index = kTVMFFIFloat;
+  f.v_float64 = 2.5;
+  got = API(TVMFFIBigIntGetContentByteArray)(&f);
+  cr_expect(got.data == NULL && got.size == 0, "a float: {%p, %zu}", (void*)got.data, got.size);
+}

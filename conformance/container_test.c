@@ -1,5 +1,6 @@
 /* Clauses of spec/containers.md: Shape and Array objects made, passed and
  * read across the ABI through the global functions that build them. */
+#include <stdint.h>
 #include <string.h>
 
 #include "core_support.h"
@@ -173,4 +174,92 @@ TEST(container, ARR_005_wrong_arguments_refused) {
   core_expect_raised("TypeError", NULL);
   cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1);
   core_expect_raised("TypeError", NULL);
+}
+
+/* ARR-006: an array whose making fails part way (an argument that cannot
+ * be owned: a moved rvalue reference after an object argument) returns -1
+ * with the conversion's error, and gives back the references it took for
+ * the elements made so far. */
+TEST(container, ARR_006_failed_array_releases_elements) {
+  TVMFFIByteArray in = {"an element made before the failure", 34};
+  TVMFFIAny str, out;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &str), 0);
+  TVMFFIObject* moved = NULL;
+  TVMFFIAny args[3] = {int_arg(1), obj_arg(str.v_obj), int_arg(0)};
+  args[2].type_index = kTVMFFIObjectRValueRef;
+  args[2].v_ptr = &moved;
+  cr_expect_eq(call("ffi.Array", args, 3, &out), -1, "an array with a moved rvalue was made");
+  core_expect_raised_any_kind("already moved");
+  cr_expect_eq(core_strong(str.v_obj), 1u, "the string element kept %u references",
+               core_strong(str.v_obj));
+  core_release(&str);
+}
+
+/* ARR-007: arrays and their elements leave nothing allocated once the last
+ * reference goes, and lie within the storage they were allocated with;
+ * an item taken out keeps its element alive after the array goes. */
+TEST(container, ARR_007_arrays_freed) {
+  TVMFFIObjectHandle fn = global("ffi.Array");
+  TVMFFIObjectHandle get = global("ffi.ArrayGetItem");
+  core_count_begin();
+  TVMFFIAny args[24];
+  for (int n = 0; n <= 24; ++n) {
+    for (int i = 0; i < n; ++i) {
+      args[i] = int_arg(i);
+      if (i % 3 == 1) {
+        args[i].type_index = kTVMFFIRawStr;
+        args[i].v_c_str = "an element long enough for the heap";
+      }
+    }
+    TVMFFIAny arr;
+    memset(&arr, 0, sizeof arr);
+    cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, n, &arr), 0, "%d elements", n);
+    cr_assert_eq(arr.type_index, kTVMFFIArray);
+    TVMFFISeqCell cell = seq_cell(&arr);
+    cr_expect(cell.size == n && cell.capacity >= n, "%d elements: size %lld, capacity %lld", n,
+              (long long)cell.size, (long long)cell.capacity);
+    if (n == 24) {
+      TVMFFIAny q[2] = {arr, int_arg(22)}, item;
+      memset(&item, 0, sizeof item);
+      cr_assert_eq(API(TVMFFIFunctionCall)(get, q, 2, &item), 0);
+      core_release(&arr);
+      TVMFFIByteArray b = core_str_bytes(&item);
+      cr_expect(b.size == 35 && memcmp(b.data, "an element long enough for the heap", 35) == 0,
+                "the item outlived its array badly");
+      core_release(&item);
+    } else {
+      core_release(&arr);
+    }
+  }
+  core_count_end("arrays of 0 to 24 elements made and released");
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(get);
+}
+
+/* ARR-008: "ffi.Array" called with a negative num_args returns -1 with a
+ * ValueError, reading no argument. */
+TEST(container, ARR_008_negative_count_refused) {
+  HOSTILE_INPUT("a negative argument count is used as a size");
+  TVMFFIAny args[1] = {int_arg(1)}, out;
+  cr_expect_eq(call("ffi.Array", args, -1, &out), -1);
+  core_expect_raised("ValueError", NULL);
+  cr_expect_eq(call("ffi.Array", args, INT32_MIN, &out), -1);
+  core_expect_raised("ValueError", NULL);
+}
+
+/* ARR-009: the globals that make and read shapes and arrays are
+ * registered: "ffi.Shape", "ffi.Array", "ffi.ArraySize" and
+ * "ffi.ArrayGetItem" are found by TVMFFIFunctionGetGlobal. */
+TEST(container, ARR_009_container_globals_registered) {
+  static const char* names[] = {"ffi.Shape", "ffi.Array", "ffi.ArraySize", "ffi.ArrayGetItem"};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIByteArray n = {names[i], strlen(names[i])};
+    TVMFFIObjectHandle fn = NULL;
+    cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0);
+    cr_expect_not_null(fn, "the global function %s is not registered", names[i]);
+    if (fn) {
+      cr_expect_eq(TVMFFIObjectGetTypeIndex(fn), kTVMFFIFunction);
+      API(TVMFFIObjectDecRef)(fn);
+    }
+  }
 }

@@ -6,6 +6,7 @@
 #define CONFORMANCE_CORE_SUPPORT_H_
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "impl.h"
@@ -120,6 +121,121 @@ static inline uint32_t core_weak(const void* obj) {
   return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
                                     __ATOMIC_ACQUIRE) >>
                     32);
+}
+
+
+/* A counting allocator for leak checks through the ABI: while installed
+ * with TVMFFISetCustomAllocator, every object the implementation makes is
+ * counted when allocated and when its storage goes back, so a test can
+ * demand that nothing it made outlives it. Implementations without the
+ * custom allocator API SKIP such tests, saying so. */
+typedef struct {
+  long allocs;
+  long frees;
+  long overruns;
+} CoreAllocCount;
+
+static CoreAllocCount core_alloc_count;
+
+/* Each block: the body's size, then the TVMFFIObjectAllocHeader, then the
+ * body (16 bytes in, keeping malloc's 16-byte alignment), then a guard of
+ * known bytes: storage written past the size the implementation asked for
+ * changes the guard, and the count of overruns shows it when the block
+ * comes back. */
+#define CORE_COUNT_OFFSET 16
+#define CORE_COUNT_GUARD 16
+#define CORE_COUNT_GUARD_BYTE 0xA5
+
+static void core_count_delete_space(void* body) {
+  char* block = (char*)body - CORE_COUNT_OFFSET;
+  size_t size;
+  memcpy(&size, block, sizeof size);
+  const unsigned char* guard = (const unsigned char*)body + size;
+  for (size_t i = 0; i < CORE_COUNT_GUARD; ++i) {
+    if (guard[i] != CORE_COUNT_GUARD_BYTE) {
+      __atomic_fetch_add(&core_alloc_count.overruns, 1, __ATOMIC_RELAXED);
+      break;
+    }
+  }
+  __atomic_fetch_add(&core_alloc_count.frees, 1, __ATOMIC_RELAXED);
+  free(block);
+}
+
+static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index,
+                                 void* context) {
+  (void)type_index;
+  (void)context;
+  if (alignment > CORE_COUNT_OFFSET || size > ((size_t)1 << 40)) return NULL;
+  char* block = malloc(CORE_COUNT_OFFSET + size + CORE_COUNT_GUARD);
+  if (block == NULL) return NULL;
+  memcpy(block, &size, sizeof size);
+  char* body = block + CORE_COUNT_OFFSET;
+  ((TVMFFIObjectAllocHeader*)body)[-1].delete_space = core_count_delete_space;
+  /* Storage comes uninitialised, as from any allocator: garbage, so a
+   * field the implementation forgets to set cannot pass for zero. */
+  memset(body, 0xCD, size);
+  memset(body + size, CORE_COUNT_GUARD_BYTE, CORE_COUNT_GUARD);
+  __atomic_fetch_add(&core_alloc_count.allocs, 1, __ATOMIC_RELAXED);
+  return body;
+}
+
+static TVMFFICustomAllocator core_counting_allocator = {core_count_allocate, NULL};
+
+/* Installs the counting allocator with both counts at zero and returns 1;
+ * returns 0, with the built-in allocator back, where the implementation
+ * lacks the custom allocator API or does not make its objects through it
+ * (a heap string made as a probe never reaches allocate), *why saying which. */
+static inline int core_count_try_begin(const char** why) {
+  if (conf_api.TVMFFISetCustomAllocator == NULL || conf_api.TVMFFIGetCustomAllocator == NULL) {
+    *why = "the implementation lacks TVMFFISetCustomAllocator";
+    return 0;
+  }
+  if (conf_api.TVMFFISetCustomAllocator(&core_counting_allocator) != 0) {
+    *why = "TVMFFISetCustomAllocator refused the counting allocator";
+    return 0;
+  }
+  __atomic_store_n(&core_alloc_count.allocs, 0, __ATOMIC_RELAXED);
+  TVMFFIByteArray probe_in = {"a probe string of 32 bytes, heap", 32};
+  TVMFFIAny probe;
+  memset(&probe, 0, sizeof probe);
+  if (conf_api.TVMFFIStringFromByteArray(&probe_in, &probe) == 0 &&
+      probe.type_index >= kTVMFFIStaticObjectBegin)
+    conf_api.TVMFFIObjectDecRef(probe.v_obj);
+  if (__atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED) == 0) {
+    conf_api.TVMFFISetCustomAllocator(NULL);
+    *why = "objects are not made through the registered custom allocator (OBJ-022), so they "
+           "cannot be counted";
+    return 0;
+  }
+  __atomic_store_n(&core_alloc_count.allocs, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&core_alloc_count.frees, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&core_alloc_count.overruns, 0, __ATOMIC_RELAXED);
+  return 1;
+}
+
+/* core_count_try_begin, or SKIP the test saying why counting is impossible. */
+static inline void core_count_begin(void) {
+  const char* why = "";
+  if (!core_count_try_begin(&why)) criterion_skip_test("leak check impossible: %s", why);
+}
+
+/* Objects allocated since core_count_begin whose storage is still held. */
+static inline long core_count_live(void) {
+  return __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED) -
+         __atomic_load_n(&core_alloc_count.frees, __ATOMIC_RELAXED);
+}
+
+/* Puts the built-in allocator back and demands that every object made
+ * while counting was given back, none written past the size it was
+ * allocated with; `what` names the operations for the failure message. */
+static inline void core_count_end(const char* what) {
+  conf_api.TVMFFISetCustomAllocator(NULL);
+  long allocs = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
+  long overruns = __atomic_load_n(&core_alloc_count.overruns, __ATOMIC_RELAXED);
+  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what,
+               core_count_live(), allocs);
+  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with",
+               what, overruns);
 }
 
 #endif

@@ -348,6 +348,7 @@ TEST(fn, FN_015_create_rejects_null_callback) {
   if (rc == 0 && fn != NULL && fn != (TVMFFIObjectHandle)(uintptr_t)0x1)
     API(TVMFFIObjectDecRef)(fn);
   cr_assert_eq(rc, -1, "accepted a NULL safe_call (rc %d)", rc);
+  cr_expect_null(fn, "out is %p after the refusal, not NULL", fn);
   cr_assert_not_null(err);
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_eq(cell->kind.size, 10);
@@ -374,4 +375,75 @@ TEST(fn, FN_016_null_self_with_deleter) {
   API(TVMFFIObjectDecRef)(fn);
   cr_assert_eq(null_deletes, 1);
   cr_assert_null(null_deleted_with);
+}
+
+/* Takes a weak reference the way a weak handle does: the high 32 bits of
+ * the count. */
+static void weak_acquire(void* obj) {
+  __atomic_fetch_add(&((TVMFFIObject*)obj)->combined_ref_count, (uint64_t)1 << 32,
+                     __ATOMIC_RELAXED);
+}
+
+/* Drops a weak reference the way a weak handle does: whoever takes the
+ * weak count to zero calls the object's deleter with the weak flag. */
+static void weak_release(void* obj) {
+  TVMFFIObject* header = obj;
+  if (__atomic_fetch_sub(&header->combined_ref_count, (uint64_t)1 << 32, __ATOMIC_ACQ_REL) ==
+      (uint64_t)1 << 32)
+    header->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
+/* FN-048: with a weak reference outstanding, the last strong release runs
+ * the callback's deleter once; the last weak release frees the storage
+ * and does not run the deleter again. */
+TEST(fn, FN_048_deleter_once_with_weak_reference) {
+  const char* why = "";
+  int counting = core_count_try_begin(&why);
+  if (!counting) cr_log_info("storage not counted: %s", why);
+  Record r = {0};
+  TVMFFIObjectHandle fn = make_fn(&r, record_call, record_delete);
+  weak_acquire(fn);
+  API(TVMFFIObjectDecRef)(fn);
+  int deletes_at_strong = r.deletes;
+  long live_at_strong = core_count_live();
+  weak_release(fn);
+  if (counting) {
+    core_count_end("a function released with a weak reference outstanding");
+    cr_expect_eq(live_at_strong, 1, "storage held while the weak reference remained: %ld",
+                 live_at_strong);
+  }
+  cr_expect_eq(deletes_at_strong, 1, "deleter calls at the last strong release: %d",
+               deletes_at_strong);
+  cr_expect_eq(r.deletes, 1, "deleter calls after the last weak release: %d", r.deletes);
+  cr_expect_eq(r.deleted_self, &r);
+}
+
+/* FN-049: a function object and what it was made with are given back once
+ * its last reference goes: nothing allocated by TVMFFIFunctionCreate, or
+ * by calling it, outlives it. */
+TEST(fn, FN_049_function_storage_freed) {
+  core_count_begin();
+  Record r = {0};
+  TVMFFIObjectHandle with_self = make_fn(&r, record_call, record_delete);
+  TVMFFIObjectHandle bare = make_fn(NULL, null_self_call, NULL);
+  TVMFFIAny rv = none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(with_self, NULL, 0, &rv), 0);
+  cr_assert_eq(API(TVMFFIFunctionCall)(bare, NULL, 0, &rv), 0);
+  cr_expect_geq(core_count_live(), 2, "two function objects: %ld live", core_count_live());
+  API(TVMFFIObjectDecRef)(with_self);
+  API(TVMFFIObjectDecRef)(bare);
+  core_count_end("two functions created, called and released");
+}
+
+/* FN-056: TVMFFIFunctionCreate with a NULL out, and
+ * TVMFFIFunctionSetGlobalFromMethodInfo with a NULL method_info, return -1
+ * with a ValueError naming the argument; the deleter is not called. */
+TEST(fn, FN_056_null_out_refused) {
+  HOSTILE_INPUT("TVMFFIFunctionCreate writes through a NULL out");
+  Record r = {0};
+  cr_expect_eq(API(TVMFFIFunctionCreate)(&r, record_call, record_delete, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  cr_expect_eq(r.deletes, 0, "the deleter ran for a refused creation");
+  cr_expect_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(NULL, 0), -1);
+  core_expect_raised("ValueError", "method_info");
 }

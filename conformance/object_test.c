@@ -299,3 +299,165 @@ TEST(object, OBJ_023_allocator_without_allocate_refused) {
   if (rc == -1) core_expect_raised("ValueError", "allocate");
   cr_expect_eq(now, def, "the registered allocator changed");
 }
+
+static void noop_handle_delete(void* handle) { (void)handle; }
+
+static int noop_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+  (void)self, (void)args, (void)n, (void)rv;
+  return 0;
+}
+
+/* OBJ-040: every object made through a custom allocator stays within the
+ * size it asked for (a string's NUL included): the guard bytes the
+ * counting allocator puts after each block are intact when it comes back. */
+TEST(object, OBJ_040_objects_within_their_allocation) {
+  static const char text[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQR";
+  core_count_begin();
+  for (size_t n = 8; n <= 64; ++n) {
+    TVMFFIByteArray in = {text, n};
+    TVMFFIAny s, b;
+    cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+    cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
+    core_release(&s);
+    core_release(&b);
+  }
+  TVMFFIObjectHandle opaque = NULL, fn = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject,
+                                             noop_handle_delete, &opaque),
+               0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x6, noop_call, NULL, &fn), 0);
+  API(TVMFFIObjectDecRef)(opaque);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error made while counting");
+  core_expect_raised("RuntimeError", "while counting");
+  core_count_end("strings, bytes, an opaque object, a function and an error");
+}
+
+static int weak_test_deletes;
+static void weak_test_handle_delete(void* handle) {
+  (void)handle;
+  weak_test_deletes++;
+}
+static void weak_test_fn_delete(void* self) {
+  (void)self;
+  weak_test_deletes++;
+}
+
+/* Drops a weak reference the way a weak handle does: whoever takes the
+ * weak count to zero calls the deleter with the weak flag. */
+static void weak_release(TVMFFIObject* obj) {
+  if (__atomic_fetch_sub(&obj->combined_ref_count, ONE_WEAK, __ATOMIC_ACQ_REL) == ONE_WEAK)
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
+/* OBJ-041: for every kind of object the API makes, a weak reference held
+ * past the last strong one keeps the storage (and only the storage): the
+ * contents are destroyed once at the strong release, the storage given
+ * back once at the weak release. */
+TEST(object, OBJ_041_weak_reference_outlives_contents) {
+  const char* why = "";
+  int counting = core_count_try_begin(&why);
+  if (!counting) cr_log_info("storage not counted: %s", why);
+  TVMFFIByteArray in = {"a heap value for weak references", 32};
+  TVMFFIObject* objs[5] = {NULL};
+  TVMFFIAny s, b;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
+  objs[0] = s.v_obj;
+  objs[1] = b.v_obj;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x7, kTVMFFIOpaquePyObject,
+                                             weak_test_handle_delete, (TVMFFIObjectHandle*)&objs[2]),
+               0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x8, noop_call, weak_test_fn_delete,
+                                         (TVMFFIObjectHandle*)&objs[3]),
+               0);
+  API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "an error held weakly");
+  API(TVMFFIErrorMoveFromRaised)((TVMFFIObjectHandle*)&objs[4]);
+  cr_assert_not_null(objs[4]);
+  long live_before = counting ? core_count_live() : 0;
+  for (int i = 0; i < 5; ++i) {
+    __atomic_fetch_add(&objs[i]->combined_ref_count, ONE_WEAK, __ATOMIC_RELAXED);
+    API(TVMFFIObjectDecRef)(objs[i]);
+    cr_expect_eq(objs[i]->combined_ref_count, ONE_WEAK, "object %d: count %#llx after the strong release",
+                 i, (unsigned long long)objs[i]->combined_ref_count);
+  }
+  int deletes_at_strong = weak_test_deletes;
+  long live_at_strong = counting ? core_count_live() : 0;
+  for (int i = 0; i < 5; ++i) weak_release(objs[i]);
+  cr_expect_eq(deletes_at_strong, 2, "opaque and function deleters at the strong release: %d",
+               deletes_at_strong);
+  cr_expect_eq(weak_test_deletes, 2, "deleters after the weak release: %d", weak_test_deletes);
+  if (counting) {
+    cr_expect_eq(live_at_strong, live_before, "storage given back with a weak reference left: "
+                 "%ld objects live, %ld before", live_at_strong, live_before);
+    core_count_end("string, bytes, opaque, function and error released through a weak reference");
+  }
+}
+
+static int refusing_calls;
+/* A custom allocator out of memory: it raises, as a failing allocator must,
+ * and returns NULL. Raising makes an error object, which must not come
+ * back here. */
+static void* refusing_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
+  (void)size, (void)alignment, (void)type_index, (void)context;
+  if (++refusing_calls > 1) return NULL; /* a nested call: already failing the test */
+  conf_api.TVMFFIErrorSetRaisedFromCStr("MemoryError", "the custom allocator is out of memory");
+  return NULL;
+}
+static TVMFFICustomAllocator refusing_allocator = {refusing_allocate, NULL};
+
+/* OBJ-042: when the registered allocator fails (raises an error and
+ * returns NULL), the call that needed the object returns -1 with the
+ * allocator's own error raised, and the error object that raising makes
+ * is not asked of the failing allocator. */
+TEST(object, OBJ_042_failing_custom_allocator) {
+  const char* why = "";
+  if (!core_count_try_begin(&why)) cr_skip_test("%s", why);
+  API(TVMFFISetCustomAllocator)(&refusing_allocator);
+  TVMFFIByteArray in = {"a heap string the allocator refuses", 35};
+  TVMFFIAny out;
+  memset(&out, 0xab, sizeof out);
+  int rc = API(TVMFFIStringFromByteArray)(&in, &out);
+  int calls = refusing_calls;
+  API(TVMFFISetCustomAllocator)(NULL);
+  cr_expect_eq(rc, -1, "a string the allocator refused: returned %d", rc);
+  cr_expect_eq(calls, 1, "allocate called %d times: the raise inside it came back", calls);
+  core_expect_raised("MemoryError", "custom allocator is out of memory");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after the failure: type_index %d", out.type_index);
+}
+
+/* OBJ-043: a refused TVMFFIObjectCreateOpaque writes NULL to out. */
+TEST(object, OBJ_043_refused_opaque_clears_out) {
+  static const int32_t bad[] = {kTVMFFIObject, kTVMFFIStr, 3};
+  for (size_t i = 0; i < 3; ++i) {
+    TVMFFIObjectHandle obj = (TVMFFIObjectHandle)(uintptr_t)0x1;
+    cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, bad[i], NULL, &obj), -1);
+    { TVMFFIObjectHandle e = core_take_raised(); if (e) API(TVMFFIObjectDecRef)(e); }
+    cr_expect_null(obj, "type_index %d: out is %p after the refusal, not NULL", bad[i], obj);
+  }
+}
+
+/* OBJ-044: the built-in allocate, asked for an alignment above 16, returns
+ * NULL or storage aligned as asked; asked for a size no storage can hold
+ * (within 16 bytes of SIZE_MAX, or SIZE_MAX / 2), it returns NULL. */
+TEST(object, OBJ_044_default_allocator_limits) {
+  TVMFFICustomAllocator* a = API(TVMFFIGetCustomAllocator)();
+  cr_assert_not_null(a);
+  static const size_t aligns[] = {32, 64, 256, 4096};
+  for (size_t i = 0; i < 4; ++i) {
+    for (int k = 0; k < 8; ++k) {
+      char* body = a->allocate(48 + (size_t)k * 8, aligns[i], kTVMFFIStr, a->context);
+      if (body == NULL) continue;
+      cr_expect_eq((uintptr_t)body % aligns[i], 0u, "body %p not %zu-aligned", (void*)body,
+                   aligns[i]);
+      memset(body, 0x5a, 48);
+      ((TVMFFIObjectAllocHeader*)body)[-1].delete_space(body);
+    }
+  }
+  static const size_t impossible[] = {SIZE_MAX, SIZE_MAX - 8, SIZE_MAX - 16, SIZE_MAX / 2};
+  for (size_t i = 0; i < 4; ++i) {
+    char* body = a->allocate(impossible[i], 8, kTVMFFIStr, a->context);
+    cr_expect_null(body, "a block of %zu bytes was handed out", impossible[i]);
+    if (body) ((TVMFFIObjectAllocHeader*)body)[-1].delete_space(body);
+  }
+}

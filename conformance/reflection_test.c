@@ -1,5 +1,6 @@
 /* Clauses RFL of spec/reflection.md: fields, methods and metadata of
  * registered types, as TVMFFIGetTypeInfo shows them. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -544,4 +545,148 @@ TEST(reflection, RFL_018_impossible_field_geometry_refused) {
     core_expect_raised("ValueError", bad[i].member);
   }
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 0);
+}
+
+/* RFL-022: a field's or method's name, doc or metadata, or a type's
+ * metadata doc, whose size is 2^31 bytes or more is refused with -1 and a
+ * ValueError naming it, before a byte past the real ones is read, and
+ * nothing is registered. */
+TEST(reflection, RFL_022_huge_texts_refused) {
+  HOSTILE_INPUT("the text is copied with its claimed size");
+  int32_t t = new_type("conformance.refl.Huge");
+  static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray big = {"tiny", huge[i]};
+    TVMFFIFieldInfo f = field_named("x");
+    f.name = big;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+    core_expect_raised("ValueError", "name");
+    f = field_named("x");
+    f.doc = big;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+    core_expect_raised("ValueError", "doc");
+    TVMFFIMethodInfo m;
+    memset(&m, 0, sizeof m);
+    m.name = text("m");
+    m.metadata = big;
+    cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+    core_expect_raised("ValueError", "metadata");
+    TVMFFITypeMetadata md;
+    memset(&md, 0, sizeof md);
+    md.doc = big;
+    cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+    core_expect_raised("ValueError", "doc");
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+  cr_expect_null(info->metadata);
+}
+
+/* RFL-023: a TVMFFITypeRegisterField refused for its default value (a
+ * value of no kind) leaves the setter as it found it: a setter flagged
+ * kTVMFFIFieldFlagBitSetterIsFunctionObj keeps its reference count, a NULL
+ * one under that flag and a plain C setter without it are not touched. */
+TEST(reflection, RFL_023_refused_field_leaves_setter_alone) {
+  int32_t t = new_type("conformance.refl.SetterKept");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIFieldInfo f = field_named("with_function_setter");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj | kTVMFFIFieldFlagBitMaskHasDefault;
+  f.setter = fn;
+  f.default_value_or_factory.type_index = 20; /* names no kind */
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a default of no kind was accepted");
+  core_expect_raised("TypeError", "type_index");
+  cr_expect_eq(core_strong(fn), 1u, "the setter's strong count is %u after the refusal",
+               core_strong(fn));
+  f.setter = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("TypeError", "type_index");
+  f = field_named("with_c_setter");
+  f.flags = kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitMaskHasDefault;
+  f.default_value_or_factory.type_index = 20;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("TypeError", "type_index");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0, "a refused field was registered");
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* RFL-024: a setter flagged kTVMFFIFieldFlagBitSetterIsFunctionObj that is
+ * not a function object (a heap string) is refused with -1 and a TypeError
+ * naming the setter; the object's count is unchanged and nothing is
+ * registered. */
+TEST(reflection, RFL_024_non_function_setter_refused) {
+  int32_t t = new_type("conformance.refl.BadSetter");
+  TVMFFIAny s = heap_string("not a function, a string");
+  TVMFFIFieldInfo f = field_named("bad_setter");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj;
+  f.setter = s.v_obj;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a string setter was accepted");
+  core_expect_raised("TypeError", "setter");
+  cr_expect_eq(core_strong(s.v_obj), 1u, "the string's count is %u", core_strong(s.v_obj));
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 0);
+  core_release(&s);
+}
+
+/* RFL-025: a default value of any kind the ABI defines is taken (None,
+ * the last inline kind, an object); one whose type index names no kind
+ * (14, 63, -2) is refused with a TypeError naming the function and
+ * type_index. */
+TEST(reflection, RFL_025_default_value_kinds) {
+  int32_t t = new_type("conformance.refl.Defaults");
+  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType};
+  char name[32];
+  for (int i = 0; i < 3; ++i) {
+    snprintf(name, sizeof name, "good%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+    memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+    f.default_value_or_factory.type_index = good[i];
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "a default of kind %d refused", good[i]);
+    core_take_raised();
+  }
+  static const int32_t bad[] = {14, 63, -2};
+  for (int i = 0; i < 3; ++i) {
+    snprintf(name, sizeof name, "bad%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+    memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+    f.default_value_or_factory.type_index = bad[i];
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1, "a default of kind %d taken", bad[i]);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_not_null(err, "nothing raised for a default of kind %d", bad[i]);
+    const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    cr_expect(text_is(&cell->kind, "TypeError"), "kind %.*s", (int)cell->kind.size,
+              cell->kind.data);
+    cr_expect(memmem(cell->message.data, cell->message.size, "TVMFFITypeRegisterField", 23) &&
+                  memmem(cell->message.data, cell->message.size, "type_index", 10),
+              "the message names neither the function nor type_index: %.*s",
+              (int)cell->message.size, cell->message.data);
+    API(TVMFFIObjectDecRef)(err);
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 3);
+  cr_expect_eq(info->fields[0].default_value_or_factory.type_index, kTVMFFINone);
+}
+
+/* RFL-026: the edges of a possible field are taken: size 0, offset 0,
+ * alignment 1, and a large power-of-two alignment. */
+TEST(reflection, RFL_026_edge_field_geometry_taken) {
+  int32_t t = new_type("conformance.refl.EdgeGeometry");
+  static const struct {
+    int64_t size, alignment, offset;
+  } edges[] = {{0, 8, 24}, {8, 8, 0}, {1, 1, 25}, {64, 4096, 4096}};
+  char name[16];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(name, sizeof name, "edge%d", i);
+    TVMFFIFieldInfo f = field_named(name);
+    f.size = edges[i].size;
+    f.alignment = edges[i].alignment;
+    f.offset = edges[i].offset;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0,
+                 "size %lld, alignment %lld, offset %lld refused", (long long)edges[i].size,
+                 (long long)edges[i].alignment, (long long)edges[i].offset);
+    core_take_raised();
+  }
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 4);
 }

@@ -434,3 +434,91 @@ TEST(registry, FN_034_method_info_none_rejected) {
   cr_assert_eq(memcmp(cell->kind.data, "TypeError", 9), 0);
   API(TVMFFIObjectDecRef)(err);
 }
+
+/* FN-050: malformed names are refused with exactly -1 and a ValueError
+ * naming the name, registering nothing: a NULL name, or one whose data is
+ * NULL with a nonzero size; TVMFFIFunctionGetGlobal also refuses a NULL out
+ * (ValueError naming out) and writes NULL to out when it refuses the name. */
+TEST(registry, FN_050_malformed_names_refused) {
+  HOSTILE_INPUT("a NULL name is dereferenced");
+  TVMFFIObjectHandle fn = make_fn(50);
+  TVMFFIByteArray null_data = {NULL, 4};
+  cr_expect_eq(API(TVMFFIFunctionSetGlobal)(NULL, fn, 0), -1);
+  core_expect_raised("ValueError", "name");
+  cr_expect_eq(API(TVMFFIFunctionSetGlobal)(&null_data, fn, 1), -1);
+  core_expect_raised("ValueError", "name");
+  TVMFFIObjectHandle out = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  cr_expect_eq(API(TVMFFIFunctionGetGlobal)(NULL, &out), -1);
+  core_expect_raised("ValueError", "name");
+  cr_expect_null(out, "out not cleared for a NULL name");
+  out = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&null_data, &out), -1);
+  core_expect_raised("ValueError", "name");
+  cr_expect_null(out, "out not cleared for a name with NULL data");
+  TVMFFIByteArray n = {NAME("conformance.fn050")};
+  cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&n, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  cr_expect_eq(core_strong(fn), 1u, "a refused registration kept a reference");
+  API(TVMFFIObjectDecRef)(fn);
+  cr_expect_eq(deletes, 1);
+}
+
+/* FN-051: TVMFFIFunctionSetGlobal of an object that is not a function (a
+ * heap string) returns -1 with a TypeError naming `f`, takes no reference
+ * and registers nothing. */
+TEST(registry, FN_051_non_function_refused) {
+  TVMFFIByteArray text = {"not a function at all", 21};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&text, &s), 0);
+  cr_expect_eq(set_global(NAME("conformance.fn051"), s.v_obj, 0), -1);
+  core_expect_raised("TypeError", "`f`");
+  cr_expect_eq(core_strong(s.v_obj), 1u, "the refused object gained a reference");
+  cr_expect_null(get_global(NAME("conformance.fn051")));
+  core_release(&s);
+}
+
+/* FN-052: a registry grown to thousands of names finds each with its own
+ * function, before and after every one of them is overridden. */
+TEST(registry, FN_052_many_names) {
+  enum { kNames = 3000 };
+  char name[32];
+  for (int i = 0; i < kNames; ++i) {
+    int len = snprintf(name, sizeof name, "conformance.fn052.%d", i);
+    TVMFFIObjectHandle fn = make_fn(i);
+    cr_assert_eq(set_global(name, (size_t)len, fn, 0), 0, "registering `%s`", name);
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < kNames; ++i) {
+      int len = snprintf(name, sizeof name, "conformance.fn052.%d", i);
+      TVMFFIObjectHandle got = get_global(name, (size_t)len);
+      cr_assert_not_null(got, "`%s` not found (pass %d)", name, pass);
+      cr_expect_eq(call_tag(got), pass * kNames + i, "`%s` gives another function", name);
+      API(TVMFFIObjectDecRef)(got);
+      if (pass == 0) {
+        TVMFFIObjectHandle fn = make_fn(kNames + i);
+        cr_assert_eq(set_global(name, (size_t)len, fn, 1), 0);
+        API(TVMFFIObjectDecRef)(fn);
+      }
+    }
+  }
+  cr_expect_eq(deletes, kNames, "functions released by the overrides: %d", deletes);
+}
+
+/* FN-057: a name is its size bytes and nothing after them: a name
+ * registered from one buffer is found from another holding the same bytes
+ * followed by something else. */
+TEST(registry, FN_057_bytes_after_the_name_ignored) {
+  char reg[] = "conformance.fn057X", look[] = "conformance.fn057Y";
+  size_t n = sizeof reg - 2;
+  TVMFFIObjectHandle fn = make_fn(57);
+  cr_assert_eq(set_global(reg, n, fn, 0), 0);
+  TVMFFIObjectHandle got = get_global(look, n);
+  cr_expect_eq(got, fn, "found %p, expected %p", got, fn);
+  if (got) API(TVMFFIObjectDecRef)(got);
+  look[n] = '\0';
+  got = get_global(look, n);
+  cr_expect_eq(got, fn);
+  if (got) API(TVMFFIObjectDecRef)(got);
+  API(TVMFFIObjectDecRef)(fn);
+}

@@ -163,3 +163,65 @@ TEST(string, STR_009_caller_owns_one_reference) {
   expect_heap(&out, kTVMFFIStr, "reference counted", 17);
   core_release(&out);
 }
+
+/* STR-010: strings and bytes, inline and heap, leave nothing allocated
+ * once released. */
+TEST(string, STR_010_released_values_freed) {
+  static const char data[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+  FromBytes fns[2] = {API(TVMFFIStringFromByteArray), API(TVMFFIBytesFromByteArray)};
+  core_count_begin();
+  for (int k = 0; k < 2; ++k) {
+    for (size_t n = 0; n <= 40; ++n) {
+      TVMFFIByteArray in = {data, n};
+      TVMFFIAny out;
+      cr_assert_eq(fns[k](&in, &out), 0);
+      core_release(&out);
+    }
+  }
+  long made = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
+  core_count_end("strings and bytes of 0 to 40 bytes made and released");
+  cr_expect_geq(made, 2 * 33, "heap values of 8 to 40 bytes: only %ld objects allocated", made);
+}
+
+/* STR-012: a NULL out is refused with a ValueError naming out; an input
+ * whose data is NULL with a nonzero size with a ValueError naming input,
+ * and out is None after it. */
+TEST(string, STR_012_malformed_arguments_refused) {
+  HOSTILE_INPUT("TVMFFIStringFromByteArray reads through NULL");
+  FromBytes fns[2] = {API(TVMFFIStringFromByteArray), API(TVMFFIBytesFromByteArray)};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIByteArray in = {"fine input", 10}, null_data = {NULL, 12};
+    cr_expect_eq(fns[k](&in, NULL), -1);
+    core_expect_raised("ValueError", "out");
+    TVMFFIAny out;
+    memset(&out, 0xab, sizeof out);
+    cr_expect_eq(fns[k](&null_data, &out), -1);
+    core_expect_raised("ValueError", "input");
+    cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
+                 out.type_index);
+    memset(&out, 0xab, sizeof out);
+    cr_expect_eq(fns[k](NULL, &out), -1);
+    core_expect_raised("ValueError", "input");
+    cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL input: type_index %d",
+                 out.type_index);
+  }
+}
+
+/* STR-013: a size no allocation can hold (near SIZE_MAX) is refused with
+ * -1 and a MemoryError, without reading the data. */
+TEST(string, STR_013_impossible_size_refused) {
+  HOSTILE_INPUT("a size near SIZE_MAX wraps the allocation size");
+  static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 8, SIZE_MAX - 40, SIZE_MAX / 2};
+  FromBytes fns[2] = {API(TVMFFIStringFromByteArray), API(TVMFFIBytesFromByteArray)};
+  for (int k = 0; k < 2; ++k) {
+    for (size_t i = 0; i < 4; ++i) {
+      TVMFFIByteArray in = {"short", sizes[i]};
+      TVMFFIAny out;
+      memset(&out, 0xab, sizeof out);
+      cr_expect_eq(fns[k](&in, &out), -1, "size %zu accepted", sizes[i]);
+      core_expect_raised("MemoryError", NULL);
+      cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
+                   out.type_index);
+    }
+  }
+}

@@ -1,6 +1,8 @@
 /* Clauses TAT of spec/reflection.md: type attribute columns. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core_support.h"
@@ -111,6 +113,16 @@ TEST(type_attr, TAT_004_begin_zero_size_past_highest) {
 /* TAT-005: the entries a column covers for type indices that have no value are None with all 16
  * bytes zero */
 TEST(type_attr, TAT_005_missing_entries_are_zero_none) {
+  /* Dirty the free heap first, so storage the column takes unwritten
+   * cannot pass for zeros by luck. */
+  enum { kBlocks = 64 };
+  void* blocks[kBlocks];
+  for (int i = 0; i < kBlocks; ++i) {
+    size_t n = (size_t)(1024 << (i % 5));
+    blocks[i] = malloc(n);
+    if (blocks[i]) memset(blocks[i], 0xff, n);
+  }
+  for (int i = 0; i < kBlocks; ++i) free(blocks[i]);
   int32_t t = new_type("conformance.attr.Sparse");
   cr_assert_eq(reg(t, "conformance.attr.sparse", core_int(9)), 0);
   const TVMFFITypeAttrColumn* c = column("conformance.attr.sparse");
@@ -263,4 +275,22 @@ TEST(type_attr, TAT_013_null_arguments_refused) {
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
   core_expect_raised("ValueError", "attr_name");
   cr_expect_null(column("conformance.attr.nulls"));
+}
+
+/* TAT-016: an attr_name of 2^31 bytes or more is refused with -1 and a
+ * ValueError naming attr_name (TVMFFIGetTypeAttrColumn: NULL), before a
+ * byte past the real ones is read. */
+TEST(type_attr, TAT_016_huge_name_refused) {
+  HOSTILE_INPUT("the name is copied with its claimed size");
+  int32_t t = new_type("conformance.attr.HugeName");
+  static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray big = {"__tiny__", huge[i]};
+    TVMFFIAny v = int_value(1);
+    cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &big, &v), -1);
+    core_expect_raised("ValueError", "attr_name");
+    cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&big));
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) API(TVMFFIObjectDecRef)(err);
+  }
 }

@@ -1,4 +1,5 @@
 /* Clauses of spec/types.md: type keys, indices and type information. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -209,4 +210,159 @@ TEST(type, TYP_011_inconsistent_registration_refused) {
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIStr, 1, 0, 1, kTVMFFIObject), -1);
   core_expect_raised("ValueError", "static_type_index");
   cr_expect_eq(alloc_index("conformance.Bad", 1, 0, -2), -2, "a refused key was registered");
+}
+
+static int32_t alloc_flagged(const char* key, int32_t depth, int32_t slots, int32_t overflow,
+                             int32_t parent) {
+  TVMFFIByteArray k = key_of(key);
+  return API(TVMFFITypeGetOrAllocIndex)(&k, -1, depth, slots, overflow, parent);
+}
+
+/* TYP-012: children take their parent's reserved range in registration
+ * order, each as many indices as it reserves (its own and its child slots);
+ * once the range is used up, a parent that allows overflow gives its next
+ * child a fresh index outside the range. */
+TEST(type, TYP_012_children_fill_the_reserved_range) {
+  int32_t p = alloc_flagged("conformance.RangeP", 1, 4, 1, kTVMFFIObject);
+  cr_assert_geq(p, kTVMFFIDynObjectBegin, "parent index %d", p);
+  int32_t a = alloc_flagged("conformance.RangeA", 2, 1, 1, p);
+  int32_t b = alloc_flagged("conformance.RangeB", 2, 0, 1, p);
+  int32_t c = alloc_flagged("conformance.RangeC", 2, 0, 1, p);
+  cr_expect_eq(a, p + 1, "first child %d, parent %d", a, p);
+  cr_expect_eq(b, p + 3, "second child %d after one reserving 2 indices, parent %d", b, p);
+  cr_expect_eq(c, p + 4, "third child %d, parent %d", c, p);
+  int32_t d = alloc_flagged("conformance.RangeD", 2, 0, 1, p);
+  cr_expect(d >= kTVMFFIDynObjectBegin && (d < p || d > p + 4),
+            "overflowing child %d inside or below the range [%d, %d]", d, p, p + 4);
+  int32_t e = alloc_flagged("conformance.RangeE", 1, 0, 1, kTVMFFIObject);
+  cr_expect(e >= kTVMFFIDynObjectBegin && e != d && (e < p || e > p + 4),
+            "a later type %d collides (parent range [%d, %d], overflow child %d)", e, p, p + 4, d);
+  int32_t grand = alloc_flagged("conformance.RangeA1", 3, 0, 1, a);
+  cr_expect_eq(grand, a + 1, "the child of a child with one slot: %d, its parent %d", grand, a);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(d);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 2);
+  cr_expect_eq(info->type_ancestors[1]->type_index, p);
+}
+
+/* TYP-013: once the reserved range of a parent registered with
+ * child_slots_can_overflow 0 is used up, a new child is refused with -1 and
+ * an error naming the parent's key, and nothing is registered. */
+TEST(type, TYP_013_full_range_without_overflow_refused) {
+  HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may abort when a parent's slots run out");
+  int32_t q = alloc_flagged("conformance.FullQ", 1, 1, 0, kTVMFFIObject);
+  cr_assert_geq(q, kTVMFFIDynObjectBegin);
+  cr_expect_eq(alloc_flagged("conformance.FullQ1", 2, 0, 0, q), q + 1);
+  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, q), -1,
+               "a child beyond the parent's only slot was accepted");
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "nothing raised");
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(memmem(cell->message.data, cell->message.size, "`conformance.FullQ`", 19) != NULL &&
+                memmem(cell->message.data, cell->message.size, "conformance.FullQ2", 18) != NULL,
+            "message names the parent `conformance.FullQ` and the new key conformance.FullQ2: %.*s",
+            (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, -2), -2, "the refused key was registered");
+  /* The registry works on after the refusal, through growths of its table. */
+  char key[48];
+  for (int i = 0; i < 600; ++i) {
+    snprintf(key, sizeof key, "conformance.AfterFull%d", i);
+    cr_assert_geq(alloc_flagged(key, 1, 0, 1, kTVMFFIObject), kTVMFFIDynObjectBegin,
+                  "`%s` after the refusal", key);
+  }
+}
+
+/* TYP-014: a type with no parent (parent_type_index -1, depth 0) may take a
+ * free static index below kTVMFFIDynObjectBegin, which then names it. */
+TEST(type, TYP_014_root_type_at_static_index) {
+  TVMFFIByteArray k = key_of("conformance.StaticRoot");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, 50, 0, 0, 0, -1), 50);
+  int32_t got = -1;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), 0);
+  cr_expect_eq(got, 50);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(50);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 0);
+  cr_expect(key_eq(&info->type_key, "conformance.StaticRoot"));
+}
+
+/* TYP-015: malformed arguments are refused with -1 and a ValueError naming
+ * the argument, registering nothing: a parent_type_index below -2, a
+ * negative num_child_slots, a static index at or above
+ * kTVMFFIDynObjectBegin, a dynamic type without a parent, a key whose data
+ * is NULL with a nonzero size, a key of 2^31 bytes or more; and
+ * TVMFFITypeKeyToIndex with a NULL out_tindex. */
+TEST(type, TYP_015_malformed_arguments_refused) {
+  HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may exit the process on these inputs");
+  TVMFFIByteArray k = key_of("conformance.Malformed");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -3), -1);
+  core_expect_raised("ValueError", "parent_type_index");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, -1, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "num_child_slots");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIDynObjectBegin, 1, 0, 1, kTVMFFIObject),
+               -1);
+  core_expect_raised("ValueError", "static_type_index");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 0, 0, 1, -1), -1);
+  core_expect_raised("ValueError", "parent_type_index");
+  cr_expect_eq(alloc_index("conformance.Malformed", 1, 0, -2), -2, "a refused key was registered");
+  TVMFFIByteArray null_data = {NULL, 3};
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&null_data, -1, 1, 0, 1, kTVMFFIObject), -1);
+  core_expect_raised("ValueError", "type_key");
+  int32_t got = 7;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&null_data, &got), -1);
+  core_expect_raised("ValueError", "type_key");
+  /* Sizes no key has: refused before a byte past the real 8 is read. */
+  static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray too_long = {"conformance", huge[i]};
+    cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&too_long, -1, 1, 0, 1, kTVMFFIObject), -1);
+    core_expect_raised("ValueError", "type_key");
+    cr_expect_eq(API(TVMFFITypeKeyToIndex)(&too_long, &got), -1);
+    core_expect_raised("ValueError", "type_key");
+  }
+  TVMFFIByteArray str = key_of("ffi.String");
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&str, NULL), -1);
+  core_expect_raised("ValueError", "out_tindex");
+  cr_expect_eq(got, 7, "out_tindex written on failure");
+}
+
+/* TYP-018: any registered type may be a parent, index 0 (None) included:
+ * a type at a free static index below it has depth 1 and None as its one
+ * ancestor. */
+TEST(type, TYP_018_parent_at_index_zero) {
+  TVMFFIByteArray k = key_of("conformance.BelowNone");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, 51, 1, 0, 0, kTVMFFINone), 51);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(51);
+  cr_assert_not_null(info);
+  cr_expect_eq(info->type_depth, 1);
+  cr_expect(key_eq(&info->type_key, "conformance.BelowNone"));
+  cr_expect_eq(info->type_ancestors[0]->type_index, kTVMFFINone);
+}
+
+/* TYP-020: type_key_hash is a hash of the key: the built-in types, whose
+ * keys all differ, have pairwise different hashes, and a type's hash does
+ * not change. */
+TEST(type, TYP_020_key_hashes_differ) {
+  uint64_t hashes[NSTATICS];
+  for (size_t i = 0; i < NSTATICS; ++i) {
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(statics[i].index);
+    cr_assert_not_null(info);
+    hashes[i] = info->type_key_hash;
+    cr_expect_eq(API(TVMFFIGetTypeInfo)(statics[i].index)->type_key_hash, hashes[i]);
+    for (size_t j = 0; j < i; ++j)
+      cr_expect_neq(hashes[i], hashes[j], "`%s` and `%s` have the same type_key_hash %#llx",
+                    statics[i].key, statics[j].key, (unsigned long long)hashes[i]);
+  }
+}
+
+/* TYP-021: a key {NULL, 0} is the empty key, like {"", 0}: no type has it,
+ * so TVMFFITypeKeyToIndex returns -1 with the error of TYP-002 (the empty
+ * key in backquotes), not a refusal of the argument. */
+TEST(type, TYP_021_null_empty_key_is_the_empty_key) {
+  TVMFFIByteArray k = {NULL, 0};
+  int32_t got = 7;
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1);
+  core_expect_raised_any_kind("``");
+  cr_expect_eq(got, 7);
 }

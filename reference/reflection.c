@@ -21,7 +21,7 @@ int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteAr
     return tffi_raise(TFFI_VALUE_ERROR, "%s: %s is %zu bytes long, more than %zu", api, arg,
                       in->size, max);
   char* copy = tffi_malloc(in->size + 1);
-  if (copy == NULL) return tffi_raise_oom(in->size + 1);
+  if (copy == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
   if (in->size) memcpy(copy, in->data, in->size);
   copy[in->size] = '\0';
   out->data = copy;
@@ -131,7 +131,7 @@ static int tffi_field_append(const char* api, TVMFFITypeInfo* type, const TVMFFI
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);
   size_t bytes = ((size_t)type->num_fields + 1) * sizeof *type->fields;
   TVMFFIFieldInfo* grown = tffi_realloc((void*)type->fields, bytes);
-  if (grown == NULL) return tffi_raise_oom(bytes);
+  if (grown == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
   grown[type->num_fields] = *rec;
   type->fields = grown;
   type->num_fields += 1;
@@ -174,7 +174,7 @@ static int tffi_method_append(const char* api, TVMFFITypeInfo* type,
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);
   size_t bytes = ((size_t)type->num_methods + 1) * sizeof *type->methods;
   TVMFFIMethodInfo* grown = tffi_realloc((void*)type->methods, bytes);
-  if (grown == NULL) return tffi_raise_oom(bytes);
+  if (grown == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
   grown[type->num_methods] = *rec;
   type->methods = grown;
   type->num_methods += 1;
@@ -208,7 +208,7 @@ int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* met
   const char* api = "TVMFFITypeRegisterMetadata";
   if (metadata == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: metadata is NULL", api);
   TVMFFITypeMetadata* rec = tffi_malloc(sizeof *rec);
-  if (rec == NULL) return tffi_raise_oom(sizeof *rec);
+  if (rec == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
   *rec = *metadata;
   if (tffi_reflect_copy_bytes(api, "metadata->doc", &metadata->doc, TFFI_REFLECT_TEXT_MAX,
                               &rec->doc)) {

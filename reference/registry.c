@@ -114,7 +114,7 @@ int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
 /* Links a new entry; the table takes a reference to fn. Lock held. */
 static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
   TffiEntry* e = tffi_malloc(sizeof *e + len + 1);
-  if (e == NULL) return tffi_raise_oom(sizeof *e + len + 1);
+  if (e == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   if (len) memcpy(e->name, name, len);
   e->name[len] = '\0';
   e->hash = hash;
@@ -152,7 +152,8 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
     (*at)->fn = fn;
   } else {
     if (tffi_nbuckets == 0) tffi_maybe_grow();
-    rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn) : tffi_raise_oom(64 * sizeof(void*));
+    rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn)
+                       : tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   }
   pthread_mutex_unlock(&tffi_registry_lock);
   /* Outside the lock: the old function's deleter may itself use the table. */

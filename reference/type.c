@@ -66,7 +66,7 @@ static int tffi_reserve(int32_t need) {
   int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
   while (cap < need) cap *= 2;
   TffiType** grown = tffi_realloc(tffi_types, (size_t)cap * sizeof *grown);
-  if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
+  if (grown == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
   memset(grown + tffi_types_cap, 0, (size_t)(cap - tffi_types_cap) * sizeof *grown);
   tffi_types = grown;
   tffi_types_cap = cap;
@@ -78,12 +78,12 @@ static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType*
                            int32_t num_slots, int can_overflow) {
   TffiType* t = tffi_calloc(1, sizeof *t + len + 1);
   int32_t depth = parent ? parent->info.type_depth + 1 : 0;
-  if (t == NULL) return tffi_raise_oom(sizeof *t + len + 1);
+  if (t == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
   if (depth) {
     t->ancestors = tffi_calloc((size_t)depth, sizeof *t->ancestors);
     if (t->ancestors == NULL) {
       tffi_free(t);
-      return tffi_raise_oom((size_t)depth * sizeof *t->ancestors);
+      return tffi_raise(TFFI_MEMORY_ERROR, "the type registry is out of memory");
     }
     /* The parent's chain, then the parent itself: root first. */
     for (int32_t i = 0; i + 1 < depth; ++i) t->ancestors[i] = parent->ancestors[i];
@@ -106,7 +106,7 @@ static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType*
 /* Lock held. Picks the index of a new type below `parent` that reserves
  * `num_slots` indices (itself and its future children): from the parent's
  * reserved range while it lasts, then from the open range above. */
-static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* key) {
+static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const TVMFFIByteArray* key) {
   if (parent->num_slots - parent->allocated_slots >= num_slots) {
     int32_t index = parent->info.type_index + parent->allocated_slots;
     parent->allocated_slots += num_slots;
@@ -115,8 +115,8 @@ static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* 
   if (!parent->child_slots_can_overflow)
     return tffi_raise(TFFI_RUNTIME_ERROR,
                       "TVMFFITypeGetOrAllocIndex: parent type `%s` has no child slot left for "
-                      "type_key `%s`",
-                      parent->key, key);
+                      "type_key `%.*s`",
+                      parent->key, (int)key->size, key->data);
   if (num_slots > TFFI_TYPE_MAX_INDEX - tffi_next_dyn || tffi_reserve(tffi_next_dyn + num_slots))
     return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full");
   int32_t index = tffi_next_dyn;
@@ -124,42 +124,44 @@ static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const char* 
   return index;
 }
 
+/* Indices below kTVMFFIStaticObjectBegin are inline value kinds, roots of
+ * their own; ffi.Object is the root of every object type; the other
+ * built-in objects sit right below it. */
 typedef struct {
   const char* key;
   int32_t index;
-  int depth; /* 0: an inline value kind; 1: an object below ffi.Object */
 } TffiBuiltin;
 
 static const TffiBuiltin tffi_builtins[] = {
-    {"None", kTVMFFINone, 0},
-    {"int", kTVMFFIInt, 0},
-    {"bool", kTVMFFIBool, 0},
-    {"float", kTVMFFIFloat, 0},
-    {"void*", kTVMFFIOpaquePtr, 0},
-    {"DataType", kTVMFFIDataType, 0},
-    {"Device", kTVMFFIDevice, 0},
-    {"DLTensor*", kTVMFFIDLTensorPtr, 0},
-    {"const char*", kTVMFFIRawStr, 0},
-    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr, 0},
-    {"ObjectRValueRef", kTVMFFIObjectRValueRef, 0},
-    {"ffi.SmallStr", kTVMFFISmallStr, 0},
-    {"ffi.SmallBytes", kTVMFFISmallBytes, 0},
-    {"ffi.Unchanged", kTVMFFIUnchanged, 0},
-    {"ffi.Object", kTVMFFIObject, 0},
-    {"ffi.String", kTVMFFIStr, 1},
-    {"ffi.Bytes", kTVMFFIBytes, 1},
-    {"ffi.Error", kTVMFFIError, 1},
-    {"ffi.Function", kTVMFFIFunction, 1},
-    {"ffi.Shape", kTVMFFIShape, 1},
-    {"ffi.Tensor", kTVMFFITensor, 1},
-    {"ffi.Array", kTVMFFIArray, 1},
-    {"ffi.Map", kTVMFFIMap, 1},
-    {"ffi.Module", kTVMFFIModule, 1},
-    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject, 1},
-    {"ffi.List", kTVMFFIList, 1},
-    {"ffi.Dict", kTVMFFIDict, 1},
-    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt, 1},
-    {"ffi.BigInt", kTVMFFIBigInt, 1},
+    {"None", kTVMFFINone},
+    {"int", kTVMFFIInt},
+    {"bool", kTVMFFIBool},
+    {"float", kTVMFFIFloat},
+    {"void*", kTVMFFIOpaquePtr},
+    {"DataType", kTVMFFIDataType},
+    {"Device", kTVMFFIDevice},
+    {"DLTensor*", kTVMFFIDLTensorPtr},
+    {"const char*", kTVMFFIRawStr},
+    {"TVMFFIByteArray*", kTVMFFIByteArrayPtr},
+    {"ObjectRValueRef", kTVMFFIObjectRValueRef},
+    {"ffi.SmallStr", kTVMFFISmallStr},
+    {"ffi.SmallBytes", kTVMFFISmallBytes},
+    {"ffi.Unchanged", kTVMFFIUnchanged},
+    {"ffi.Object", kTVMFFIObject},
+    {"ffi.String", kTVMFFIStr},
+    {"ffi.Bytes", kTVMFFIBytes},
+    {"ffi.Error", kTVMFFIError},
+    {"ffi.Function", kTVMFFIFunction},
+    {"ffi.Shape", kTVMFFIShape},
+    {"ffi.Tensor", kTVMFFITensor},
+    {"ffi.Array", kTVMFFIArray},
+    {"ffi.Map", kTVMFFIMap},
+    {"ffi.Module", kTVMFFIModule},
+    {"ffi.OpaquePyObject", kTVMFFIOpaquePyObject},
+    {"ffi.List", kTVMFFIList},
+    {"ffi.Dict", kTVMFFIDict},
+    {"ffi.VisitInterrupt", kTVMFFIVisitInterrupt},
+    {"ffi.BigInt", kTVMFFIBigInt},
 };
 
 /* Lock held. Registers the built-in types once; fails only for memory. */
@@ -169,7 +171,7 @@ static int tffi_types_init(void) {
   for (size_t i = 0; i < sizeof tffi_builtins / sizeof *tffi_builtins; ++i) {
     const TffiBuiltin* b = &tffi_builtins[i];
     if (tffi_types[b->index]) continue;
-    TffiType* parent = b->depth ? tffi_types[kTVMFFIObject] : NULL;
+    TffiType* parent = b->index > kTVMFFIObject ? tffi_types[kTVMFFIObject] : NULL;
     /* ffi.Object's children take fresh indices; the others have none. */
     int can_overflow = b->index == kTVMFFIObject;
     if (tffi_make_entry(b->index, b->key, strlen(b->key), parent, 1, can_overflow)) return -1;
@@ -241,7 +243,7 @@ static int32_t tffi_get_or_alloc(const TVMFFIByteArray* type_key, int32_t static
   } else {
     if (parent == NULL)
       return tffi_raise(TFFI_VALUE_ERROR, "%s: a dynamic type needs a parent_type_index", api);
-    index = tffi_pick_index(parent, num_child_slots + 1, tffi_at(parent_type_index)->key);
+    index = tffi_pick_index(parent, num_child_slots + 1, type_key);
     if (index < 0) return -1;
   }
   if (tffi_make_entry(index, type_key->data, type_key->size, parent, num_child_slots + 1,
@@ -266,8 +268,11 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
 
 const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
   pthread_mutex_lock(&tffi_types_lock);
-  TffiType* t = tffi_types_init() ? NULL : tffi_at(type_index);
+  int rc = tffi_types_init();
+  TffiType* t = rc ? NULL : tffi_at(type_index);
   pthread_mutex_unlock(&tffi_types_lock);
+  /* A failed first use already raised its MemoryError. */
+  if (rc) return NULL;
   if (t == NULL) {
     tffi_raise(TFFI_KEY_ERROR, "TVMFFIGetTypeInfo: type_index %d is not a registered type",
                (int)type_index);

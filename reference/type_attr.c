@@ -61,7 +61,7 @@ static TffiAttrColumn* tffi_attr_get_or_add(const char* api, const TVMFFIByteArr
     int32_t cap = tffi_attrs_cap ? tffi_attrs_cap * 2 : 16;
     TffiAttrColumn** grown = tffi_realloc(tffi_attrs, (size_t)cap * sizeof *grown);
     if (grown == NULL) {
-      tffi_raise_oom((size_t)cap * sizeof *grown);
+      tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
       return NULL;
     }
     tffi_attrs = grown;
@@ -69,7 +69,7 @@ static TffiAttrColumn* tffi_attr_get_or_add(const char* api, const TVMFFIByteArr
   }
   c = tffi_calloc(1, sizeof *c);
   if (c == NULL) {
-    tffi_raise_oom(sizeof *c);
+    tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory", api);
     return NULL;
   }
   if (tffi_reflect_copy_bytes(api, "attr_name", name, TFFI_REFLECT_NAME_MAX, &c->name)) {
@@ -102,7 +102,8 @@ static int tffi_attr_cover(TffiAttrColumn* c, int32_t type_index) {
     while (cap <= type_index)
       cap = cap > TFFI_TYPE_MAX_INDEX / 2 ? TFFI_TYPE_MAX_INDEX + 1 : cap * 2;
     TVMFFIAny* grown = tffi_realloc(c->slots, (size_t)cap * sizeof *grown);
-    if (grown == NULL) return tffi_raise_oom((size_t)cap * sizeof *grown);
+    if (grown == NULL)
+      return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFITypeRegisterAttr: out of memory");
     memset(grown + c->capacity, 0, (size_t)(cap - c->capacity) * sizeof *grown);
     c->slots = grown;
     c->capacity = cap;
