@@ -378,3 +378,190 @@ TEST(dlpack, TEN_026_export_non_tensor) {
   core_expect_raised("TypeError", "from");
   API(TVMFFIObjectDecRef)(err);
 }
+
+/* ---- arguments, devices ---- */
+
+/* The raised error names the function and the argument. */
+static void expect_null_refused(int rc, const char* api, const char* arg) {
+  cr_expect_eq(rc, -1, "%s with %s NULL returned %d", api, arg, rc);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "%s with %s NULL raised nothing", api, arg);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "%s with %s NULL raised %.*s", api, arg, (int)cell->kind.size, cell->kind.data);
+  cr_expect(memmem(cell->message.data, cell->message.size, api, strlen(api)) != NULL &&
+                memmem(cell->message.data, cell->message.size, arg, strlen(arg)) != NULL,
+            "%s with %s NULL: the message names neither both: %.*s", api, arg,
+            (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* TEN-047: NULL `from` or `out` of an import or an export is refused with
+ * ValueError naming the function and the argument. */
+TEST(dlpack, TEN_047_null_arguments_refused) {
+  HOSTILE_INPUT("an implementation may dereference the NULL pointer");
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle out = NULL;
+  expect_null_refused(API(TVMFFITensorFromDLPackVersioned)(NULL, 0, 0, &out),
+                      "TVMFFITensorFromDLPackVersioned", "from");
+  expect_null_refused(API(TVMFFITensorFromDLPackVersioned)(&p.v, 0, 0, NULL),
+                      "TVMFFITensorFromDLPackVersioned", "out");
+  expect_null_refused(API(TVMFFITensorFromDLPack)(NULL, 0, 0, &out), "TVMFFITensorFromDLPack",
+                      "from");
+  expect_null_refused(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, NULL),
+                      "TVMFFITensorFromDLPack", "out");
+  cr_expect_eq(p.deleted, 0, "a refused import ran the deleter");
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  expect_null_refused(API(TVMFFITensorToDLPackVersioned)(t, NULL), "TVMFFITensorToDLPackVersioned",
+                      "out");
+  expect_null_refused(API(TVMFFITensorToDLPack)(t, NULL), "TVMFFITensorToDLPack", "out");
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1, "a refused export changed the tensor's references");
+}
+
+/* Devices whose data pointer is an address (alignment counts data +
+ * byte_offset) and devices whose data pointer is an opaque handle
+ * (alignment counts byte_offset alone). */
+static const int32_t direct_devices[] = {kDLCPU,  kDLCUDA,     kDLCUDAHost,
+                                         kDLROCM, kDLROCMHost, kDLCUDAManaged};
+static const int32_t handle_devices[] = {kDLOpenCL, kDLVulkan,  kDLMetal,   kDLVPI, kDLExtDev,
+                                         kDLOneAPI, kDLWebGPU, kDLHexagon, kDLMAIA, kDLTrn};
+
+/* One import of p on `device` with data at producer_buffer + data_off and
+ * the given byte_offset under require_alignment 64: 0 or -1 (error taken). */
+static int import_aligned(Producer* p, int32_t device, size_t data_off, uint64_t byte_offset) {
+  p->v.dl_tensor.device = (DLDevice){(DLDeviceType)device, 0};
+  p->v.dl_tensor.data = (char*)producer_buffer + data_off;
+  p->v.dl_tensor.byte_offset = byte_offset;
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 64, 0, &out);
+  if (rc == 0) {
+    cr_expect_eq(tensor_dl(out)->device.device_type, device);
+    API(TVMFFIObjectDecRef)(out);
+  } else {
+    core_expect_raised("RuntimeError", "aligned");
+  }
+  return rc;
+}
+
+/* TEN-048: the alignment check judges data + byte_offset on the devices
+ * whose data pointer is an address (CPU, CUDA, CUDAHost, ROCM, ROCMHost,
+ * CUDAManaged) and byte_offset alone on the others. */
+TEST(dlpack, TEN_048_alignment_by_device_kind) {
+  Producer p;
+  producer_init(&p);
+  for (size_t i = 0; i < sizeof direct_devices / sizeof direct_devices[0]; ++i) {
+    int32_t d = direct_devices[i];
+    cr_expect_eq(import_aligned(&p, d, 4, 0), -1, "device %d: misaligned data accepted", d);
+    cr_expect_eq(import_aligned(&p, d, 60, 4), 0, "device %d: data + byte_offset aligned refused",
+                 d);
+    cr_expect_eq(import_aligned(&p, d, 0, 64), 0, "device %d: aligned refused", d);
+    cr_expect_eq(import_aligned(&p, d, 0, 8), -1, "device %d: byte_offset 8 accepted", d);
+  }
+  for (size_t i = 0; i < sizeof handle_devices / sizeof handle_devices[0]; ++i) {
+    int32_t d = handle_devices[i];
+    cr_expect_eq(import_aligned(&p, d, 4, 0), 0, "device %d: the handle was judged as an address",
+                 d);
+    cr_expect_eq(import_aligned(&p, d, 4, 128), 0, "device %d: byte_offset 128 refused", d);
+    cr_expect_eq(import_aligned(&p, d, 0, 4), -1, "device %d: byte_offset 4 accepted", d);
+    cr_expect_eq(import_aligned(&p, d, 60, 4), -1, "device %d: byte_offset 4 accepted", d);
+  }
+  int successes = 2 * (int)(sizeof direct_devices / sizeof direct_devices[0]) +
+                  2 * (int)(sizeof handle_devices / sizeof handle_devices[0]);
+  cr_expect_eq(p.deleted, successes, "deleter ran %d times for %d imports", p.deleted, successes);
+}
+
+/* ---- the Tensor object cannot be allocated ---- */
+
+/* A custom allocator that refuses Tensor objects, raising MemoryError as
+ * c_api.h asks of a failing allocate, and hands every other object to the
+ * allocator that was registered before it. */
+static struct {
+  TVMFFICustomAllocator* before;
+  int tensor_calls;
+} refuse;
+
+static void* refuse_tensor_allocate(size_t size, size_t alignment, int32_t type_index,
+                                    void* context) {
+  (void)context;
+  if (type_index != kTVMFFITensor) {
+    return refuse.before->allocate(size, alignment, type_index, refuse.before->context);
+  }
+  refuse.tensor_calls++;
+  conf_api.TVMFFIErrorSetRaisedFromCStr("MemoryError", "test allocator refuses tensors");
+  return NULL;
+}
+
+static TVMFFICustomAllocator refuse_tensors = {refuse_tensor_allocate, NULL};
+
+static void refuse_install(void) {
+  refuse.before = API(TVMFFIGetCustomAllocator)();
+  refuse.tensor_calls = 0;
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(&refuse_tensors), 0);
+}
+
+/* Restores the allocator. When the tensor never reached it, releases what
+ * the call made (and `also`) and skips: nothing was injected. */
+static void refuse_remove(int rc, TVMFFIObjectHandle out, TVMFFIObjectHandle also) {
+  API(TVMFFISetCustomAllocator)(NULL);
+  if (rc == 0 && refuse.tensor_calls == 0) {
+    if (out != NULL) API(TVMFFIObjectDecRef)(out);
+    if (also != NULL) API(TVMFFIObjectDecRef)(also);
+    cr_skip_test("Tensor objects are not allocated through TVMFFISetCustomAllocator's allocator "
+                 "here (spec/object.md OBJ-022), so its failure cannot be injected");
+  }
+}
+
+/* The call failed with the allocator's error. */
+static void expect_allocator_error(int rc, TVMFFIObjectHandle out, const char* call) {
+  if (rc == 0 && out != NULL) API(TVMFFIObjectDecRef)(out);
+  cr_assert_eq(rc, -1, "%s returned %d after the tensor's allocation failed", call, rc);
+  core_expect_raised("MemoryError", "test allocator refuses tensors");
+}
+
+/* TEN-049: when the Tensor object cannot be allocated (the custom
+ * allocator fails), an import returns -1 with the allocator's error and
+ * the caller still owns the managed tensor (its deleter not called). */
+TEST(dlpack, TEN_049_import_allocation_failure) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle out = NULL;
+  refuse_install();
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p.v, 0, 0, &out);
+  refuse_remove(rc, out, NULL);
+  expect_allocator_error(rc, out, "TVMFFITensorFromDLPackVersioned");
+  cr_expect_eq(p.deleted, 0, "the deleter ran after a failed import");
+  out = NULL;
+  refuse_install();
+  rc = API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &out);
+  refuse_remove(rc, out, NULL);
+  expect_allocator_error(rc, out, "TVMFFITensorFromDLPack");
+  cr_expect_eq(p.deleted, 0, "the legacy deleter ran after a failed import");
+  /* Nothing was kept: both still import and release as usual. */
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 0));
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &out), 0);
+  API(TVMFFIObjectDecRef)(out);
+  cr_expect_eq(p.deleted, 2);
+}
+
+/* TEN-050: when a view's Tensor object cannot be allocated,
+ * TVMFFITensorCreateUnsafeView returns -1 with the allocator's error and
+ * the source's references are as before the call. */
+TEST(dlpack, TEN_050_view_allocation_failure) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
+  DLTensor proto = *tensor_dl(src);
+  TVMFFIObjectHandle view = NULL;
+  uint32_t strong = core_strong(src);
+  refuse_install();
+  int rc = API(TVMFFITensorCreateUnsafeView)(src, &proto, &view);
+  refuse_remove(rc, view, src);
+  expect_allocator_error(rc, view, "TVMFFITensorCreateUnsafeView");
+  cr_expect_eq(core_strong(src), strong, "the source's strong count went from %u to %u", strong,
+               core_strong(src));
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 1, "producer deleter ran %d times after the source's release",
+               p.deleted);
+}
