@@ -1,6 +1,7 @@
 /* Clauses of spec/tensors.md: DLPack import and export. */
 #include <stdlib.h>
 
+#include "alloc_fail.h"
 #include "tensor_support.h"
 
 /* An import that must fail: checks -1, the error, and that the deleter did
@@ -564,4 +565,96 @@ TEST(dlpack, TEN_050_view_allocation_failure) {
   API(TVMFFIObjectDecRef)(src);
   cr_expect_eq(p.deleted, 1, "producer deleter ran %d times after the source's release",
                p.deleted);
+}
+
+/* ---- memory runs out inside the call ---- */
+
+enum { OOM_IMPORT_V, OOM_IMPORT_LEGACY, OOM_EXPORT_V, OOM_EXPORT_LEGACY, OOM_VIEW };
+
+static const char* const oom_calls[] = {"TVMFFITensorFromDLPackVersioned", "TVMFFITensorFromDLPack",
+                                        "TVMFFITensorToDLPackVersioned", "TVMFFITensorToDLPack",
+                                        "TVMFFITensorCreateUnsafeView"};
+
+/* Runs `op` once under the walk's step; 0 or -1. On success checks and
+ * releases what it made. `src` is the tensor exported or viewed. */
+static int oom_step(int op, ConfAllocWalk* w, Producer* p, TVMFFIObjectHandle src) {
+  TVMFFIObjectHandle made = NULL;
+  DLManagedTensorVersioned* ev = NULL;
+  DLManagedTensor* el = NULL;
+  DLTensor proto = src ? *tensor_dl(src) : p->v.dl_tensor;
+  int rc = -2;
+  if (w) conf_alloc_arm(w);
+  switch (op) {
+    case OOM_IMPORT_V: rc = conf_api.TVMFFITensorFromDLPackVersioned(&p->v, 0, 0, &made); break;
+    case OOM_IMPORT_LEGACY: rc = conf_api.TVMFFITensorFromDLPack(&p->legacy, 0, 0, &made); break;
+    case OOM_EXPORT_V: rc = conf_api.TVMFFITensorToDLPackVersioned(src, &ev); break;
+    case OOM_EXPORT_LEGACY: rc = conf_api.TVMFFITensorToDLPack(src, &el); break;
+    default: rc = conf_api.TVMFFITensorCreateUnsafeView(src, &proto, &made); break;
+  }
+  if (w) conf_alloc_disarm(w);
+  long n = w ? w->n : -1;
+  if (rc != 0) return rc;
+  const DLTensor* got = made ? tensor_dl(made) : ev ? &ev->dl_tensor : el ? &el->dl_tensor : NULL;
+  cr_assert_not_null(got, "%s, allocation %ld failed: returned 0 and nothing", oom_calls[op], n);
+  cr_assert_eq(got->data, (void*)producer_buffer, "%s, allocation %ld failed: returned 0 with "
+               "data %p", oom_calls[op], n, got->data);
+  cr_assert_eq(got->ndim, 2);
+  cr_assert_eq(got->shape[1], 3);
+  if (made) API(TVMFFIObjectDecRef)(made);
+  if (ev) ev->deleter(ev);
+  if (el) el->deleter(el);
+  return 0;
+}
+
+/* Walks every allocation of `op` (once, or from there on) on a fresh
+ * producer each step. A step ends in 0 and a usable result, or -1 with
+ * MemoryError, the managed tensor still the caller's (imports) or the
+ * source's references as before (exports, views); the call works right
+ * after. Returns the walk's points. */
+static long oom_walk(int op, int sticky) {
+  ConfAllocWalk w = conf_alloc_walk(sticky);
+  while (conf_alloc_next(&w)) {
+    Producer p;
+    producer_init(&p);
+    TVMFFIObjectHandle src = op >= OOM_EXPORT_V ? tensor_import_v(&p, 0, 0) : NULL;
+    uint32_t strong = src ? core_strong(src) : 0;
+    int rc = oom_step(op, &w, &p, src);
+    if (rc != 0) {
+      cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d", oom_calls[op], w.n, rc);
+      core_expect_raised("MemoryError", NULL);
+    } else {
+      core_take_raised(); /* whatever the call left, nothing a test may rely on */
+    }
+    if (src) {
+      cr_assert_eq(core_strong(src), strong, "%s, allocation %ld failed: the source's strong "
+                   "count went from %u to %u", oom_calls[op], w.n, strong, core_strong(src));
+    }
+    int imported = op < OOM_EXPORT_V && rc == 0;
+    cr_assert_eq(p.deleted, imported, "%s, allocation %ld failed (returned %d): the producer's "
+                 "deleter ran %d times", oom_calls[op], w.n, rc, p.deleted);
+    cr_assert_eq(oom_step(op, NULL, &p, src), 0, "%s right after allocation %ld failed: the "
+                 "call fails", oom_calls[op], w.n);
+    if (src) API(TVMFFIObjectDecRef)(src);
+    cr_assert_eq(p.deleted, imported + 1, "%s, allocation %ld failed: the producer's deleter "
+                 "ran %d times in all", oom_calls[op], w.n, p.deleted);
+  }
+  return w.points;
+}
+
+/* TEN-051: an import, export or view whose allocations fail (any one of
+ * them, or every one from some point on) returns 0 with a usable result,
+ * or -1 with MemoryError raised: a failed import leaves the managed tensor
+ * to the caller, a failed export or view leaves the source's references as
+ * they were, and the call works right after. */
+TEST(dlpack, TEN_051_allocation_failure_walk) {
+  conf_alloc_require();
+  long points = 0;
+  for (int op = OOM_IMPORT_V; op <= OOM_VIEW; ++op) {
+    (void)API(TVMFFITensorFromDLPackVersioned), (void)API(TVMFFITensorFromDLPack);
+    (void)API(TVMFFITensorToDLPackVersioned), (void)API(TVMFFITensorToDLPack);
+    (void)API(TVMFFITensorCreateUnsafeView);
+    points += oom_walk(op, 0);
+    points += oom_walk(op, 1);
+  }
+  conf_alloc_done(points, "the DLPack imports and exports");
 }
