@@ -3,6 +3,9 @@
  * testlibs/ (blobs made by `libbin pack`); malformed blobs are the .bin files
  * of testdata/, loaded through libmod_blob_env.so in a child process (see
  * module_support.h). */
+#include <malloc.h>
+
+#include "alloc_fail.h"
 #include "module_support.h"
 
 /* ---- the test loader for kind "testkind" ---- */
@@ -335,4 +338,88 @@ TEST(library_bin, LIB_034_no_blob_crashes) {
     cr_expect(o.exited, "%s: the loading process was killed by signal %d", malformed[i].file,
               o.signal);
   }
+}
+
+/* ---- memory given back ---- */
+
+enum { LOAD_ROUNDS = 200 };
+
+/* One ffi.ModuleLoadFromFile(path) through `load`, the module or the
+ * error released; returns the call's return code. No cr_ calls: they
+ * allocate. */
+static int load_once(TVMFFIObjectHandle load, const char* path) {
+  TVMFFIAny arg = mod_str(path), result = mod_none();
+  int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &result);
+  if (rc == 0 && result.type_index >= kTVMFFIStaticObjectBegin && result.v_obj != NULL)
+    conf_api.TVMFFIObjectDecRef(result.v_obj);
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (err) conf_api.TVMFFIObjectDecRef(err);
+  release_seen();
+  seen.calls = 0;
+  return rc;
+}
+
+/* In a forked child (CONF_TEST_LIBRARY_BIN=blob when blob is not NULL):
+ * one load of `path`, then LOAD_ROUNDS more, each result released.
+ * Returns the growth of the heap in use over those rounds in bytes, or -1
+ * when the child died or a later load ended differently from the first. */
+static long load_growth(TVMFFIObjectHandle load, const char* path, const char* blob) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(fds[0]);
+    if (blob) setenv("CONF_TEST_LIBRARY_BIN", blob, 1);
+    int first = load_once(load, path);
+    size_t before = mallinfo2().uordblks;
+    long growth = 0;
+    for (int i = 0; i < LOAD_ROUNDS; ++i) {
+      if (load_once(load, path) != first) growth = -1;
+    }
+    size_t after = mallinfo2().uordblks;
+    if (growth == 0) growth = after > before ? (long)(after - before) : 0;
+    if (write(fds[1], &growth, sizeof growth) != (ssize_t)sizeof growth) _exit(3);
+    _exit(0);
+  }
+  close(fds[1]);
+  long growth = -1;
+  if (read(fds[0], &growth, sizeof growth) != (ssize_t)sizeof growth) growth = -1;
+  close(fds[0]);
+  waitpid(pid, NULL, 0);
+  return growth;
+}
+
+/* Blobs whose loads fail at each stage of decoding: after indptr, in its
+ * checks, in the cycle search, among the entries, at the end. */
+static const char* const failing_blobs[] = {
+    "truncated_after_indptr.bin", "indptr_decreasing.bin", "child_out_of_range.bin",
+    "import_cycle.bin",           "duplicate_lib.bin",     "truncated_payload.bin",
+    "trailing_bytes.bin",
+};
+
+/* LIB-035: a load gives its memory back: 200 more loads of a library with a
+ * module tree (each module released), of a library with only `_lib`, and
+ * of each malformed blob of every decoding stage, leave the
+ * heap in use (glibc mallinfo2) within 8 bytes a round of where the first
+ * load left it. */
+TEST(library_bin, LIB_035_loads_give_memory_back) {
+  conf_alloc_require(); /* glibc owns the heap: no sanitizer, no valgrind */
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  long limit = 8 * LOAD_ROUNDS;
+  long g = load_growth(load, mod_lib_path("libmod_packed.so"), NULL);
+  cr_expect(g >= 0 && g <= limit, "libmod_packed.so: heap grew by %ld bytes over %d loads", g,
+            LOAD_ROUNDS);
+  g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path("padded.bin"));
+  cr_expect(g >= 0 && g <= limit, "padded.bin: heap grew by %ld bytes over %d loads", g,
+            LOAD_ROUNDS);
+  for (size_t i = 0; i < sizeof failing_blobs / sizeof failing_blobs[0]; ++i) {
+    g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path(failing_blobs[i]));
+    cr_expect(g >= 0 && g <= limit, "%s: heap grew by %ld bytes over %d loads (-1: a "
+              "load ended differently or the process died)", failing_blobs[i], g, LOAD_ROUNDS);
+  }
+  API(TVMFFIObjectDecRef)(load);
 }
