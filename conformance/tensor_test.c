@@ -81,12 +81,12 @@ TEST(tensor, TEN_033_view_bad_arguments) {
   DLTensor proto = *tensor_dl(src);
   TVMFFIObjectHandle view = NULL;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(NULL, &proto, &view), -1);
-  core_expect_raised("TypeError", "source");
+  expect_type_error("TVMFFITensorCreateUnsafeView", "source", "NULL");
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(err, &proto, &view), -1);
-  core_expect_raised("TypeError", "source");
+  expect_type_error("TVMFFITensorCreateUnsafeView", "source", "not a Tensor");
   API(TVMFFIObjectDecRef)(err);
   int64_t neg[2] = {2, -3};
   proto.shape = neg;
@@ -95,6 +95,11 @@ TEST(tensor, TEN_033_view_bad_arguments) {
   proto.shape = NULL;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, &view), -1);
   core_expect_raised("ValueError", "prototype");
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, NULL, &view), -1);
+  core_expect_raised("ValueError", "prototype");
+  proto = *tensor_dl(src);
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, NULL), -1);
+  core_expect_raised("ValueError", "out");
   API(TVMFFIObjectDecRef)(src);
   cr_expect_eq(p.deleted, 1, "a failed view changed the source's references");
 }
