@@ -47,13 +47,18 @@ static int testkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIA
   return rc;
 }
 
-static void register_loader(TVMFFISafeCallType call) {
+/* Registers `call` as the loader of `kind`. */
+static void register_loader_for(const char* kind, TVMFFISafeCallType call) {
   TVMFFIObjectHandle fn = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &fn), 0);
-  TVMFFIByteArray n = {"ffi.Module.load_from_bytes.testkind", 35};
+  char name[128];
+  snprintf(name, sizeof name, "ffi.Module.load_from_bytes.%s", kind);
+  TVMFFIByteArray n = {name, strlen(name)};
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
   API(TVMFFIObjectDecRef)(fn);
 }
+
+static void register_loader(TVMFFISafeCallType call) { register_loader_for("testkind", call); }
 
 static void release_seen(void) {
   for (int k = 0; k < seen.calls && k < MAX_CALLS; ++k) {
@@ -221,6 +226,25 @@ TEST(library_bin, LIB_010_padding_ignored) {
   API(TVMFFIObjectDecRef)(mod);
 }
 
+/* LIB-036: only the kind `_lib` itself is the library: kinds that start
+ * like it (`_libx`, `_lix`) are ordinary kinds whose payloads go to their
+ * loaders. */
+TEST(library_bin, LIB_036_lib_like_kinds_are_ordinary) {
+  register_loader_for("_libx", testkind_loader);
+  register_loader_for("_lix", testkind_loader);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(load_blob_here("lib_like_kinds.bin", &mod), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  cr_expect_eq(seen.calls, 2, "the loaders ran %d times for 2 entries", seen.calls);
+  cr_expect(seen.size[0] == 2 && memcmp(seen.data[0], "p1", 2) == 0, "the _libx payload");
+  cr_expect(seen.size[1] == 2 && memcmp(seen.data[1], "p2", 2) == 0, "the _lix payload");
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1, "the root is not the library");
+  cr_expect_eq(mod_implements(mod, "other_fn", 1), 1, "the _libx module is not imported");
+  cr_expect_eq(mod_implements(mod, "third_fn", 1), 1, "the _lix module is not imported");
+  API(TVMFFIObjectDecRef)(mod);
+  release_seen();
+}
+
 /* ---- malformed blobs, each loaded in a child process ---- */
 
 typedef struct {
@@ -236,14 +260,17 @@ static const Malformed malformed[] = {
     {"LIB-022", "indptr_nonzero_start.bin", 16, "import_tree.indptr"},
     {"LIB-023", "indptr_decreasing.bin", 32, "import_tree.indptr"},
     {"LIB-024", "indptr_past_children.bin", 32, "import_tree.indptr"},
+    {"LIB-024", "indptr_short_of_children.bin", 24, "import_tree.indptr"},
     {"LIB-025", "child_out_of_range.bin", 40, "import_tree.child_indices"},
     {"LIB-025", "child_out_of_range_second.bin", 48, "import_tree.child_indices"},
+    {"LIB-025", "child_index_equal_count.bin", 40, "import_tree.child_indices"},
     {"LIB-026", "import_cycle.bin", 72, "import_tree.child_indices"},
     {"LIB-026", "self_import.bin", 40, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_late.bin", 72, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_unreachable.bin", 64, "import_tree.child_indices"},
     {"LIB-027", "huge_string.bin", 40, "kind"},
     {"LIB-027", "huge_payload.bin", 56, "payload"},
+    {"LIB-027", "huge_string_high_bit.bin", 40, "kind"},
     {"LIB-028", "huge_vector.bin", 8, "import_tree.indptr"},
     {"LIB-028", "huge_children.bin", 32, "import_tree.child_indices"},
     {"LIB-029", "nbytes_past_symbol.bin", 0, "nbytes"},
@@ -254,6 +281,7 @@ static const Malformed malformed[] = {
     {"LIB-033", "truncated_after_indptr.bin", 32, "import_tree.child_indices"},
     {"LIB-033", "truncated_children.bin", 40, "import_tree.child_indices"},
     {"LIB-033", "truncated_kind_length.bin", 56, "kind"},
+    {"LIB-033", "truncated_kind_length_7.bin", 56, "kind"},
     {"LIB-033", "truncated_kind.bin", 56, "kind"},
     {"LIB-033", "truncated_payload_length.bin", 84, "payload"},
     {"LIB-033", "truncated_payload.bin", 84, "payload"},

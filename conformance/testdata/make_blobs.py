@@ -96,6 +96,18 @@ BLOBS = {
     'huge_payload.bin': blob(vec([0, 0]) + vec([]) + s('testkind') + u64(1 << 40)),
     # offset 32: child_indices of 2^40 elements
     'huge_children.bin': blob(vec([0, 0]) + u64(1 << 40) + u64(0) * 4),
+    # offset 40: a kind length with its top bit set (2^63 + 4)
+    'huge_string_high_bit.bin': blob(vec([0, 0]) + vec([]) + u64((1 << 63) | 4) + b'_lib'),
+    # offset 56: nbytes leaves 7 bytes of the first kind's length
+    'truncated_kind_length_7.bin': blob(TRUNCATABLE, nbytes=55),
+    # offset 40: child index 1 of 1 module (one past the last)
+    'child_index_equal_count.bin': blob(vec([0, 1]) + vec([1]) + s('_lib')),
+    # offset 24: indptr ends at 0 but there is 1 child index
+    'indptr_short_of_children.bin': blob(vec([0, 0]) + vec([0]) + s('_lib')),
+    # valid: _lib imports modules of kinds "_libx" and "_lix": kinds that
+    # only start like "_lib" are ordinary kinds with payloads
+    'lib_like_kinds.bin': blob(vec([0, 2, 2, 2]) + vec([1, 2]) + s('_lib') + s('_libx') +
+                               s('p1') + s('_lix') + s('p2')),
 }
 
 if __name__ == '__main__':
