@@ -138,6 +138,11 @@ TEST(tensor, TEN_041_ndim_1000) {
   p.v.dl_tensor.shape = shape;
   p.v.dl_tensor.ndim = 1000;
   expect_hostile_refused(&p, "ndim");
+  p.v.dl_tensor.ndim = 64; /* the bound is at least 64: this one imports */
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->ndim, 64);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
   free(shape);
 }
 
