@@ -163,6 +163,8 @@ TEST(tensor, TEN_043_null_shape) {
   producer_init(&p);
   p.v.dl_tensor.shape = NULL;
   expect_hostile_refused(&p, "shape");
+  p.v.dl_tensor.ndim = 1; /* one dimension is a dimension too */
+  expect_hostile_refused(&p, "shape");
 }
 
 /* TEN-044: a negative ndim is refused. */
