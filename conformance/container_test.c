@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 /* Calls the global `name`; returns its status, the result in *result. */
@@ -72,6 +73,82 @@ TEST(container, SHP_003_shape_passes_by_reference) {
   core_release(&arr);
   cr_expect_eq(core_strong(shape.v_obj), 1u);
   core_release(&shape);
+}
+
+/* SHP-004: a bool argument counts as an int: true is 1, false 0. */
+TEST(container, SHP_004_bool_extent_is_int) {
+  TVMFFIAny args[3] = {int_arg(1), int_arg(0), int_arg(7)}, out;
+  args[0].type_index = kTVMFFIBool;
+  args[1].type_index = kTVMFFIBool;
+  cr_assert_eq(call("ffi.Shape", args, 3, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIShape);
+  TVMFFIShapeCell cell;
+  memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+  cr_assert_eq(cell.size, 3u);
+  cr_expect_eq(cell.data[0], 1);
+  cr_expect_eq(cell.data[1], 0);
+  cr_expect_eq(cell.data[2], 7);
+  core_release(&out);
+}
+
+/* SHP-005: a negative argument count, or one past any bound (INT32_MAX
+ * with one argument really there), is refused with ValueError, reading
+ * no argument. */
+TEST(container, SHP_005_argument_count_out_of_range) {
+  HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
+  TVMFFIAny one = int_arg(3), out;
+  cr_expect_eq(call("ffi.Shape", &one, -1, &out), -1, "num_args -1 accepted");
+  core_expect_raised("ValueError", "num_args");
+  cr_expect_eq(call("ffi.Shape", &one, INT32_MAX, &out), -1, "num_args INT32_MAX accepted");
+  core_expect_raised("ValueError", "num_args");
+}
+
+/* SHP-006: "ffi.Shape" with any one allocation failing, or every one from
+ * some point on, returns 0 and the shape or -1 with MemoryError, and
+ * works right after. */
+TEST(container, SHP_006_shape_allocation_failure) {
+  conf_alloc_require();
+  TVMFFIObjectHandle fn = global("ffi.Shape");
+  TVMFFIAny args[3] = {int_arg(2), int_arg(3), int_arg(4)};
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      TVMFFIAny out;
+      memset(&out, 0, sizeof out);
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIFunctionCall(fn, args, 3, &out);
+      conf_alloc_disarm(&w);
+      if (rc == 0) {
+        cr_assert_eq(out.type_index, kTVMFFIShape, "allocation %ld failed: returned 0 with type "
+                     "index %d", w.n, out.type_index);
+        TVMFFIShapeCell cell;
+        memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+        cr_assert(cell.size == 3 && cell.data[2] == 4, "allocation %ld failed: a wrong shape",
+                  w.n);
+        core_release(&out);
+        core_take_raised();
+      } else {
+        cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
+        core_expect_raised("MemoryError", NULL);
+      }
+      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &out), 0, "right after allocation %ld "
+                   "failed: the call fails", w.n);
+      core_release(&out);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  conf_alloc_done(points, "ffi.Shape");
+}
+
+/* SHP-007: the ValueError of a non-int argument names its position. */
+TEST(container, SHP_007_refusal_names_position) {
+  TVMFFIAny args[3] = {int_arg(1), int_arg(2), int_arg(3)}, out;
+  args[2].type_index = kTVMFFIFloat;
+  args[2].v_float64 = 2.5;
+  cr_expect_eq(call("ffi.Shape", args, 3, &out), -1);
+  core_expect_raised("ValueError", "argument #2");
 }
 
 /* ARR-001: "ffi.Array" returns an ffi.Array whose TVMFFISeqCell (right after

@@ -242,6 +242,9 @@ TEST(dtype, DT_012_null_arguments_refused) {
   core_expect_raised("ValueError", "out");
   cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
   core_expect_raised("ValueError", "dtype");
+  DLDataType f32 = {kDLFloat, 32, 1};
+  cr_expect_eq(API(TVMFFIDataTypeToString)(&f32, NULL), -1);
+  core_expect_raised("ValueError", "out");
 }
 
 /* DT-013: the parser reads only the `size` bytes it was given: a name
@@ -252,6 +255,13 @@ TEST(dtype, DT_013_bounded_input) {
   cr_expect_eq(parse("int16x4 trailing", 7, &t), 0);
   cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "got {%u, %u, %u}", t.code,
             t.bits, t.lanes);
+  /* A digit right after the given size is not part of the number. */
+  cr_expect_eq(parse("int16x45", 7, &t), 0);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "int16x4|5: got {%u, %u, %u}",
+            t.code, t.bits, t.lanes);
+  cr_expect_eq(parse("int168", 5, &t), 0);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}",
+            t.code, t.bits, t.lanes);
   size_t n = 100000;
   char* big = malloc(n);
   cr_assert_not_null(big);
@@ -259,4 +269,22 @@ TEST(dtype, DT_013_bounded_input) {
   cr_expect_eq(parse(big, n, &t), -1);
   core_expect_raised("ValueError", "");
   free(big);
+}
+
+/* DT-015: the largest scalable lane count, "xvscalex32768", parses to
+ * lanes 0x8000 (-32768 as int16) and ToString writes it back. */
+TEST(dtype, DT_015_largest_scalable_count) {
+  static const Case c = {"int8xvscalex32768", kDLInt, 8, 0x8000};
+  expect_parse(&c);
+  expect_format((DLDataType){kDLInt, 8, 0x8000}, "int8xvscalex32768");
+}
+
+/* DT-016: a scalable lane count past 32768 ("xvscalex32769") has no int16
+ * encoding and is refused with ValueError. */
+TEST(dtype, DT_016_scalable_count_past_int16_refused) {
+  DLDataType got = {7, 7, 7};
+  int rc = parse("int8xvscalex32769", 17, &got);
+  cr_expect_eq(rc, -1, "\"int8xvscalex32769\" accepted as {%u, %u, %u}", got.code, got.bits,
+               got.lanes);
+  if (rc == -1) core_expect_raised("ValueError", "int8xvscalex32769");
 }

@@ -3,6 +3,9 @@
  * testlibs/ (blobs made by `libbin pack`); malformed blobs are the .bin files
  * of testdata/, loaded through libmod_blob_env.so in a child process (see
  * module_support.h). */
+#include <malloc.h>
+
+#include "alloc_fail.h"
 #include "module_support.h"
 
 /* ---- the test loader for kind "testkind" ---- */
@@ -44,13 +47,18 @@ static int testkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIA
   return rc;
 }
 
-static void register_loader(TVMFFISafeCallType call) {
+/* Registers `call` as the loader of `kind`. */
+static void register_loader_for(const char* kind, TVMFFISafeCallType call) {
   TVMFFIObjectHandle fn = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &fn), 0);
-  TVMFFIByteArray n = {"ffi.Module.load_from_bytes.testkind", 35};
+  char name[128];
+  snprintf(name, sizeof name, "ffi.Module.load_from_bytes.%s", kind);
+  TVMFFIByteArray n = {name, strlen(name)};
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
   API(TVMFFIObjectDecRef)(fn);
 }
+
+static void register_loader(TVMFFISafeCallType call) { register_loader_for("testkind", call); }
 
 static void release_seen(void) {
   for (int k = 0; k < seen.calls && k < MAX_CALLS; ++k) {
@@ -218,91 +226,137 @@ TEST(library_bin, LIB_010_padding_ignored) {
   API(TVMFFIObjectDecRef)(mod);
 }
 
+/* LIB-036: only the kind `_lib` itself is the library: kinds that start
+ * like it (`_libx`, `_lix`) are ordinary kinds whose payloads go to their
+ * loaders. */
+TEST(library_bin, LIB_036_lib_like_kinds_are_ordinary) {
+  register_loader_for("_libx", testkind_loader);
+  register_loader_for("_lix", testkind_loader);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(load_blob_here("lib_like_kinds.bin", &mod), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  cr_expect_eq(seen.calls, 2, "the loaders ran %d times for 2 entries", seen.calls);
+  cr_expect(seen.size[0] == 2 && memcmp(seen.data[0], "p1", 2) == 0, "the _libx payload");
+  cr_expect(seen.size[1] == 2 && memcmp(seen.data[1], "p2", 2) == 0, "the _lix payload");
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1, "the root is not the library");
+  cr_expect_eq(mod_implements(mod, "other_fn", 1), 1, "the _libx module is not imported");
+  cr_expect_eq(mod_implements(mod, "third_fn", 1), 1, "the _lix module is not imported");
+  API(TVMFFIObjectDecRef)(mod);
+  release_seen();
+}
+
 /* ---- malformed blobs, each loaded in a child process ---- */
 
 typedef struct {
+  const char* clause;
   const char* file;
   size_t offset;
   const char* field;
 } Malformed;
 
 static const Malformed malformed[] = {
-    {"empty_indptr.bin", 8, "indptr"},
-    {"zero_modules.bin", 8, "indptr"},
-    {"indptr_nonzero_start.bin", 16, "indptr"},
-    {"indptr_decreasing.bin", 32, "indptr"},
-    {"indptr_past_children.bin", 32, "indptr"},
-    {"child_out_of_range.bin", 40, "child_indices"},
-    {"import_cycle.bin", 72, "child_indices"},
-    {"huge_string.bin", 40, "kind"},
-    {"huge_vector.bin", 8, "indptr"},
-    {"nbytes_past_symbol.bin", 0, "nbytes"},
-    {"trailing_bytes.bin", 52, "entries"},
-    {"duplicate_lib.bin", 60, "kind"},
-    {"empty_kind.bin", 40, "kind"},
-    {"truncated.bin", 8, "indptr"},
+    {"LIB-020", "empty_indptr.bin", 8, "import_tree.indptr"},
+    {"LIB-021", "zero_modules.bin", 8, "import_tree.indptr"},
+    {"LIB-022", "indptr_nonzero_start.bin", 16, "import_tree.indptr"},
+    {"LIB-023", "indptr_decreasing.bin", 32, "import_tree.indptr"},
+    {"LIB-024", "indptr_past_children.bin", 32, "import_tree.indptr"},
+    {"LIB-024", "indptr_short_of_children.bin", 24, "import_tree.indptr"},
+    {"LIB-025", "child_out_of_range.bin", 40, "import_tree.child_indices"},
+    {"LIB-025", "child_out_of_range_second.bin", 48, "import_tree.child_indices"},
+    {"LIB-025", "child_index_equal_count.bin", 40, "import_tree.child_indices"},
+    {"LIB-026", "import_cycle.bin", 72, "import_tree.child_indices"},
+    {"LIB-026", "self_import.bin", 40, "import_tree.child_indices"},
+    {"LIB-026", "import_cycle_late.bin", 72, "import_tree.child_indices"},
+    {"LIB-026", "import_cycle_unreachable.bin", 64, "import_tree.child_indices"},
+    {"LIB-027", "huge_string.bin", 40, "kind"},
+    {"LIB-027", "huge_payload.bin", 56, "payload"},
+    {"LIB-027", "huge_string_high_bit.bin", 40, "kind"},
+    {"LIB-028", "huge_vector.bin", 8, "import_tree.indptr"},
+    {"LIB-028", "huge_children.bin", 32, "import_tree.child_indices"},
+    {"LIB-029", "nbytes_past_symbol.bin", 0, "nbytes"},
+    {"LIB-030", "trailing_bytes.bin", 52, "entries"},
+    {"LIB-031", "duplicate_lib.bin", 60, "kind"},
+    {"LIB-032", "empty_kind.bin", 40, "kind"},
+    {"LIB-033", "truncated.bin", 8, "import_tree.indptr"},
+    {"LIB-033", "truncated_after_indptr.bin", 32, "import_tree.child_indices"},
+    {"LIB-033", "truncated_children.bin", 40, "import_tree.child_indices"},
+    {"LIB-033", "truncated_kind_length.bin", 56, "kind"},
+    {"LIB-033", "truncated_kind_length_7.bin", 56, "kind"},
+    {"LIB-033", "truncated_kind.bin", 56, "kind"},
+    {"LIB-033", "truncated_payload_length.bin", 84, "payload"},
+    {"LIB-033", "truncated_payload.bin", 84, "payload"},
 };
 
-/* Checks one malformed blob: the child survived, the load returned -1 with
- * ValueError, and the message names "offset N" and the field. */
-static void expect_malformed(int index) {
+/* Checks every malformed blob of `clause`: the child survived, the load
+ * returned -1 with ValueError, and the message says "offset N:" and
+ * "field F:" (the form `library_bin: offset N: field F: reason`). */
+static void expect_malformed(const char* clause) {
   register_loader(testkind_loader); /* inherited by the child */
-  const Malformed* m = &malformed[index];
-  ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"), blob_path(m->file));
-  cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
-  cr_assert_eq(o.rc, -1, "%s: the load succeeded (returned type index %d)", m->file,
-               o.result_type);
-  cr_expect_str_eq(o.error.kind, "ValueError", "%s: raised %s: %s", m->file, o.error.kind,
-                   o.error.message);
-  char want[64];
-  snprintf(want, sizeof want, "offset %zu", m->offset);
-  cr_expect(strstr(o.error.message, want) != NULL, "%s: message lacks '%s': %s", m->file, want,
-            o.error.message);
-  cr_expect(strstr(o.error.message, m->field) != NULL, "%s: message lacks field '%s': %s",
-            m->file, m->field, o.error.message);
+  int checked = 0;
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
+    const Malformed* m = &malformed[i];
+    if (strcmp(m->clause, clause) != 0) continue;
+    checked++;
+    ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"), blob_path(m->file));
+    cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
+    cr_assert_eq(o.rc, -1, "%s: the load succeeded (returned type index %d)", m->file,
+                 o.result_type);
+    cr_expect_str_eq(o.error.kind, "ValueError", "%s: raised %s: %s", m->file, o.error.kind,
+                     o.error.message);
+    char want[64];
+    snprintf(want, sizeof want, "offset %zu:", m->offset);
+    cr_expect(strstr(o.error.message, want) != NULL, "%s: message lacks '%s': %s", m->file, want,
+              o.error.message);
+    snprintf(want, sizeof want, "field %s:", m->field);
+    cr_expect(strstr(o.error.message, want) != NULL, "%s: message lacks '%s': %s", m->file, want,
+              o.error.message);
+  }
+  cr_assert_gt(checked, 0, "no blob for %s", clause);
 }
 
 /* LIB-020: empty indptr. */
-TEST(library_bin, LIB_020_empty_indptr) { expect_malformed(0); }
+TEST(library_bin, LIB_020_empty_indptr) { expect_malformed("LIB-020"); }
 
 /* LIB-021: zero modules. */
-TEST(library_bin, LIB_021_zero_modules) { expect_malformed(1); }
+TEST(library_bin, LIB_021_zero_modules) { expect_malformed("LIB-021"); }
 
 /* LIB-022: indptr not starting at 0. */
-TEST(library_bin, LIB_022_indptr_nonzero_start) { expect_malformed(2); }
+TEST(library_bin, LIB_022_indptr_nonzero_start) { expect_malformed("LIB-022"); }
 
 /* LIB-023: decreasing indptr. */
-TEST(library_bin, LIB_023_indptr_decreasing) { expect_malformed(3); }
+TEST(library_bin, LIB_023_indptr_decreasing) { expect_malformed("LIB-023"); }
 
 /* LIB-024: indptr pointing past child_indices. */
-TEST(library_bin, LIB_024_indptr_past_children) { expect_malformed(4); }
+TEST(library_bin, LIB_024_indptr_past_children) { expect_malformed("LIB-024"); }
 
-/* LIB-025: child index out of range. */
-TEST(library_bin, LIB_025_child_out_of_range) { expect_malformed(5); }
+/* LIB-025: a child index out of range (the first, or a later one). */
+TEST(library_bin, LIB_025_child_out_of_range) { expect_malformed("LIB-025"); }
 
-/* LIB-026: an import cycle. */
-TEST(library_bin, LIB_026_import_cycle) { expect_malformed(6); }
+/* LIB-026: an import cycle: through others, a self-import, one found after
+ * a finished subtree, one not reachable from module 0. */
+TEST(library_bin, LIB_026_import_cycle) { expect_malformed("LIB-026"); }
 
-/* LIB-027: a 2^40-byte string length. */
-TEST(library_bin, LIB_027_huge_string_length) { expect_malformed(7); }
+/* LIB-027: a 2^40-byte kind or payload length. */
+TEST(library_bin, LIB_027_huge_string_length) { expect_malformed("LIB-027"); }
 
-/* LIB-028: a 2^40-element vector. */
-TEST(library_bin, LIB_028_huge_vector_count) { expect_malformed(8); }
+/* LIB-028: a 2^40-element indptr or child_indices. */
+TEST(library_bin, LIB_028_huge_vector_count) { expect_malformed("LIB-028"); }
 
 /* LIB-029: nbytes larger than the symbol. */
-TEST(library_bin, LIB_029_nbytes_past_symbol) { expect_malformed(9); }
+TEST(library_bin, LIB_029_nbytes_past_symbol) { expect_malformed("LIB-029"); }
 
 /* LIB-030: trailing bytes inside nbytes. */
-TEST(library_bin, LIB_030_trailing_bytes) { expect_malformed(10); }
+TEST(library_bin, LIB_030_trailing_bytes) { expect_malformed("LIB-030"); }
 
 /* LIB-031: a second `_lib`. */
-TEST(library_bin, LIB_031_duplicate_lib) { expect_malformed(11); }
+TEST(library_bin, LIB_031_duplicate_lib) { expect_malformed("LIB-031"); }
 
 /* LIB-032: an empty kind. */
-TEST(library_bin, LIB_032_empty_kind) { expect_malformed(12); }
+TEST(library_bin, LIB_032_empty_kind) { expect_malformed("LIB-032"); }
 
-/* LIB-033: nbytes ending inside a field. */
-TEST(library_bin, LIB_033_truncated) { expect_malformed(13); }
+/* LIB-033: nbytes ending inside a field: indptr, before or inside
+ * child_indices, a kind's length or bytes, the payload's length or bytes. */
+TEST(library_bin, LIB_033_truncated) { expect_malformed("LIB-033"); }
 
 /* LIB-034: no malformed blob crashes the loading process. */
 TEST(library_bin, LIB_034_no_blob_crashes) {
@@ -313,4 +367,88 @@ TEST(library_bin, LIB_034_no_blob_crashes) {
     cr_expect(o.exited, "%s: the loading process was killed by signal %d", malformed[i].file,
               o.signal);
   }
+}
+
+/* ---- memory given back ---- */
+
+enum { LOAD_ROUNDS = 200 };
+
+/* One ffi.ModuleLoadFromFile(path) through `load`, the module or the
+ * error released; returns the call's return code. No cr_ calls: they
+ * allocate. */
+static int load_once(TVMFFIObjectHandle load, const char* path) {
+  TVMFFIAny arg = mod_str(path), result = mod_none();
+  int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &result);
+  if (rc == 0 && result.type_index >= kTVMFFIStaticObjectBegin && result.v_obj != NULL)
+    conf_api.TVMFFIObjectDecRef(result.v_obj);
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (err) conf_api.TVMFFIObjectDecRef(err);
+  release_seen();
+  seen.calls = 0;
+  return rc;
+}
+
+/* In a forked child (CONF_TEST_LIBRARY_BIN=blob when blob is not NULL):
+ * one load of `path`, then LOAD_ROUNDS more, each result released.
+ * Returns the growth of the heap in use over those rounds in bytes, or -1
+ * when the child died or a later load ended differently from the first. */
+static long load_growth(TVMFFIObjectHandle load, const char* path, const char* blob) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(fds[0]);
+    if (blob) setenv("CONF_TEST_LIBRARY_BIN", blob, 1);
+    int first = load_once(load, path);
+    size_t before = mallinfo2().uordblks;
+    long growth = 0;
+    for (int i = 0; i < LOAD_ROUNDS; ++i) {
+      if (load_once(load, path) != first) growth = -1;
+    }
+    size_t after = mallinfo2().uordblks;
+    if (growth == 0) growth = after > before ? (long)(after - before) : 0;
+    if (write(fds[1], &growth, sizeof growth) != (ssize_t)sizeof growth) _exit(3);
+    _exit(0);
+  }
+  close(fds[1]);
+  long growth = -1;
+  if (read(fds[0], &growth, sizeof growth) != (ssize_t)sizeof growth) growth = -1;
+  close(fds[0]);
+  waitpid(pid, NULL, 0);
+  return growth;
+}
+
+/* Blobs whose loads fail at each stage of decoding: after indptr, in its
+ * checks, in the cycle search, among the entries, at the end. */
+static const char* const failing_blobs[] = {
+    "truncated_after_indptr.bin", "indptr_decreasing.bin", "child_out_of_range.bin",
+    "import_cycle.bin",           "duplicate_lib.bin",     "truncated_payload.bin",
+    "trailing_bytes.bin",
+};
+
+/* LIB-035: a load gives its memory back: 200 more loads of a library with a
+ * module tree (each module released), of a library with only `_lib`, and
+ * of each malformed blob of every decoding stage, leave the
+ * heap in use (glibc mallinfo2) within 8 bytes a round of where the first
+ * load left it. */
+TEST(library_bin, LIB_035_loads_give_memory_back) {
+  conf_alloc_require(); /* glibc owns the heap: no sanitizer, no valgrind */
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  long limit = 8 * LOAD_ROUNDS;
+  long g = load_growth(load, mod_lib_path("libmod_packed.so"), NULL);
+  cr_expect(g >= 0 && g <= limit, "libmod_packed.so: heap grew by %ld bytes over %d loads", g,
+            LOAD_ROUNDS);
+  g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path("padded.bin"));
+  cr_expect(g >= 0 && g <= limit, "padded.bin: heap grew by %ld bytes over %d loads", g,
+            LOAD_ROUNDS);
+  for (size_t i = 0; i < sizeof failing_blobs / sizeof failing_blobs[0]; ++i) {
+    g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path(failing_blobs[i]));
+    cr_expect(g >= 0 && g <= limit, "%s: heap grew by %ld bytes over %d loads (-1: a "
+              "load ended differently or the process died)", failing_blobs[i], g, LOAD_ROUNDS);
+  }
+  API(TVMFFIObjectDecRef)(load);
 }

@@ -85,4 +85,20 @@ static inline void expect_same_tensor(const DLTensor* got, const DLTensor* want)
   }
 }
 
+/* TypeError whose message names `api`, `arg`, and says `what`. */
+static inline void expect_type_error(const char* api, const char* arg, const char* what) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "%s: nothing raised", api);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const char* parts[] = {api, arg, what};
+  cr_expect(cell->kind.size == 9 && memcmp(cell->kind.data, "TypeError", 9) == 0,
+            "%s: raised %.*s", api, (int)cell->kind.size, cell->kind.data);
+  for (int i = 0; i < 3; ++i) {
+    cr_expect(memmem(cell->message.data, cell->message.size, parts[i], strlen(parts[i])) != NULL,
+              "%s: the message lacks \"%s\": %.*s", api, parts[i], (int)cell->message.size,
+              cell->message.data);
+  }
+  API(TVMFFIObjectDecRef)(err);
+}
+
 #endif

@@ -15,6 +15,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include "reference/library_bin.h"
+#include "tools/libbin/pack.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -105,7 +106,7 @@ EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t n
   bin.num_children = num_children;
   bin.child_indices = (uint64_t*)children;
   bin.entries = entries;
-  int rc = tffi_library_bin_pack(&bin, out, out_size);
+  int rc = libbin_pack(&bin, out, out_size);
   if (rc != 0) take_error(err, err_cap);
   free(entries);
   return rc;

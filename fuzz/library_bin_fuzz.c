@@ -18,6 +18,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "reference/library_bin.h"
+#include "tools/libbin/pack.h"
 
 static const char* const kParseKinds[] = {"ValueError", "MemoryError", NULL};
 
@@ -63,10 +64,10 @@ static void check_tree(const TffiLibraryBin* bin, const uint8_t* data, size_t si
 static void check_repack(const TffiLibraryBin* bin, const uint8_t* data) {
   uint8_t* blob = NULL;
   size_t blob_size = 0;
-  int rc = tffi_library_bin_pack(bin, &blob, &blob_size);
-  if (rc != 0) fuzz_expect_raised("tffi_library_bin_pack", kParseKinds);
+  int rc = libbin_pack(bin, &blob, &blob_size);
+  if (rc != 0) fuzz_expect_raised("libbin_pack", kParseKinds);
   FUZZ_CHECK(rc == 0, "packing an accepted blob failed");
-  fuzz_expect_nothing_raised("tffi_library_bin_pack");
+  fuzz_expect_nothing_raised("libbin_pack");
   FUZZ_CHECK(blob_size == 8 + bin->nbytes, "repacked size %zu, parsed 8 + %llu", blob_size,
              (unsigned long long)bin->nbytes);
   FUZZ_CHECK(memcmp(blob, data, blob_size) == 0, "repacked bytes differ from the input");

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "fault_test_support.h"
 #include "library_bin.h"
+#include "tools/libbin/pack.h"
 #include "library_loader.h"
 #include "module.h"
 #include "object.h"
@@ -144,7 +145,7 @@ static void setup_library(void) {
                        .num_children = 1, .entries = entries};
   uint8_t* packed;
   size_t size;
-  cr_assert_eq(tffi_library_bin_pack(&in, &packed, &size), 0);
+  cr_assert_eq(libbin_pack(&in, &packed, &size), 0);
   cr_assert_leq(size, sizeof blob);
   memcpy(blob, packed, size);
   tffi_free(packed);

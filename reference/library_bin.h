@@ -1,5 +1,6 @@
 /*
- * The `__tvm_ffi__library_bin` blob: parser and packer.
+ * The `__tvm_ffi__library_bin` blob: the parser (the packer, which no
+ * runtime path needs, is tools/libbin/pack.h).
  *
  * Layout (all integers little-endian u64; see spec/library_bin.md):
  *   <nbytes> <indptr: vec<u64>> <child_indices: vec<u64>>
@@ -64,14 +65,5 @@ int tffi_library_bin_parse(const uint8_t* data, size_t size, TffiLibraryBin* out
 /* Releases what parse or the caller attached to `bin` and zeroes it. Safe on a
  * zeroed or failed struct. */
 void tffi_library_bin_free(TffiLibraryBin* bin);
-
-/*
- * Encodes `bin` (num_modules, indptr, child_indices, num_children, entries'
- * kind/is_lib/payload are read; nbytes, offsets and lib_index are ignored)
- * into a new malloc'd blob, then parses the result so that only well-formed
- * blobs come out. Returns 0 with *out (free with free()) and *out_size set,
- * or -1 with a ValueError / MemoryError raised.
- */
-int tffi_library_bin_pack(const TffiLibraryBin* bin, uint8_t** out, size_t* out_size);
 
 #endif

@@ -1,6 +1,7 @@
 /* Unit tests of the library_bin parser and packer (the conformance suite
  * checks the loader end to end; these pin offsets, fields and bounds). */
 #include "library_bin.h"
+#include "tools/libbin/pack.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -323,7 +324,7 @@ Test(library_bin, pack_round_trips) {
                        .num_children = 2, .entries = entries};
   uint8_t* blob;
   size_t size;
-  if (tffi_library_bin_pack(&in, &blob, &size) != 0) {
+  if (libbin_pack(&in, &blob, &size) != 0) {
     TVMFFIObjectHandle err = NULL;
     TVMFFIErrorMoveFromRaised(&err);
     cr_assert_fail("pack failed: %s", TVMFFIErrorGetCellPtr(err)->message.data);
@@ -348,7 +349,7 @@ Test(library_bin, pack_refuses_a_cycle) {
                        .num_children = 1, .entries = entries};
   uint8_t* blob = NULL;
   size_t size = 0;
-  cr_assert_eq(tffi_library_bin_pack(&in, &blob, &size), -1);
+  cr_assert_eq(libbin_pack(&in, &blob, &size), -1);
   cr_expect_null(blob);
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);

@@ -27,6 +27,11 @@ def blob(body, nbytes=None):
     return u64(len(body) if nbytes is None else nbytes) + body
 
 
+# A well-formed body (_lib imports a testkind module with payload "xy") for
+# the truncations: indptr at 8, child_indices at 40, the kinds at 56 and 68,
+# the payload's length at 84.
+TRUNCATABLE = vec([0, 1, 1]) + vec([1]) + s('_lib') + s('testkind') + s('xy')
+
 BLOBS = {
     # valid: the library imports a custom module whose payload is empty
     'empty_payload.bin': blob(vec([0, 1, 1]) + vec([1]) + s('_lib') + s('testkind') + s(b'')),
@@ -65,6 +70,44 @@ BLOBS = {
     # offset 8: nbytes 20 ends inside the indptr vector
     'truncated.bin': blob(vec([0, 1, 1]) + vec([1]) + s('_lib') + s('testkind') + s('x'),
                           nbytes=20),
+    # offset 32: nbytes ends right after indptr, before child_indices
+    'truncated_after_indptr.bin': blob(vec([0, 0])),
+    # offset 40: nbytes ends inside the child_indices elements
+    'truncated_children.bin': blob(TRUNCATABLE, nbytes=44),
+    # offset 56: nbytes ends inside the first kind's length
+    'truncated_kind_length.bin': blob(TRUNCATABLE, nbytes=52),
+    # offset 56: nbytes ends inside the first kind's bytes
+    'truncated_kind.bin': blob(TRUNCATABLE, nbytes=58),
+    # offset 84: nbytes ends inside the payload's length
+    'truncated_payload_length.bin': blob(TRUNCATABLE, nbytes=80),
+    # offset 84: nbytes ends inside the payload's bytes
+    'truncated_payload.bin': blob(TRUNCATABLE, nbytes=85),
+    # offset 48: the second child index (7) of 1 module
+    'child_out_of_range_second.bin': blob(vec([0, 2]) + vec([0, 7]) + s('_lib')),
+    # offset 40: module 0 imports itself
+    'self_import.bin': blob(vec([0, 1]) + vec([0]) + s('_lib')),
+    # offset 72: 0 -> [1, 2], 2 -> 0, found after module 1 is done
+    'import_cycle_late.bin': blob(vec([0, 2, 2, 3]) + vec([1, 2, 0]) + s('_lib') +
+                                  s('testkind') + s('a') + s('testkind') + s('b')),
+    # offset 64: 1 -> 2 -> 1, not reachable from module 0
+    'import_cycle_unreachable.bin': blob(vec([0, 0, 1, 2]) + vec([2, 1]) + s('_lib') +
+                                         s('testkind') + s('a') + s('testkind') + s('b')),
+    # offset 56: a payload of 2^40 bytes
+    'huge_payload.bin': blob(vec([0, 0]) + vec([]) + s('testkind') + u64(1 << 40)),
+    # offset 32: child_indices of 2^40 elements
+    'huge_children.bin': blob(vec([0, 0]) + u64(1 << 40) + u64(0) * 4),
+    # offset 40: a kind length with its top bit set (2^63 + 4)
+    'huge_string_high_bit.bin': blob(vec([0, 0]) + vec([]) + u64((1 << 63) | 4) + b'_lib'),
+    # offset 56: nbytes leaves 7 bytes of the first kind's length
+    'truncated_kind_length_7.bin': blob(TRUNCATABLE, nbytes=55),
+    # offset 40: child index 1 of 1 module (one past the last)
+    'child_index_equal_count.bin': blob(vec([0, 1]) + vec([1]) + s('_lib')),
+    # offset 24: indptr ends at 0 but there is 1 child index
+    'indptr_short_of_children.bin': blob(vec([0, 0]) + vec([0]) + s('_lib')),
+    # valid: _lib imports modules of kinds "_libx" and "_lix": kinds that
+    # only start like "_lib" are ordinary kinds with payloads
+    'lib_like_kinds.bin': blob(vec([0, 2, 2, 2]) + vec([1, 2]) + s('_lib') + s('_libx') +
+                               s('p1') + s('_lix') + s('p2')),
 }
 
 if __name__ == '__main__':

@@ -22,6 +22,7 @@
 #include "elf_symbol.h"
 #include "desc.h"
 #include "reference/library_bin.h"
+#include "tools/libbin/pack.h"
 
 #define LIBBIN_SYMBOL "__tvm_ffi__library_bin"
 #define LIBBIN_MAX_INPUT ((size_t)1 << 30)
@@ -196,7 +197,7 @@ static int libbin_cmd_pack(int argc, char** argv) {
   if (rc != 0) return 1;
   uint8_t* blob;
   size_t size;
-  if (tffi_library_bin_pack(&desc.bin, &blob, &size) != 0) {
+  if (libbin_pack(&desc.bin, &blob, &size) != 0) {
     libbin_print_raised("pack");
     libbin_libbin_desc_free(&desc);
     return 1;
