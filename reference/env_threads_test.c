@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "tensor_test_support.h"
 #include "object.h"
 #include "tensor.h"
 #include "threads_test_support.h"
@@ -86,7 +87,7 @@ int main(void) {
   run_threads(stream_worker);
   run_threads(allocator_worker);
   int64_t shape[2] = {4, 4};
-  if (tffi_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 32, 1}, &shared_tensor) != 0) {
+  if (test_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 32, 1}, &shared_tensor) != 0) {
     fail("alloc", -1, -1);
   } else {
     run_threads(tensor_worker);

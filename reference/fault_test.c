@@ -9,6 +9,7 @@
 #include <string.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "tensor_test_support.h"
 #include "error.h"
 #include "fault_test_support.h"
 #include "object.h"
@@ -146,7 +147,7 @@ static int op_dlpack_round_trip(void* ctx) {
 static int op_dlpack_legacy_export(void* ctx) {
   (void)ctx;
   TVMFFIObject* t = NULL;
-  if (tffi_tensor_alloc_cpu(shape4, 4, (DLDataType){kDLFloat, 32, 1}, &t) != 0) return -1;
+  if (test_tensor_alloc_cpu(shape4, 4, (DLDataType){kDLFloat, 32, 1}, &t) != 0) return -1;
   DLManagedTensor* out = NULL;
   int rc = TVMFFITensorToDLPack(t, &out);
   tffi_decref(t);
@@ -158,7 +159,7 @@ static int op_env_tensor_alloc(void* ctx) {
   (void)ctx;
   TVMFFIObject* t = NULL;
   int64_t shape[2] = {3, 7};
-  if (tffi_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 32, 1}, &t) != 0) return -1;
+  if (test_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 32, 1}, &t) != 0) return -1;
   tffi_decref(t);
   return 0;
 }

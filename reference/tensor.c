@@ -78,22 +78,6 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
   return 0;
 }
 
-int64_t tffi_dltensor_numel(const DLTensor* t) {
-  /* A zero dimension first: the check lets the other dimensions of an empty
-   * tensor be anything, so their running product may overflow. */
-  for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] == 0) return 0;
-  }
-  int64_t n = 1;
-  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
-  return n;
-}
-
-int64_t tffi_dltensor_nbytes(const DLTensor* t) {
-  int64_t numel = tffi_dltensor_numel(t);
-  return (numel * t->dtype.bits * t->dtype.lanes + 7) / 8;
-}
-
 int tffi_dltensor_is_contiguous(const DLTensor* t) {
   if (t->strides == NULL) return 1;
   for (int32_t i = 0; i < t->ndim; ++i) {
@@ -180,34 +164,6 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
   t->ctx = ctx;
   t->flags = 0;
   *out = &t->header;
-  return 0;
-}
-
-static void tffi_free_buffer(void* ctx) { tffi_free(ctx); }
-
-int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
-                          TVMFFIObject** out) {
-  DLTensor proto = {.data = NULL,
-                    .device = {kDLCPU, 0},
-                    .ndim = ndim,
-                    .dtype = dtype,
-                    .shape = (int64_t*)shape,
-                    .strides = NULL,
-                    .byte_offset = 0};
-  if (tffi_dltensor_check(&proto, "shape") != 0) return -1;
-  int64_t nbytes = tffi_dltensor_nbytes(&proto);
-  if (nbytes > INT64_MAX - 64) return tffi_raise_oom((size_t)-1);
-  /* aligned_alloc wants a multiple of the alignment, and never size 0. */
-  size_t size = ((size_t)nbytes + 63) / 64 * 64;
-  if (size == 0) size = 64;
-  void* data = tffi_aligned_alloc(64, size);
-  if (data == NULL) return tffi_raise_oom(size);
-  memset(data, 0, size);
-  proto.data = data;
-  if (tffi_tensor_new(&proto, "shape", tffi_free_buffer, data, out) != 0) {
-    tffi_free(data);
-    return -1;
-  }
   return 0;
 }
 

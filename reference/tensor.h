@@ -38,12 +38,6 @@ int tffi_dltensor_check(const DLTensor* t, const char* arg_name);
  * function's name, "<api>: <arg_name>..." (the one argument vocabulary). */
 int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name);
 
-/* Element count of checked metadata (1 for ndim 0). */
-int64_t tffi_dltensor_numel(const DLTensor* t);
-
-/* Byte size of checked metadata: ceil(numel * bits * lanes / 8). */
-int64_t tffi_dltensor_nbytes(const DLTensor* t);
-
 /*
  * 1 when checked metadata is compact row-major: NULL strides, any dimension
  * of size 0, or every stride equal to the product of the later dimensions
@@ -81,13 +75,6 @@ int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_n
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out);
 
-/*
- * Makes a CPU tensor that owns zero-filled, 64-byte aligned memory of the
- * given shape and dtype (compact strides). For tests and kernels that need
- * a real buffer. Errors as tffi_tensor_new (arg_name "shape").
- */
-int tffi_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
-                          TVMFFIObject** out);
 
 
 /*

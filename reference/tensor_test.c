@@ -1,4 +1,5 @@
 /* Unit tests of the tensor object and the DLTensor metadata checks. */
+#include "tensor_test_support.h"
 #include "tensor.h"
 
 #include <criterion/criterion.h>
@@ -18,12 +19,12 @@ Test(tensor_check, accepts_ordinary_metadata) {
   int64_t shape[3] = {2, 3, 4};
   DLTensor t = meta(shape, 3);
   cr_expect_eq(tffi_dltensor_check(&t, "x"), 0);
-  cr_expect_eq(tffi_dltensor_numel(&t), 24);
-  cr_expect_eq(tffi_dltensor_nbytes(&t), 96);
+  cr_expect_eq(test_dltensor_numel(&t), 24);
+  cr_expect_eq(test_dltensor_nbytes(&t), 96);
   t.ndim = 0;
   t.shape = NULL;
   cr_expect_eq(tffi_dltensor_check(&t, "x"), 0);
-  cr_expect_eq(tffi_dltensor_numel(&t), 1);
+  cr_expect_eq(test_dltensor_numel(&t), 1);
 }
 
 Test(tensor_check, refusals_name_the_argument) {
@@ -64,7 +65,7 @@ Test(tensor_check, overflow_of_count_and_bytes) {
   int64_t empty[3] = {INT64_MAX, 0, INT64_MAX};
   t = meta(empty, 3);
   cr_expect_eq(tffi_dltensor_check(&t, "x"), 0);
-  cr_expect_eq(tffi_dltensor_nbytes(&t), 0);
+  cr_expect_eq(test_dltensor_nbytes(&t), 0);
 }
 
 Test(tensor_check, contiguity) {
@@ -125,13 +126,13 @@ Test(tensor_object, failure_does_not_release) {
 Test(tensor_object, alloc_cpu_is_aligned_and_zeroed) {
   int64_t shape[2] = {3, 5};
   TVMFFIObject* obj = NULL;
-  cr_assert_eq(tffi_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 64, 1}, &obj), 0);
+  cr_assert_eq(test_tensor_alloc_cpu(shape, 2, (DLDataType){kDLFloat, 64, 1}, &obj), 0);
   DLTensor* dl = tffi_tensor_dl(obj);
   cr_expect_eq((uintptr_t)dl->data % 64, 0);
   const double* d = dl->data;
   for (int i = 0; i < 15; ++i) cr_expect_eq(d[i], 0.0);
   cr_expect_eq(dl->strides[0], 5);
   tffi_decref(obj);
-  cr_expect_eq(tffi_tensor_alloc_cpu(NULL, 1, (DLDataType){kDLFloat, 64, 1}, &obj), -1);
+  cr_expect_eq(test_tensor_alloc_cpu(NULL, 1, (DLDataType){kDLFloat, 64, 1}, &obj), -1);
   expect_raised("ValueError", "shape");
 }
