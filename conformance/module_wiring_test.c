@@ -1,0 +1,296 @@
+/* Clauses of spec/modules.md on how modules are wired together and handed
+ * out: what releasing a module releases, imports and their cycle check,
+ * the ffi.Module* globals' argument errors, host loaders, pinned modules,
+ * the system library's context symbol and re-registered symbols. */
+#include <stdint.h>
+#include <strings.h>
+
+#include "module_support.h"
+
+static void release_all(TVMFFIObjectHandle* mods, int n) {
+  for (int i = 0; i < n; ++i)
+    if (mods[i]) API(TVMFFIObjectDecRef)(mods[i]);
+}
+
+static int import_module(TVMFFIObjectHandle mod, TVMFFIObjectHandle other) {
+  TVMFFIAny a[2] = {mod_obj(mod), mod_obj(other)}, r;
+  return mod_call("ffi.ModuleImportModule", a, 2, &r);
+}
+
+static void clear_imports(TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+}
+
+/* Calls libmod_basic's call_import(name): TVMFFIEnvModLookupFromImports from
+ * inside the library, then the function found. -1 with mod_err on failure. */
+static int lookup_call(TVMFFIObjectHandle basic, const char* name, TVMFFIAny* r) {
+  TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
+  cr_assert_not_null(call);
+  TVMFFIAny arg = mod_str(name);
+  int rc = mod_call_fn(call, &arg, 1, r);
+  API(TVMFFIObjectDecRef)(call);
+  return rc;
+}
+
+/* MOD-027: a module holds its imports, and the functions
+ * TVMFFIEnvModLookupFromImports found through them, only as long as it
+ * lives: releasing it lets the imported library go. */
+TEST(module_wiring, MOD_027_release_drops_imports) {
+  const char* other_path = mod_lib_path("libmod_other.so");
+  const char* third_path = mod_lib_path("libmod_third.so");
+  cr_assert(!mod_is_loaded(other_path) && !mod_is_loaded(third_path));
+  TVMFFIObjectHandle m[3] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so"),
+                             mod_load("libmod_third.so")};
+  cr_assert_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(import_module(m[0], m[2]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  TVMFFIAny r;
+  cr_assert_eq(lookup_call(m[0], "other_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r.v_int64, 42);
+  release_all(&m[1], 2);
+  cr_expect(mod_is_loaded(other_path), "an imported library was unloaded while imported");
+  cr_expect(mod_is_loaded(third_path), "an imported library was unloaded while imported");
+  /* Still reachable from the importer after the host let go. */
+  cr_expect_eq(mod_implements(m[0], "third_fn", 1), 1);
+  API(TVMFFIObjectDecRef)(m[0]);
+  cr_expect(!mod_is_loaded(other_path), "libmod_other.so stays loaded after its importer went");
+  cr_expect(!mod_is_loaded(third_path), "libmod_third.so stays loaded after its importer went");
+}
+
+static int info_call(const char* global, TVMFFIObjectHandle mod, const char* name, int qi,
+                     char* buf, size_t cap) {
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(qi)}, r;
+  cr_assert_eq(mod_call(global, args, 3, &r), 0, "%s(%s): %s: %s", global, name, mod_err.kind,
+               mod_err.message);
+  if (r.type_index == kTVMFFINone) return 0;
+  cr_assert_not_null(mod_take_str(&r, buf, cap), "%s(%s) returned type index %d", global, name,
+                     r.type_index);
+  return 1;
+}
+
+/* MOD-028: metadata and doc queries search imports like
+ * ffi.ModuleGetFunction: own first, imports only with query_imports. */
+TEST(module_wiring, MOD_028_info_queries_search_imports) {
+  TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
+  cr_assert_eq(import_module(m[0], m[1]), 0);
+  char buf[256];
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", m[0], "other_fn", 0, buf, sizeof buf), 0,
+               "an import's doc was found without query_imports");
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", m[0], "other_fn", 1, buf, sizeof buf), 1,
+               "the import's doc was not found with query_imports");
+  cr_expect_str_eq(buf, "other_fn lives in mod_other.");
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", m[0], "add_one", 1, buf, sizeof buf), 1);
+  cr_expect_str_eq(buf, "Returns its integer argument plus one.");
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionMetadata", m[0], "add_one", 1, buf, sizeof buf), 1);
+  cr_expect_str_eq(buf, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionMetadata", m[0], "other_fn", 1, buf, sizeof buf),
+               0);
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", m[0], "nothing_here", 1, buf, sizeof buf),
+               0);
+  clear_imports(m[0]);
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", m[0], "other_fn", 1, buf, sizeof buf), 0,
+               "the doc of a cleared import was still found");
+  release_all(m, 2);
+}
+
+static void expect_cycle_refused(TVMFFIObjectHandle mod, TVMFFIObjectHandle other) {
+  cr_expect_eq(import_module(mod, other), -1, "a cyclic import was accepted");
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strcasestr(mod_err.message, "cyclic dependency") != NULL, "message: %s",
+            mod_err.message);
+}
+
+/* MOD-029: a cycle through any number of imports is refused with a
+ * RuntimeError saying so; shared imports (a diamond) are not a cycle. */
+TEST(module_wiring, MOD_029_cycles_and_diamonds) {
+  TVMFFIObjectHandle m[3] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so"),
+                             mod_load("libmod_third.so")};
+  /* basic -> other -> third, and basic -> third directly: a diamond. */
+  cr_assert_eq(import_module(m[1], m[2]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(import_module(m[0], m[2]), 0, "a shared import was taken for a cycle: %s",
+               mod_err.message);
+  expect_cycle_refused(m[2], m[0]); /* two levels down */
+  expect_cycle_refused(m[2], m[1]);
+  expect_cycle_refused(m[1], m[0]);
+  expect_cycle_refused(m[2], m[2]);
+  cr_expect_eq(mod_implements(m[2], "add_one", 1), 0, "a refused import was kept");
+  cr_expect_eq(mod_implements(m[1], "add_one", 1), 0, "a refused import was kept");
+  /* The same import twice is no cycle either. */
+  cr_expect_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  TVMFFIObjectHandle fn = mod_get_function(m[0], "which", 1);
+  cr_assert_not_null(fn);
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "imports were not searched in import order");
+  API(TVMFFIObjectDecRef)(fn);
+  clear_imports(m[0]);
+  clear_imports(m[1]);
+  release_all(m, 3);
+}
+
+/* MOD-030: TVMFFIEnvModLookupFromImports searches the imports, not the
+ * module itself, in import order, and each import depth first. */
+TEST(module_wiring, MOD_030_lookup_searches_imports_only) {
+  TVMFFIObjectHandle m[3] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so"),
+                             mod_load("libmod_third.so")};
+  TVMFFIAny r;
+  cr_expect_eq(lookup_call(m[0], "which", &r), -1, "found with no imports at all");
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_assert_eq(import_module(m[1], m[2]), 0);
+  cr_assert_eq(import_module(m[0], m[1]), 0);
+  cr_expect_eq(lookup_call(m[0], "add_one", &r), -1, "the module's own function was returned");
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strstr(mod_err.message, "add_one") != NULL, "message: %s", mod_err.message);
+  cr_assert_eq(lookup_call(m[0], "third_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r.v_int64, 43, "an import's own import was not searched");
+  cr_assert_eq(lookup_call(m[0], "which", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r.v_int64, 1, "the first import (depth first) must win");
+  clear_imports(m[0]);
+  clear_imports(m[1]);
+  release_all(m, 3);
+}
+
+/* MOD-031: wrong argument counts and types of the ffi.Module* globals are
+ * TypeError; a wrong type names its position. */
+TEST(module_wiring, MOD_031_argument_errors) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny r;
+  static const struct {
+    const char* fn;
+    int32_t want;
+  } counts[] = {
+      {"ffi.ModuleGetFunction", 3},        {"ffi.ModuleImplementsFunction", 3},
+      {"ffi.ModuleGetFunctionMetadata", 3}, {"ffi.ModuleGetFunctionDoc", 3},
+      {"ffi.ModuleGetKind", 1},            {"ffi.ModuleGetPropertyMask", 1},
+      {"ffi.ModuleInspectSource", 2},      {"ffi.ModuleGetWriteFormats", 1},
+      {"ffi.ModuleWriteToFile", 3},        {"ffi.ModuleImportModule", 2},
+      {"ffi.ModuleClearImports", 1},       {"ffi.ModuleGlobalsAdd", 1},
+      {"ffi.ModuleGlobalsRemove", 1},      {"ffi.ModuleLoadFromFile", 1},
+      {"ffi.Module.load_from_file.so", 2},
+  };
+  TVMFFIAny many[5] = {mod_obj(mod), mod_str("add_one"), mod_bool(0), mod_str("x"),
+                       mod_str("y")};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+    int32_t n = counts[i].want + 1;
+    cr_expect_eq(mod_call(counts[i].fn, many, n, &r), -1, "%s accepted %d arguments",
+                 counts[i].fn, n);
+    cr_expect_str_eq(mod_err.kind, "TypeError", "%s with %d arguments", counts[i].fn, n);
+    mod_release(&r);
+  }
+  /* A wrong type at each position of (mod, name, query_imports). */
+  const char* lookups[] = {"ffi.ModuleGetFunction", "ffi.ModuleImplementsFunction",
+                           "ffi.ModuleGetFunctionMetadata", "ffi.ModuleGetFunctionDoc"};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIAny a[3] = {mod_obj(mod), mod_int(7), mod_bool(0)};
+    cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted an int name", lookups[i]);
+    cr_expect_str_eq(mod_err.kind, "TypeError");
+    cr_expect(strstr(mod_err.message, "#1") != NULL, "%s: %s", lookups[i], mod_err.message);
+    a[1] = mod_str("add_one");
+    a[2] = mod_str("yes");
+    cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted a str flag", lookups[i]);
+    cr_expect_str_eq(mod_err.kind, "TypeError");
+    cr_expect(strstr(mod_err.message, "#2") != NULL, "%s: %s", lookups[i], mod_err.message);
+  }
+  TVMFFIAny a[3] = {mod_obj(mod), mod_int(3), mod_str("so")};
+  cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  a[1] = mod_str("/tmp/conf_never_written.so");
+  a[2] = mod_int(1);
+  cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#2") != NULL, "message: %s", mod_err.message);
+  TVMFFIAny path = mod_int(1);
+  cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+static int loader_gives_int(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 31;
+  return 0;
+}
+
+static int loader_fails(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n, (void)result;
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "conf loader: this file is corrupt");
+  return -1;
+}
+
+static void register_global(const char* name, TVMFFISafeCallType call) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &fn), 0);
+  TVMFFIByteArray n = {name, strlen(name)};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* MOD-032: a host loader's error comes out of ffi.ModuleLoadFromFile
+ * unchanged, and a loader that returns something other than a module makes
+ * the load fail with TypeError. */
+TEST(module_wiring, MOD_032_host_loader_results) {
+  register_global("ffi.Module.load_from_file.conffail", loader_fails);
+  register_global("ffi.Module.load_from_file.confint", loader_gives_int);
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path("/tmp/x.conffail", &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "conf loader: this file is corrupt") != NULL, "message: %s",
+            mod_err.message);
+  cr_expect_eq(mod_load_path("/tmp/x.confint", &mod), -1, "an int was accepted as a module");
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect_null(mod);
+}
+
+static void pin(const char* global, TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  cr_assert_eq(mod_call(global, &a, 1, &r), 0, "%s: %s: %s", global, mod_err.kind,
+               mod_err.message);
+  cr_expect_eq(r.type_index, kTVMFFINone, "%s returned type index %d", global, r.type_index);
+}
+
+/* MOD-033: ffi.ModuleGlobalsAdd of a module already added keeps one
+ * entry, which one ffi.ModuleGlobalsRemove drops; removing a module never
+ * added returns None and changes nothing; removing one leaves the others. */
+TEST(module_wiring, MOD_033_globals_entries) {
+  const char* paths[3] = {mod_lib_path("libmod_basic.so"), mod_lib_path("libmod_other.so"),
+                          mod_lib_path("libmod_third.so")};
+  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle other = mod_load("libmod_other.so");
+  TVMFFIObjectHandle third = mod_load("libmod_third.so");
+  pin("ffi.ModuleGlobalsRemove", other); /* never added */
+  pin("ffi.ModuleGlobalsAdd", basic);
+  pin("ffi.ModuleGlobalsAdd", other);
+  pin("ffi.ModuleGlobalsAdd", other);
+  pin("ffi.ModuleGlobalsAdd", third);
+  pin("ffi.ModuleGlobalsRemove", other);
+  API(TVMFFIObjectDecRef)(other);
+  cr_expect(!mod_is_loaded(paths[1]), "a module added twice stayed pinned after one remove");
+  pin("ffi.ModuleGlobalsRemove", basic);
+  API(TVMFFIObjectDecRef)(basic);
+  cr_expect(!mod_is_loaded(paths[0]), "ffi.ModuleGlobalsRemove did not unpin the first entry");
+  API(TVMFFIObjectDecRef)(third);
+  cr_expect(mod_is_loaded(paths[2]), "removing other modules unpinned this one");
+}
+
+/* MOD-034: TVMFFIEnvModLookupFromImports gives one handle per name: the
+ * same one again for a name, different ones for different names. */
+TEST(module_wiring, MOD_034_lookup_handles_are_kept) {
+  TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
+  cr_assert_eq(import_module(m[0], m[1]), 0);
+  TVMFFIObjectHandle twice = mod_get_function(m[0], "lookup_twice", 0);
+  TVMFFIAny arg = mod_str("other_fn"), r1, r2;
+  cr_assert_eq(mod_call_fn(twice, &arg, 1, &r1), 0, "%s: %s", mod_err.kind, mod_err.message);
+  arg = mod_str("which");
+  cr_assert_eq(mod_call_fn(twice, &arg, 1, &r2), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_neq(r1.v_ptr, r2.v_ptr, "two names gave one handle");
+  arg = mod_str("other_fn");
+  cr_assert_eq(mod_call_fn(twice, &arg, 1, &r2), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r1.v_ptr, r2.v_ptr, "a later lookup gave another handle");
+  API(TVMFFIObjectDecRef)(twice);
+  release_all(m, 2);
+}
