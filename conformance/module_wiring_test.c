@@ -198,6 +198,11 @@ TEST(module_wiring, MOD_031_argument_errors) {
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  a[1] = mod_int(1);
+  a[2] = mod_str("so");
+  cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
   a[1] = mod_str("/tmp/conf_never_written.so");
   a[2] = mod_int(1);
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
@@ -293,4 +298,174 @@ TEST(module_wiring, MOD_034_lookup_handles_are_kept) {
   cr_expect_eq(r1.v_ptr, r2.v_ptr, "a later lookup gave another handle");
   API(TVMFFIObjectDecRef)(twice);
   release_all(m, 2);
+}
+
+/* MOD-035: a path holding a NUL byte is refused with ValueError; the load
+ * never opens the path cut at the NUL. */
+TEST(module_wiring, MOD_035_path_with_nul_refused) {
+  const char* path = mod_lib_path("libmod_other.so");
+  char buf[4200];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "%s%cx.so", path, 0);
+  TVMFFIByteArray bytes = {buf, len};
+  TVMFFIAny arg;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &arg), 0);
+  TVMFFIAny args[2] = {arg, mod_str("so")}, r;
+  int rc = mod_call("ffi.ModuleLoadFromFile", args, 1, &r);
+  mod_release(&r);
+  cr_expect_eq(rc, -1, "a path with a NUL byte was loaded");
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  rc = mod_call("ffi.Module.load_from_file.so", args, 2, &r);
+  mod_release(&r);
+  cr_expect_eq(rc, -1, "a path with a NUL byte was loaded");
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  mod_release(&args[0]);
+  cr_expect(!mod_is_loaded(path), "the path cut at the NUL was opened");
+}
+
+static int sys_answer_7(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 7;
+  return 0;
+}
+
+static int sys_answer_8(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 8;
+  return 0;
+}
+
+static int system_lib(const TVMFFIAny* prefix, TVMFFIObjectHandle* mod) {
+  TVMFFIAny r;
+  *mod = NULL;
+  int rc = mod_call("ffi.SystemLib", (TVMFFIAny*)prefix, 1, &r);
+  if (rc == 0) {
+    cr_assert_eq(r.type_index, kTVMFFIModule, "ffi.SystemLib returned type index %d",
+                 r.type_index);
+    *mod = r.v_obj;
+  }
+  return rc;
+}
+
+/* MOD-036: ffi.SystemLib of a prefix holding a NUL byte never stands for
+ * the prefix cut at the NUL: it fails with ValueError, or gives another
+ * module that does not find the cut prefix's symbols. */
+TEST(module_wiring, MOD_036_system_prefix_with_nul) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_confnul_f",
+                                                          (void*)sys_answer_8), 0);
+  TVMFFIAny cut = mod_str("confnul_");
+  TVMFFIObjectHandle cut_mod;
+  cr_assert_eq(system_lib(&cut, &cut_mod), 0, "%s: %s", mod_err.kind, mod_err.message);
+  TVMFFIByteArray bytes = {"confnul_\0x", 10};
+  TVMFFIAny prefix;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &prefix), 0);
+  TVMFFIObjectHandle mod;
+  int rc = system_lib(&prefix, &mod);
+  mod_release(&prefix);
+  if (rc != 0) {
+    cr_expect_str_eq(mod_err.kind, "ValueError");
+  } else {
+    cr_expect_neq(mod, cut_mod, "the prefix was cut at the NUL");
+    cr_expect_null(mod_get_function(mod, "f", 0), "the prefix was cut at the NUL");
+    API(TVMFFIObjectDecRef)(mod);
+  }
+  API(TVMFFIObjectDecRef)(cut_mod);
+}
+
+static void* mod037_ctx;
+
+static int mod037_global(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 3737;
+  return 0;
+}
+
+/* MOD-037: a system library's `<prefix>__tvm_ffi__library_ctx` symbol, the
+ * address of a pointer variable, is set by ffi.SystemLib(prefix) to a
+ * value TVMFFIEnvModLookupFromImports accepts. */
+TEST(module_wiring, MOD_037_system_lib_context) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf37___tvm_ffi__library_ctx",
+                                                          &mod037_ctx), 0);
+  register_global("conf_test.mod037", mod037_global);
+  TVMFFIAny prefix = mod_str("conf37_");
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(system_lib(&prefix, &mod), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_assert_not_null(mod037_ctx, "the system library's context was not set");
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(mod037_ctx, "conf_test.mod037", &fn), 0);
+  cr_assert_not_null(fn);
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 3737);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* MOD-038: registering a system-library symbol again replaces it: the
+ * later pointer is the one a system library finds. */
+TEST(module_wiring, MOD_038_system_symbol_replaced) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod038",
+                                                          (void*)sys_answer_7), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod038",
+                                                          (void*)sys_answer_8), 0);
+  TVMFFIAny prefix = mod_str("");
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(system_lib(&prefix, &mod), 0, "%s: %s", mod_err.kind, mod_err.message);
+  TVMFFIObjectHandle fn = mod_get_function(mod, "conf_mod038", 0);
+  cr_assert_not_null(fn);
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 8, "the first registration was kept");
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* MOD-039: context symbols registered under one name twice are applied in
+ * order: a library loaded afterwards holds the later pointer. */
+TEST(module_wiring, MOD_039_context_symbol_registered_twice) {
+  static int first, second;
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_test_context_slot", &first), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_test_context_slot", &second), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_no_library_has_this", &first), 0);
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "get_context_slot", 0);
+  TVMFFIAny r;
+  cr_assert_eq(mod_call_fn(fn, NULL, 0, &r), 0);
+  cr_expect_eq(r.v_ptr, &second, "slot holds %p, registered %p last", r.v_ptr, (void*)&second);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* MOD-040: TVMFFIEnvModLookupFromImports refuses a NULL out (ValueError
+ * naming out), a context that is not a module (TypeError naming
+ * library_ctx) and a NULL name (ValueError naming func_name). */
+TEST(module_wiring, MOD_040_lookup_argument_errors) {
+  HOSTILE_INPUT("upstream dereferences each argument unchecked");
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "get_ctx", 0);
+  TVMFFIAny r;
+  cr_assert_eq(mod_call_fn(fn, NULL, 0, &r), 0);
+  void* ctx = r.v_ptr;
+  API(TVMFFIObjectDecRef)(fn);
+  TVMFFIObjectHandle out = (void*)1;
+  cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(ctx, "x", NULL), -1);
+  mod_take_error();
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "TVMFFIEnvModLookupFromImports") != NULL &&
+                strstr(mod_err.message, "out") != NULL,
+            "message: %s", mod_err.message);
+  cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(ctx, NULL, &out), -1);
+  mod_take_error();
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "func_name") != NULL, "message: %s", mod_err.message);
+  TVMFFIObjectHandle not_module = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, sys_answer_7, NULL, &not_module), 0);
+  out = (void*)1;
+  cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(not_module, "x", &out), -1);
+  mod_take_error();
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "library_ctx") != NULL, "message: %s", mod_err.message);
+  cr_expect_null(out);
+  cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(NULL, "x", &out), -1);
+  mod_take_error();
+  cr_expect(strstr(mod_err.message, "library_ctx") != NULL, "message: %s", mod_err.message);
+  API(TVMFFIObjectDecRef)(not_module);
+  API(TVMFFIObjectDecRef)(mod);
 }

@@ -218,3 +218,17 @@ TEST(symbol, SYM_014_each_lookup_is_independent) {
   API(TVMFFIObjectDecRef)(b);
   API(TVMFFIObjectDecRef)(mod);
 }
+
+/* SYM-015: an untyped symbol (hand-written assembly) is taken as code. */
+TEST(symbol, SYM_015_untyped_symbol_is_a_function) {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  cr_skip_test("the untyped test symbol is written for x86-64 and AArch64 only");
+#endif
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "notype_fn", 0);
+  cr_assert_not_null(fn, "the untyped symbol __tvm_ffi_notype_fn was not found");
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1616);
+  cr_expect_eq(mod_implements(mod, "notype_fn", 0), 1);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
