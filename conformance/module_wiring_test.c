@@ -462,10 +462,50 @@ TEST(module_wiring, MOD_040_lookup_argument_errors) {
   mod_take_error();
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "library_ctx") != NULL, "message: %s", mod_err.message);
+  cr_expect(strstr(mod_err.message, "Module") != NULL, "message: %s", mod_err.message);
   cr_expect_null(out);
   cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(NULL, "x", &out), -1);
   mod_take_error();
   cr_expect(strstr(mod_err.message, "library_ctx") != NULL, "message: %s", mod_err.message);
   API(TVMFFIObjectDecRef)(not_module);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* MOD-044: the symbol registrations refuse a NULL name with ValueError
+ * naming `name`. */
+TEST(module_wiring, MOD_044_registration_null_name) {
+  HOSTILE_INPUT("upstream makes a string of the NULL name");
+  static int marker;
+  cr_expect_eq(API(TVMFFIEnvModRegisterContextSymbol)(NULL, &marker), -1);
+  mod_take_error();
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "TVMFFIEnvModRegisterContextSymbol") != NULL &&
+                strstr(mod_err.message, "name") != NULL,
+            "message: %s", mod_err.message);
+  cr_expect_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(NULL, &marker), -1);
+  mod_take_error();
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "TVMFFIEnvModRegisterSystemLibSymbol") != NULL &&
+                strstr(mod_err.message, "name") != NULL,
+            "message: %s", mod_err.message);
+}
+
+/* MOD-045: an argument tagged as a module whose pointer is NULL is a
+ * TypeError naming its position, not a crash. */
+TEST(module_wiring, MOD_045_null_module_argument) {
+  HOSTILE_INPUT("upstream calls through the NULL module");
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny null_mod = mod_none(), r;
+  null_mod.type_index = kTVMFFIModule;
+  const char* one[] = {"ffi.ModuleGetKind", "ffi.ModuleClearImports", "ffi.ModuleGlobalsAdd"};
+  for (int i = 0; i < 3; ++i) {
+    cr_expect_eq(mod_call(one[i], &null_mod, 1, &r), -1, "%s accepted a NULL module", one[i]);
+    cr_expect_str_eq(mod_err.kind, "TypeError", "%s", one[i]);
+    cr_expect(strstr(mod_err.message, "#0") != NULL, "%s: %s", one[i], mod_err.message);
+  }
+  TVMFFIAny a[2] = {mod_obj(mod), null_mod};
+  cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
   API(TVMFFIObjectDecRef)(mod);
 }
