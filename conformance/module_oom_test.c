@@ -31,13 +31,12 @@ static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
   cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
 }
 
-/* A lookup through imports, walked: a Function (a str for the doc query)
- * or a MemoryError, never None. */
-static long walk_lookup(const char* global, int sticky, int32_t want_type) {
-  TVMFFIObjectHandle basic, other;
-  load_pair(&basic, &other);
+/* A lookup of `name` in `mod` (query_imports true), walked: a Function (a
+ * str for the doc query) or a MemoryError, never None. */
+static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char* global,
+                           int sticky, int32_t want_type) {
   TVMFFIObjectHandle fn = mod_global(global);
-  TVMFFIAny args[3] = {mod_obj(basic), mod_str("other_fn"), mod_bool(1)}, r;
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
     int rc = armed_call(&w, fn, args, 3, &r);
@@ -48,28 +47,55 @@ static long walk_lookup(const char* global, int sticky, int32_t want_type) {
     int32_t got = r.type_index;
     mod_release(&r);
     cr_assert(got == want_type || (want_type == kTVMFFIStr && got == kTVMFFISmallStr),
-              "%s, allocation %ld failed: returned type index %d (out of memory read as not "
-              "found?)",
-              global, w.n, got);
+              "%s(%s), allocation %ld failed: returned type index %d (out of memory read as "
+              "not found?)",
+              global, name, w.n, got);
   }
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &r), 0, "%s fails after the walk", global);
   mod_release(&r);
   API(TVMFFIObjectDecRef)(fn);
-  API(TVMFFIObjectDecRef)(other);
-  API(TVMFFIObjectDecRef)(basic);
   return w.points;
 }
 
+static long walk_lookup(const char* global, int sticky, int32_t want_type) {
+  TVMFFIObjectHandle basic, other;
+  load_pair(&basic, &other);
+  long points = walk_lookup_in(basic, "other_fn", global, sticky, want_type);
+  API(TVMFFIObjectDecRef)(other);
+  API(TVMFFIObjectDecRef)(basic);
+  return points;
+}
+
+static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 4141;
+  return 0;
+}
+
 /* MOD-041: ffi.ModuleGetFunction, ffi.ModuleImplementsFunction and
- * ffi.ModuleGetFunctionDoc through imports, with any allocation failing,
- * return the function (true, the doc) or -1 with MemoryError. */
+ * ffi.ModuleGetFunctionDoc through imports, and ffi.ModuleGetFunction of a
+ * system library, with any allocation failing, return the function (true,
+ * the doc) or -1 with MemoryError. */
 TEST(module_oom, MOD_041_lookups_out_of_memory) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_f", (void*)sys_answer),
+               0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_g", (void*)sys_answer),
+               0);
+  TVMFFIAny prefix = mod_str("conf41_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  TVMFFIObjectHandle syslib = r.v_obj;
   long points = 0;
   for (int sticky = 0; sticky < 2; ++sticky) {
     points += walk_lookup("ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
     points += walk_lookup("ffi.ModuleImplementsFunction", sticky, kTVMFFIBool);
     points += walk_lookup("ffi.ModuleGetFunctionDoc", sticky, kTVMFFIStr);
+    points += walk_lookup_in(syslib, "f", "ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
+    points += walk_lookup_in(syslib, "conf41_g", "ffi.ModuleGetFunction", sticky,
+                             kTVMFFIFunction);
   }
+  API(TVMFFIObjectDecRef)(syslib);
   conf_alloc_done(points, "ffi.ModuleGetFunction");
 }
 
