@@ -509,3 +509,20 @@ TEST(module_wiring, MOD_045_null_module_argument) {
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
   API(TVMFFIObjectDecRef)(mod);
 }
+
+/* MOD-046: query_imports may be given as an int: nonzero means true. */
+TEST(module_wiring, MOD_046_query_imports_as_int) {
+  TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
+  cr_assert_eq(import_module(m[0], m[1]), 0);
+  const int64_t flags[3] = {0, 1, 2};
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIAny args[3] = {mod_obj(m[0]), mod_str("other_fn"), mod_int(flags[i])}, r;
+    cr_assert_eq(mod_call("ffi.ModuleImplementsFunction", args, 3, &r), 0, "%s: %s",
+                 mod_err.kind, mod_err.message);
+    cr_expect_eq(r.type_index, kTVMFFIBool);
+    cr_expect_eq(r.v_int64, flags[i] != 0, "query_imports given as the int %lld",
+                 (long long)flags[i]);
+  }
+  clear_imports(m[0]);
+  release_all(m, 2);
+}
