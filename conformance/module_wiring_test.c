@@ -534,3 +534,42 @@ TEST(module_wiring, MOD_046_query_imports_as_int) {
   clear_imports(m[0]);
   release_all(m, 2);
 }
+
+static int mod047_calls;
+static char mod047_payload[2][16];
+
+/* ffi.Module.load_from_bytes.testkind for MOD-047: keeps the payload and
+ * answers with a module of libmod_other.so. */
+static int mod047_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  int k = mod047_calls++;
+  if (n != 1 || k >= 2) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "mod047 loader: want one argument");
+    return -1;
+  }
+  if (args[0].type_index == kTVMFFISmallBytes) {
+    memcpy(mod047_payload[k], args[0].v_bytes, args[0].small_str_len);
+  } else if (args[0].type_index == kTVMFFIBytes) {
+    TVMFFIByteArray* b = TVMFFIBytesGetByteArrayPtr(args[0].v_obj);
+    memcpy(mod047_payload[k], b->data, b->size < 15 ? b->size : 15);
+  }
+  TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
+  TVMFFIAny path = mod_str(mod_lib_path("libmod_other.so"));
+  int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
+  API(TVMFFIObjectDecRef)(fn);
+  return rc;
+}
+
+/* MOD-047: a `__tvm_ffi__library_bin` symbol without an ELF size (assembly
+ * with no .size) is read like a sized one: libmod_packed_unsized.so holds
+ * packed.desc's tree and loads as that tree. */
+TEST(module_wiring, MOD_047_unsized_library_bin) {
+  register_global("ffi.Module.load_from_bytes.testkind", mod047_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed_unsized.so");
+  cr_expect_eq(mod047_calls, 2, "the loader ran %d times for 2 custom entries", mod047_calls);
+  cr_expect_str_eq(mod047_payload[0], "payload-one");
+  cr_expect_eq(mod_implements(root, "add_one", 0), 1);
+  cr_expect_eq(mod_implements(root, "other_fn", 0), 0);
+  cr_expect_eq(mod_implements(root, "other_fn", 1), 1);
+  API(TVMFFIObjectDecRef)(root);
+}
