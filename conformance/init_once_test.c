@@ -193,34 +193,49 @@ TEST(init_once, FN_047_init_after_deinit) {
   cr_assert_eq(handle, &the_resource);
 }
 
+static int init_code = -2;
+
 static int init_fails_with_code(void** result) {
   __atomic_fetch_add(&init_calls, 1, __ATOMIC_RELAXED);
   *result = &the_resource; /* written, but the call failed */
   conf_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "interrupted");
-  return -2;
+  return init_code;
 }
 
-/* FN-080: init_func's nonzero code comes back unchanged, and a result it
- * wrote before failing is not stored. */
+/* FN-080: init_func's nonzero code (negative or positive) comes back
+ * unchanged, and a result it wrote before failing is not stored. */
 TEST(init_once, FN_080_init_code_returned_result_dropped) {
-  void* handle = NULL;
-  init_calls = 0;
-  cr_assert_eq(API(TVMFFIHandleInitOnce)(&handle, init_fails_with_code), -2);
-  cr_expect_null(handle, "the result of a failed init_func was stored");
-  cr_expect_eq(init_calls, 1);
-  TVMFFIObjectHandle err = core_take_raised();
-  cr_expect_not_null(err);
-  if (err) API(TVMFFIObjectDecRef)(err);
+  const int codes[2] = {-2, 1};
+  for (int i = 0; i < 2; ++i) {
+    void* handle = NULL;
+    init_calls = 0;
+    init_code = codes[i];
+    cr_assert_eq(API(TVMFFIHandleInitOnce)(&handle, init_fails_with_code), codes[i],
+                 "init_func's code %d was not returned", codes[i]);
+    cr_expect_null(handle, "the result of init_func failing with %d was stored", codes[i]);
+    cr_expect_eq(init_calls, 1);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_expect_not_null(err);
+    if (err) {
+      TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+      cr_expect(cell->message.size == 11 && memcmp(cell->message.data, "interrupted", 11) == 0,
+                "init_func's error was replaced: %.*s", (int)cell->message.size,
+                cell->message.data);
+      API(TVMFFIObjectDecRef)(err);
+    }
+  }
 }
 
-static void expect_value_error_naming(const char* part) {
+static void expect_value_error_naming(const char* api, const char* arg) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "no error raised");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
             "kind: %.*s", (int)cell->kind.size, cell->kind.data);
-  cr_expect(memmem(cell->message.data, cell->message.size, part, strlen(part)) != NULL,
-            "message lacks %s: %.*s", part, (int)cell->message.size, cell->message.data);
+  const char* parts[2] = {api, arg};
+  for (int i = 0; i < 2; ++i)
+    cr_expect(memmem(cell->message.data, cell->message.size, parts[i], strlen(parts[i])) != NULL,
+              "message lacks %s: %.*s", parts[i], (int)cell->message.size, cell->message.data);
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -234,16 +249,16 @@ TEST(init_once, FN_081_null_arguments) {
   cr_expect_eq(API(TVMFFIHandleInitOnce)(&handle, NULL), 0, "a set handle needs no init_func");
   cr_expect_eq(handle, &other);
   cr_expect_eq(API(TVMFFIHandleInitOnce)(NULL, init_ok), -1);
-  expect_value_error_naming("TVMFFIHandleInitOnce");
+  expect_value_error_naming("TVMFFIHandleInitOnce", "handle_addr");
   handle = NULL;
   cr_expect_eq(API(TVMFFIHandleInitOnce)(&handle, NULL), -1);
-  expect_value_error_naming("init_func");
+  expect_value_error_naming("TVMFFIHandleInitOnce", "init_func");
   cr_expect_null(handle);
   cr_expect_eq(API(TVMFFIHandleDeinitOnce)(NULL, deinit_ok), -1);
-  expect_value_error_naming("handle_addr");
+  expect_value_error_naming("TVMFFIHandleDeinitOnce", "handle_addr");
   handle = &other;
   cr_expect_eq(API(TVMFFIHandleDeinitOnce)(&handle, NULL), -1);
-  expect_value_error_naming("deinit_func");
+  expect_value_error_naming("TVMFFIHandleDeinitOnce", "deinit_func");
   cr_expect_eq(handle, &other, "a refused deinit cleared the handle");
 }
 
