@@ -198,11 +198,13 @@ TEST(module_wiring, MOD_031_argument_errors) {
     cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted a str flag", lookups[i]);
     cr_expect_str_eq(mod_err.kind, "TypeError");
     cr_expect(strstr(mod_err.message, "#2") != NULL, "%s: %s", lookups[i], mod_err.message);
+    cr_expect(strstr(mod_err.message, "bool") != NULL, "%s: %s", lookups[i], mod_err.message);
   }
   TVMFFIAny a[3] = {mod_obj(mod), mod_int(3), mod_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  cr_expect(strstr(mod_err.message, "ffi.Module") != NULL, "message: %s", mod_err.message);
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
@@ -572,4 +574,85 @@ TEST(module_wiring, MOD_047_unsized_library_bin) {
   cr_expect_eq(mod_implements(root, "other_fn", 0), 0);
   cr_expect_eq(mod_implements(root, "other_fn", 1), 1);
   API(TVMFFIObjectDecRef)(root);
+}
+
+enum { MANY = 40 };
+
+static int answer_index(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = (int64_t)(intptr_t)self;
+  return 0;
+}
+
+/* MOD-048: many of everything: 40 imports of one module, 40 functions
+ * found through TVMFFIEnvModLookupFromImports, 40 pinned modules, 40
+ * system-library symbols and context symbols, each kept and told apart. */
+TEST(module_wiring, MOD_048_many_of_everything) {
+  const char* other_path = mod_lib_path("libmod_other.so");
+  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle many[MANY];
+  for (int i = 0; i < MANY; ++i) {
+    many[i] = mod_load("libmod_other.so");
+    cr_assert_eq(import_module(basic, many[i]), 0, "import %d: %s: %s", i, mod_err.kind,
+                 mod_err.message);
+    pin("ffi.ModuleGlobalsAdd", many[i]);
+  }
+  cr_expect_eq(mod_implements(basic, "other_fn", 1), 1);
+  for (int i = 0; i < MANY; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "conf_test.mod048_%d", i);
+    TVMFFIObjectHandle fn = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)((void*)(intptr_t)(1000 + i), answer_index, NULL, &fn),
+                 0);
+    TVMFFIByteArray n = {name, strlen(name)};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < MANY; ++i) {
+      char name[64];
+      snprintf(name, sizeof name, "conf_test.mod048_%d", i);
+      TVMFFIAny r;
+      cr_assert_eq(lookup_call(basic, name, &r), 0, "%s: %s: %s", name, mod_err.kind,
+                   mod_err.message);
+      cr_expect_eq(r.v_int64, 1000 + i, "%s gave %lld", name, (long long)r.v_int64);
+    }
+  }
+  for (int i = 0; i < MANY; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "__tvm_ffi_conf48_f%d", i);
+    cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(
+                     name, i % 2 ? (void*)sys_answer_7 : (void*)sys_answer_8), 0);
+    snprintf(name, sizeof name, "conf_mod048_context_%d", i);
+    cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)(name, &many[i]), 0);
+  }
+  static int last;
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_test_context_slot", &last), 0);
+  TVMFFIAny prefix = mod_str("");
+  TVMFFIObjectHandle sys;
+  cr_assert_eq(system_lib(&prefix, &sys), 0);
+  for (int i = 0; i < MANY; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "conf48_f%d", i);
+    TVMFFIObjectHandle fn = mod_get_function(sys, name, 0);
+    cr_assert_not_null(fn, "%s not found", name);
+    cr_expect_eq(mod_call_int(fn, NULL, 0), i % 2 ? 7 : 8, "%s is another symbol", name);
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  API(TVMFFIObjectDecRef)(sys);
+  TVMFFIObjectHandle second = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle slot = mod_get_function(second, "get_context_slot", 0);
+  TVMFFIAny r;
+  cr_assert_eq(mod_call_fn(slot, NULL, 0, &r), 0);
+  cr_expect_eq(r.v_ptr, &last);
+  API(TVMFFIObjectDecRef)(slot);
+  API(TVMFFIObjectDecRef)(second);
+  clear_imports(basic);
+  for (int i = 0; i < MANY; ++i) {
+    pin("ffi.ModuleGlobalsRemove", many[MANY - 1 - i]);
+    API(TVMFFIObjectDecRef)(many[MANY - 1 - i]);
+  }
+  cr_expect(!mod_is_loaded(other_path), "a module among many stayed imported or pinned");
+  API(TVMFFIObjectDecRef)(basic);
 }
