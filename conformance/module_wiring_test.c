@@ -183,6 +183,12 @@ TEST(module_wiring, MOD_031_argument_errors) {
     cr_expect_eq(mod_call(counts[i].fn, many, n, &r), -1, "%s accepted %d arguments",
                  counts[i].fn, n);
     cr_expect_str_eq(mod_err.kind, "TypeError", "%s with %d arguments", counts[i].fn, n);
+    char want[32], got[32];
+    snprintf(want, sizeof want, "expected %d", (int)counts[i].want);
+    snprintf(got, sizeof got, "got %d", (int)n);
+    cr_expect(strcasestr(mod_err.message, want) != NULL && strstr(mod_err.message, got) != NULL,
+              "%s: the message does not say %s, %s: %s", counts[i].fn, want, got,
+              mod_err.message);
     mod_release(&r);
   }
   /* A wrong type at each position of (mod, name, query_imports). */
@@ -218,6 +224,13 @@ TEST(module_wiring, MOD_031_argument_errors) {
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#2") != NULL, "message: %s", mod_err.message);
+  TVMFFIAny not_mod = mod_int(5);
+  const char* pins[] = {"ffi.ModuleGlobalsAdd", "ffi.ModuleGlobalsRemove", "ffi.ModuleGetKind"};
+  for (int i = 0; i < 3; ++i) {
+    cr_expect_eq(mod_call(pins[i], &not_mod, 1, &r), -1);
+    cr_expect(strstr(mod_err.message, "ffi.Module") != NULL && strstr(mod_err.message, "#0"),
+              "%s: %s", pins[i], mod_err.message);
+  }
   TVMFFIAny path = mod_int(1);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
