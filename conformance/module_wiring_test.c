@@ -671,3 +671,15 @@ TEST(module_wiring, MOD_048_many_of_everything) {
   cr_expect(!mod_is_loaded(other_path), "a module among many stayed imported or pinned");
   API(TVMFFIObjectDecRef)(basic);
 }
+
+/* MOD-049: an unsized `__tvm_ffi__library_bin` claiming 2^40 bytes
+ * (libmod_huge_unsized.so) is refused with ValueError: its loaded segment
+ * bounds what the loader reads. */
+TEST(module_wiring, MOD_049_unsized_blob_bounded_by_segment) {
+  HOSTILE_INPUT("an unbounded reader runs off the mapped segment");
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_huge_unsized.so"), &mod), -1,
+               "a blob larger than its segment was accepted");
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  if (mod) API(TVMFFIObjectDecRef)(mod);
+}
