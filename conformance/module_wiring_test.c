@@ -683,3 +683,35 @@ TEST(module_wiring, MOD_049_unsized_blob_bounded_by_segment) {
   cr_expect_str_eq(mod_err.kind, "ValueError");
   if (mod) API(TVMFFIObjectDecRef)(mod);
 }
+
+enum { LEVELS = 30 };
+
+/* MOD-050: the cycle check of ffi.ModuleImportModule visits each module
+ * once: imports forming 30 levels of diamonds (2^30 paths from the top)
+ * are checked as quickly as a chain. */
+TEST(module_wiring, MOD_050_cycle_check_visits_each_module_once) {
+  TVMFFIObjectHandle a[LEVELS + 1], b[LEVELS + 1];
+  for (int i = LEVELS; i >= 0; --i) {
+    a[i] = mod_load("libmod_other.so");
+    b[i] = mod_load("libmod_other.so");
+    if (i == LEVELS) continue;
+    TVMFFIObjectHandle below[2] = {a[i + 1], b[i + 1]};
+    for (int k = 0; k < 2; ++k) {
+      cr_assert_eq(import_module(a[i], below[k]), 0, "level %d: %s", i, mod_err.message);
+      cr_assert_eq(import_module(b[i], below[k]), 0, "level %d: %s", i, mod_err.message);
+    }
+  }
+  TVMFFIObjectHandle top = mod_load("libmod_basic.so");
+  cr_assert_eq(import_module(top, a[0]), 0, "%s", mod_err.message);
+  cr_assert_eq(import_module(top, b[0]), 0, "%s", mod_err.message);
+  expect_cycle_refused(b[LEVELS], top);
+  cr_expect_eq(mod_implements(top, "other_fn", 1), 1);
+  clear_imports(top);
+  for (int i = 0; i <= LEVELS; ++i) {
+    clear_imports(a[i]);
+    clear_imports(b[i]);
+  }
+  release_all(a, LEVELS + 1);
+  release_all(b, LEVELS + 1);
+  API(TVMFFIObjectDecRef)(top);
+}
