@@ -497,3 +497,82 @@ TEST(env, ENV_045_register_null_name) {
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
   core_expect_raised("ValueError", "name");
 }
+
+/* ---- the tensor allocator: failures and refusals ---- */
+
+static int alloc_silent_failure(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                                void (*set_error)(void*, const char*, const char*)) {
+  (void)proto, (void)out, (void)ctx, (void)set_error;
+  alloc_a_calls++;
+  return -1;
+}
+
+/* ENV-080: an allocator that fails without reporting still leaves an error
+ * for the caller. */
+TEST(env, ENV_080_silent_allocator_failure_raises) {
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_silent_failure, 0, NULL), 0);
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  TVMFFIObjectHandle out = NULL;
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  cr_expect_eq(alloc_a_calls, 1);
+  core_expect_raised("RuntimeError", "allocator");
+}
+
+/* ENV-081: a NULL out is refused before the allocator runs. */
+TEST(env, ENV_081_null_out_refused) {
+  HOSTILE_INPUT("upstream writes the tensor through the NULL out");
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_a, 0, NULL), 0);
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, NULL), -1);
+  core_expect_raised("ValueError", "out");
+  cr_expect_eq(alloc_a_calls, 0, "the allocator ran for a call that cannot return its tensor");
+}
+
+static int alloc_null_kind(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                           void (*set_error)(void*, const char*, const char*)) {
+  (void)proto, (void)out;
+  alloc_a_calls++;
+  set_error(ctx, NULL, alloc_a_calls == 1 ? "no kind given" : NULL);
+  return -1;
+}
+
+/* ENV-082: SetError with a NULL kind raises RuntimeError, and with a NULL
+ * message an empty message. */
+TEST(env, ENV_082_set_error_null_parts) {
+  HOSTILE_INPUT("upstream passes the NULL kind on unchecked");
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_null_kind, 0, NULL), 0);
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  TVMFFIObjectHandle out = NULL;
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  core_expect_raised("RuntimeError", "no kind given");
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect_eq(cell->message.size, 0);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+static int alloc_major_2(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                         void (*set_error)(void*, const char*, const char*)) {
+  int rc = alloc_a(proto, out, ctx, set_error);
+  alloc_made.v.version.major = 2;
+  return rc;
+}
+
+/* ENV-083: a managed tensor from the allocator that the runtime refuses
+ * (a DLPack major version it does not read, TEN-013) fails the call with
+ * ValueError, and is released: its deleter runs once. */
+TEST(env, ENV_083_refused_allocation_released) {
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_major_2, 0, NULL), 0);
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  TVMFFIObjectHandle out = NULL;
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1, "a major version 2 tensor was taken");
+  core_expect_raised("ValueError", NULL);
+  cr_expect_eq(alloc_made.deleted, 1, "the refused tensor's deleter ran %d times",
+               alloc_made.deleted);
+}

@@ -192,3 +192,98 @@ TEST(init_once, FN_047_init_after_deinit) {
   cr_assert_eq(deinit_calls, 1);
   cr_assert_eq(handle, &the_resource);
 }
+
+static int init_code = -2;
+static int init_writes = 1;
+
+static int init_fails_with_code(void** result) {
+  __atomic_fetch_add(&init_calls, 1, __ATOMIC_RELAXED);
+  if (init_writes) *result = &the_resource; /* written, but the call failed */
+  conf_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "interrupted");
+  return init_code;
+}
+
+/* FN-080: init_func's nonzero code (negative or positive) comes back
+ * unchanged, and a result it wrote before failing is not stored. */
+TEST(init_once, FN_080_init_code_returned_result_dropped) {
+  const int codes[3] = {-2, 1, 1};
+  for (int i = 0; i < 3; ++i) {
+    void* handle = NULL;
+    init_calls = 0;
+    init_code = codes[i];
+    init_writes = i < 2;
+    cr_assert_eq(API(TVMFFIHandleInitOnce)(&handle, init_fails_with_code), codes[i],
+                 "init_func's code %d was not returned", codes[i]);
+    cr_expect_null(handle, "the result of init_func failing with %d was stored", codes[i]);
+    cr_expect_eq(init_calls, 1);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_expect_not_null(err);
+    if (err) {
+      TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+      cr_expect(cell->message.size == 11 && memcmp(cell->message.data, "interrupted", 11) == 0,
+                "init_func's error was replaced: %.*s", (int)cell->message.size,
+                cell->message.data);
+      API(TVMFFIObjectDecRef)(err);
+    }
+  }
+}
+
+static void expect_value_error_naming(const char* api, const char* arg) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "no error raised");
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "kind: %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* parts[2] = {api, arg};
+  for (int i = 0; i < 2; ++i)
+    cr_expect(memmem(cell->message.data, cell->message.size, parts[i], strlen(parts[i])) != NULL,
+              "message lacks %s: %.*s", parts[i], (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* FN-081: NULL arguments are refused with ValueError naming them, and the
+ * handle is left as it was; a NULL init_func on a handle already set is
+ * never called. */
+TEST(init_once, FN_081_null_arguments) {
+  HOSTILE_INPUT("upstream dereferences the arguments unchecked");
+  int other = 0;
+  void* handle = &other;
+  cr_expect_eq(API(TVMFFIHandleInitOnce)(&handle, NULL), 0, "a set handle needs no init_func");
+  cr_expect_eq(handle, &other);
+  cr_expect_eq(API(TVMFFIHandleInitOnce)(NULL, init_ok), -1);
+  expect_value_error_naming("TVMFFIHandleInitOnce", "handle_addr");
+  handle = NULL;
+  cr_expect_eq(API(TVMFFIHandleInitOnce)(&handle, NULL), -1);
+  expect_value_error_naming("TVMFFIHandleInitOnce", "init_func");
+  cr_expect_null(handle);
+  cr_expect_eq(API(TVMFFIHandleDeinitOnce)(NULL, deinit_ok), -1);
+  expect_value_error_naming("TVMFFIHandleDeinitOnce", "handle_addr");
+  handle = &other;
+  cr_expect_eq(API(TVMFFIHandleDeinitOnce)(&handle, NULL), -1);
+  expect_value_error_naming("TVMFFIHandleDeinitOnce", "deinit_func");
+  cr_expect_eq(handle, &other, "a refused deinit cleared the handle");
+}
+
+static void* deinit_racer(void* arg) {
+  (void)arg;
+  pthread_barrier_wait(&race_start);
+  conf_api.TVMFFIHandleDeinitOnce(&shared_handle, deinit_ok);
+  return NULL;
+}
+
+/* FN-082: when 8 threads call TVMFFIHandleDeinitOnce on one handle at
+ * once, deinit_func runs exactly once. */
+TEST(init_once, FN_082_eight_racing_deinits) {
+  (void)API(TVMFFIHandleDeinitOnce);
+  for (int round = 0; round < 20; ++round) {
+    shared_handle = &the_resource;
+    deinit_calls = 0;
+    pthread_barrier_init(&race_start, NULL, RACERS);
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; ++i) pthread_create(&t[i], NULL, deinit_racer, NULL);
+    for (int i = 0; i < RACERS; ++i) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&race_start);
+    cr_assert_eq(deinit_calls, 1, "round %d: deinit ran %d times", round, deinit_calls);
+    cr_assert_null(shared_handle);
+  }
+}

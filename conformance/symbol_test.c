@@ -218,3 +218,44 @@ TEST(symbol, SYM_014_each_lookup_is_independent) {
   API(TVMFFIObjectDecRef)(b);
   API(TVMFFIObjectDecRef)(mod);
 }
+
+/* SYM-015: an untyped symbol (hand-written assembly) is taken as code. */
+TEST(symbol, SYM_015_untyped_symbol_is_a_function) {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  cr_skip_test("the untyped test symbol is written for x86-64 and AArch64 only");
+#endif
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "notype_fn", 0);
+  cr_assert_not_null(fn, "the untyped symbol __tvm_ffi_notype_fn was not found");
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1616);
+  cr_expect_eq(mod_implements(mod, "notype_fn", 0), 1);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-016: a name of any length means exactly its own symbol: of the names
+ * "a", "aa", ... only "a" is exported, so only it is found, and the
+ * metadata and doc queries of every length find nothing. */
+TEST(symbol, SYM_016_names_of_every_length) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  char name[300];
+  for (size_t len = 1; len < sizeof name; ++len) {
+    memset(name, 'a', len);
+    name[len] = '\0';
+    for (int qi = 0; qi < 2; ++qi) {
+      TVMFFIObjectHandle fn = mod_get_function(mod, name, qi);
+      cr_assert_eq(fn != NULL, len == 1, "length %zu: found %d", len, fn != NULL);
+      if (fn) {
+        cr_expect_eq(mod_call_int(fn, NULL, 0), 100);
+        API(TVMFFIObjectDecRef)(fn);
+      }
+    }
+    TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
+    cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", args, 3, &r), 0, "%s", mod_err.message);
+    cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: a doc was found", len);
+    cr_assert_eq(mod_call("ffi.ModuleGetFunctionMetadata", args, 3, &r), 0, "%s",
+                 mod_err.message);
+    cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: metadata was found", len);
+  }
+  API(TVMFFIObjectDecRef)(mod);
+}

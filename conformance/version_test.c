@@ -75,3 +75,12 @@ TEST(version, VER_002_version_matches_exports) {
               v.patch, a->first, a->name, v.patch);
   }
 }
+
+/* VER-003: a NULL out_version is ignored. */
+TEST(version, VER_003_null_out_ignored) {
+  HOSTILE_INPUT("upstream writes through the NULL pointer");
+  API(TVMFFIGetVersion)(NULL);
+  TVMFFIVersion v = {7, 7, 7};
+  API(TVMFFIGetVersion)(&v);
+  cr_expect_eq(v.minor, 1, "the call after a NULL one failed");
+}

@@ -1,0 +1,165 @@
+/* Out-of-memory clauses of spec/modules.md: module lookups, imports and
+ * registrations with their 1st, 2nd, ... allocation failing (once, or from
+ * there on; see alloc_fail.h). Running out of memory must never read as
+ * "not found", and the runtime must work right after. */
+#include <stdio.h>
+
+#include "alloc_fail.h"
+#include "module_support.h"
+
+/* After a step that returned nonzero: a MemoryError was raised. */
+static void expect_memory_error(const ConfAllocWalk* w, const char* what) {
+  mod_take_error();
+  cr_assert_str_eq(mod_err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
+                   w->n, mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
+}
+
+/* Calls `fn` armed with the walk's failure; the error stays raised. */
+static int armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
+                      TVMFFIAny* result) {
+  *result = mod_none();
+  conf_alloc_arm(w);
+  int rc = conf_api.TVMFFIFunctionCall(fn, args, n, result);
+  conf_alloc_disarm(w);
+  return rc;
+}
+
+static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
+  *basic = mod_load("libmod_basic.so");
+  *other = mod_load("libmod_other.so");
+  TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+}
+
+/* A lookup of `name` in `mod` (query_imports true), walked: a Function (a
+ * str for the doc query) or a MemoryError, never None. */
+static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char* global,
+                           int sticky, int32_t want_type) {
+  TVMFFIObjectHandle fn = mod_global(global);
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
+  ConfAllocWalk w = conf_alloc_walk(sticky);
+  while (conf_alloc_next(&w)) {
+    int rc = armed_call(&w, fn, args, 3, &r);
+    if (rc != 0) {
+      expect_memory_error(&w, global);
+      continue;
+    }
+    int32_t got = r.type_index;
+    mod_release(&r);
+    cr_assert(got == want_type || (want_type == kTVMFFIStr && got == kTVMFFISmallStr),
+              "%s(%s), allocation %ld failed: returned type index %d (out of memory read as "
+              "not found?)",
+              global, name, w.n, got);
+  }
+  cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &r), 0, "%s fails after the walk", global);
+  mod_release(&r);
+  API(TVMFFIObjectDecRef)(fn);
+  return w.points;
+}
+
+static long walk_lookup(const char* global, int sticky, int32_t want_type) {
+  TVMFFIObjectHandle basic, other;
+  load_pair(&basic, &other);
+  long points = walk_lookup_in(basic, "other_fn", global, sticky, want_type);
+  API(TVMFFIObjectDecRef)(other);
+  API(TVMFFIObjectDecRef)(basic);
+  return points;
+}
+
+static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 4141;
+  return 0;
+}
+
+/* MOD-041: ffi.ModuleGetFunction, ffi.ModuleImplementsFunction and
+ * ffi.ModuleGetFunctionDoc through imports, and ffi.ModuleGetFunction of a
+ * system library, with any allocation failing, return the function (true,
+ * the doc) or -1 with MemoryError. */
+TEST(module_oom, MOD_041_lookups_out_of_memory) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_f", (void*)sys_answer),
+               0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_g", (void*)sys_answer),
+               0);
+  TVMFFIAny prefix = mod_str("conf41_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  TVMFFIObjectHandle syslib = r.v_obj;
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    points += walk_lookup("ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
+    points += walk_lookup("ffi.ModuleImplementsFunction", sticky, kTVMFFIBool);
+    points += walk_lookup("ffi.ModuleGetFunctionDoc", sticky, kTVMFFIStr);
+    points += walk_lookup_in(syslib, "f", "ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
+    points += walk_lookup_in(syslib, "conf41_g", "ffi.ModuleGetFunction", sticky,
+                             kTVMFFIFunction);
+  }
+  API(TVMFFIObjectDecRef)(syslib);
+  conf_alloc_done(points, "ffi.ModuleGetFunction");
+}
+
+/* MOD-042: ffi.ModuleImportModule with any allocation failing imports the
+ * module or returns -1 with MemoryError leaving the imports as they were. */
+TEST(module_oom, MOD_042_import_out_of_memory) {
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+    TVMFFIObjectHandle other = mod_load("libmod_other.so");
+    TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
+    TVMFFIAny args[2] = {mod_obj(basic), mod_obj(other)}, r;
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      int rc = armed_call(&w, fn, args, 2, &r);
+      if (rc == 0) break; /* imported: the walk is over */
+      expect_memory_error(&w, "ffi.ModuleImportModule");
+      cr_assert_eq(mod_implements(basic, "other_fn", 1), 0,
+                   "allocation %ld failed: the import was kept", w.n);
+    }
+    points += w.points;
+    if (mod_implements(basic, "other_fn", 1) == 0)
+      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 2, &r), 0, "import fails after the walk");
+    cr_assert_eq(mod_implements(basic, "other_fn", 1), 1);
+    API(TVMFFIObjectDecRef)(fn);
+    API(TVMFFIObjectDecRef)(other);
+    API(TVMFFIObjectDecRef)(basic);
+  }
+  conf_alloc_done(points, "ffi.ModuleImportModule");
+}
+
+/* MOD-043: TVMFFIEnvModLookupFromImports with any allocation failing finds
+ * the function or returns -1 with MemoryError, never the RuntimeError of a
+ * name that does not exist. */
+TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
+  long points = 0;
+  TVMFFIObjectHandle basic, other;
+  load_pair(&basic, &other);
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  TVMFFIAny r;
+  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  void* ctx = r.v_ptr;
+  API(TVMFFIObjectDecRef)(get_ctx);
+  /* Each walk its own name: a found name may be kept and cost nothing more. */
+  const char* names[2] = {"other_fn", "which"};
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      TVMFFIObjectHandle out = NULL;
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIEnvModLookupFromImports(ctx, names[sticky], &out);
+      conf_alloc_disarm(&w);
+      if (rc == 0) {
+        cr_assert_not_null(out, "allocation %ld failed: 0 but no function", w.n);
+        continue;
+      }
+      expect_memory_error(&w, "TVMFFIEnvModLookupFromImports");
+    }
+    points += w.points;
+    TVMFFIObjectHandle out = NULL;
+    cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(ctx, names[sticky], &out), 0);
+    cr_assert_eq(mod_call_int(out, NULL, 0), sticky ? 1 : 42);
+  }
+  API(TVMFFIObjectDecRef)(other);
+  API(TVMFFIObjectDecRef)(basic);
+  conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
+}
