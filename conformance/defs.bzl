@@ -20,6 +20,7 @@ def conformance_test(name, srcs = None, deps = [], data = [], **kwargs):
         srcs = srcs or [name + ".c"],
         copts = ["-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"],
         deps = [
+            "//conformance:alloc_fail",
             "//conformance:impl",
             "//conformance:support",
         ] + deps,

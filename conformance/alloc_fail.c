@@ -1,0 +1,171 @@
+#include "alloc_fail.h"
+
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CONF_ALLOC_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define CONF_ALLOC_SANITIZER 1
+#endif
+#endif
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define CONF_ALLOC_VALGRIND_CHECK 1
+#endif
+#endif
+
+enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
+
+/* Per thread, in the executable's static TLS: reading it never allocates. */
+static _Thread_local struct {
+  int mode;
+  long target;
+  long seen;
+  long failed;
+} conf_alloc_state;
+
+static void conf_alloc_arm_mode(int mode, long n) {
+  conf_alloc_state.target = n;
+  conf_alloc_state.seen = 0;
+  conf_alloc_state.failed = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  conf_alloc_state.mode = mode;
+}
+
+void conf_alloc_fail_nth(long n) { conf_alloc_arm_mode(CONF_ALLOC_NTH, n); }
+void conf_alloc_fail_from(long n) { conf_alloc_arm_mode(CONF_ALLOC_FROM, n); }
+
+long conf_alloc_off(void) {
+  conf_alloc_state.mode = CONF_ALLOC_OFF;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  return conf_alloc_state.failed;
+}
+
+long conf_alloc_seen(void) { return conf_alloc_state.seen; }
+
+#ifndef CONF_ALLOC_SANITIZER
+
+/* Whether the allocation being asked for now is to fail. */
+static int conf_alloc_fails(void) {
+  if (conf_alloc_state.mode == CONF_ALLOC_OFF) return 0;
+  long i = conf_alloc_state.seen++;
+  int fail = conf_alloc_state.mode == CONF_ALLOC_NTH ? i == conf_alloc_state.target
+                                                     : i >= conf_alloc_state.target;
+  if (fail) {
+    conf_alloc_state.failed++;
+    errno = ENOMEM;
+  }
+  return fail;
+}
+
+extern void* __libc_malloc(size_t size);
+extern void* __libc_calloc(size_t n, size_t size);
+extern void* __libc_realloc(void* ptr, size_t size);
+extern void __libc_free(void* ptr);
+extern void* __libc_memalign(size_t align, size_t size);
+extern void* __libc_valloc(size_t size);
+extern void* __libc_pvalloc(size_t size);
+
+void* malloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_malloc(size); }
+
+void* calloc(size_t n, size_t size) { return conf_alloc_fails() ? NULL : __libc_calloc(n, size); }
+
+/* realloc(p, 0) frees p in glibc: not an allocation, never failed (a NULL
+ * there would read as "freed" and leak p). */
+void* realloc(void* ptr, size_t size) {
+  if (size != 0 && conf_alloc_fails()) return NULL;
+  return __libc_realloc(ptr, size);
+}
+
+void free(void* ptr) { __libc_free(ptr); }
+
+void* memalign(size_t align, size_t size) {
+  return conf_alloc_fails() ? NULL : __libc_memalign(align, size);
+}
+
+void* aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
+
+int posix_memalign(void** out, size_t align, size_t size) {
+  if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
+  void* p = memalign(align, size);
+  if (p == NULL) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void* valloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_valloc(size); }
+void* pvalloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_pvalloc(size); }
+
+/* Why injection cannot work in this process, or NULL when it can: the
+ * malloc every library resolves must be this file's, and calling it armed
+ * must fail (valgrind redirects calls to its own allocator). */
+static const char* conf_alloc_unavailable(void) {
+#ifdef CONF_ALLOC_VALGRIND_CHECK
+  if (RUNNING_ON_VALGRIND) return "valgrind replaces malloc, so no allocation can be made to fail";
+#endif
+  void* (*volatile global_malloc)(size_t) = (void* (*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+  if (global_malloc != malloc)
+    return "the malloc that shared libraries resolve is not the test binary's interposer";
+  conf_alloc_fail_nth(0);
+  void* p = global_malloc(32);
+  long failed = conf_alloc_off();
+  if (p != NULL || failed != 1) {
+    free(p);
+    return "an armed malloc did not fail (another allocator replaces the interposer)";
+  }
+  return NULL;
+}
+
+#else
+
+static const char* conf_alloc_unavailable(void) {
+  return "a sanitizer owns malloc in this build, so no allocation can be made to fail";
+}
+
+#endif
+
+void conf_alloc_require(void) {
+  const char* why = conf_alloc_unavailable();
+  if (why != NULL) criterion_skip_test("allocation failure injection unavailable: %s", why);
+}
+
+ConfAllocWalk conf_alloc_walk(int sticky) {
+  ConfAllocWalk w = {sticky, -1, 1, 0};
+  conf_alloc_require();
+  return w;
+}
+
+int conf_alloc_next(ConfAllocWalk* w) {
+  if (w->injected == 0) return 0;
+  w->n++;
+  cr_assert_lt(w->n, CONF_ALLOC_MAX_STEPS, "the call still allocates after %d allocations",
+               CONF_ALLOC_MAX_STEPS);
+  return 1;
+}
+
+void conf_alloc_arm(ConfAllocWalk* w) {
+  if (w->sticky)
+    conf_alloc_fail_from(w->n);
+  else
+    conf_alloc_fail_nth(w->n);
+}
+
+void conf_alloc_disarm(ConfAllocWalk* w) {
+  w->injected = conf_alloc_off();
+  if (w->injected) w->points++;
+}
+
+void conf_alloc_done(long points, const char* call) {
+  if (points == 0)
+    criterion_skip_test("no allocation of %s reached malloc, so no failure could be injected",
+                        call);
+}
