@@ -52,6 +52,27 @@ long conf_alloc_off(void) {
 
 long conf_alloc_seen(void) { return conf_alloc_state.seen; }
 
+static int conf_alloc_counting;
+static long conf_alloc_live_blocks;
+
+void conf_alloc_count_start(void) {
+  __atomic_store_n(&conf_alloc_live_blocks, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_counting, 1, __ATOMIC_SEQ_CST);
+}
+
+long conf_alloc_count_stop(void) {
+  __atomic_store_n(&conf_alloc_counting, 0, __ATOMIC_SEQ_CST);
+  return conf_alloc_live();
+}
+
+long conf_alloc_live(void) { return __atomic_load_n(&conf_alloc_live_blocks, __ATOMIC_SEQ_CST); }
+
+__attribute__((unused)) static void* conf_alloc_counted(void* p, long delta) {
+  if (p != NULL && __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED))
+    __atomic_add_fetch(&conf_alloc_live_blocks, delta, __ATOMIC_RELAXED);
+  return p;
+}
+
 #ifndef CONF_ALLOC_SANITIZER
 
 /* Whether the allocation being asked for now is to fail. */
@@ -75,21 +96,30 @@ extern void* __libc_memalign(size_t align, size_t size);
 extern void* __libc_valloc(size_t size);
 extern void* __libc_pvalloc(size_t size);
 
-void* malloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_malloc(size); }
+void* malloc(size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_malloc(size), 1);
+}
 
-void* calloc(size_t n, size_t size) { return conf_alloc_fails() ? NULL : __libc_calloc(n, size); }
+void* calloc(size_t n, size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_calloc(n, size), 1);
+}
 
 /* realloc(p, 0) frees p in glibc: not an allocation, never failed (a NULL
  * there would read as "freed" and leak p). */
 void* realloc(void* ptr, size_t size) {
   if (size != 0 && conf_alloc_fails()) return NULL;
-  return __libc_realloc(ptr, size);
+  if (ptr != NULL && size == 0) conf_alloc_counted(ptr, -1);
+  void* p = __libc_realloc(ptr, size);
+  return ptr == NULL ? conf_alloc_counted(p, 1) : p;
 }
 
-void free(void* ptr) { __libc_free(ptr); }
+void free(void* ptr) {
+  conf_alloc_counted(ptr, -1);
+  __libc_free(ptr);
+}
 
 void* memalign(size_t align, size_t size) {
-  return conf_alloc_fails() ? NULL : __libc_memalign(align, size);
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_memalign(align, size), 1);
 }
 
 void* aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
@@ -102,8 +132,13 @@ int posix_memalign(void** out, size_t align, size_t size) {
   return 0;
 }
 
-void* valloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_valloc(size); }
-void* pvalloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_pvalloc(size); }
+void* valloc(size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_valloc(size), 1);
+}
+
+void* pvalloc(size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_pvalloc(size), 1);
+}
 
 /* Why injection cannot work in this process, or NULL when it can: the
  * malloc every library resolves must be this file's, and calling it armed

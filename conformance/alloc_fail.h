@@ -39,6 +39,18 @@ long conf_alloc_off(void);
 long conf_alloc_seen(void);
 
 /*
+ * Leak measurement on any implementation: while counting is on, every
+ * thread's successful allocations add one to a process-wide count of live
+ * blocks and every free of a block takes one off. Compare the change across
+ * two runs that differ only in what the implementation should release
+ * (thread setup and teardown cost the same in both). Starting sets the count
+ * to 0. Needs conf_alloc_require().
+ */
+void conf_alloc_count_start(void);
+long conf_alloc_count_stop(void);
+long conf_alloc_live(void);
+
+/*
  * A walk over every allocation of one call: step n runs the call with its
  * n-th allocation failing (or, when sticky, every allocation from the n-th
  * on), until a step injects nothing, that is, the call made fewer than n+1
