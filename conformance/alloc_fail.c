@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,9 +55,11 @@ long conf_alloc_seen(void) { return conf_alloc_state.seen; }
 
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
+static long conf_alloc_bytes;
 
 void conf_alloc_count_start(void) {
   __atomic_store_n(&conf_alloc_live_blocks, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_bytes, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&conf_alloc_counting, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -66,10 +69,14 @@ long conf_alloc_count_stop(void) {
 }
 
 long conf_alloc_live(void) { return __atomic_load_n(&conf_alloc_live_blocks, __ATOMIC_SEQ_CST); }
+long conf_alloc_live_bytes(void) { return __atomic_load_n(&conf_alloc_bytes, __ATOMIC_SEQ_CST); }
 
+/* Counts block p coming (delta 1) or going (-1). */
 __attribute__((unused)) static void* conf_alloc_counted(void* p, long delta) {
-  if (p != NULL && __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED))
+  if (p != NULL && __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
     __atomic_add_fetch(&conf_alloc_live_blocks, delta, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&conf_alloc_bytes, delta * (long)malloc_usable_size(p), __ATOMIC_RELAXED);
+  }
   return p;
 }
 
@@ -108,9 +115,15 @@ void* calloc(size_t n, size_t size) {
  * there would read as "freed" and leak p). */
 void* realloc(void* ptr, size_t size) {
   if (size != 0 && conf_alloc_fails()) return NULL;
-  if (ptr != NULL && size == 0) conf_alloc_counted(ptr, -1);
+  long old_bytes = ptr ? (long)malloc_usable_size(ptr) : 0;
   void* p = __libc_realloc(ptr, size);
-  return ptr == NULL ? conf_alloc_counted(p, 1) : p;
+  if (ptr != NULL && (p != NULL || size == 0) &&
+      __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
+    /* the old block is gone (moved, resized or freed) */
+    __atomic_sub_fetch(&conf_alloc_live_blocks, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&conf_alloc_bytes, old_bytes, __ATOMIC_RELAXED);
+  }
+  return conf_alloc_counted(p, 1);
 }
 
 void free(void* ptr) {

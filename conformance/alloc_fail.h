@@ -43,12 +43,16 @@ long conf_alloc_seen(void);
  * thread's successful allocations add one to a process-wide count of live
  * blocks and every free of a block takes one off. Compare the change across
  * two runs that differ only in what the implementation should release
- * (thread setup and teardown cost the same in both). Starting sets the count
- * to 0. Needs conf_alloc_require().
+ * (thread setup and teardown cost the same in both). Starting sets the
+ * counts to 0. Needs conf_alloc_require().
  */
 void conf_alloc_count_start(void);
 long conf_alloc_count_stop(void);
 long conf_alloc_live(void);
+
+/* The same for bytes (each block's usable size): what the blocks allocated
+ * since counting started, less those freed, hold now. */
+long conf_alloc_live_bytes(void);
 
 /*
  * A walk over every allocation of one call: step n runs the call with its

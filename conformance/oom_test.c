@@ -166,6 +166,7 @@ typedef struct {
   void* after;       /* TVMFFIEnvGetStream(type, id) right after */
   int others_kept;   /* the `before` pairs read back unchanged */
   char kind[64];     /* kind of the raised error, "" when none */
+  int names_call;    /* its message contains "TVMFFIEnvSetStream" */
   int again_rc;      /* a second SetStream, memory to spare */
   void* again_after; /* and what GetStream reads then */
 } StreamStep;
@@ -194,6 +195,8 @@ static void* stream_step(void* arg) {
   if (err) {
     const TVMFFIByteArray* k = &cell_of(err)->kind;
     snprintf(s->kind, sizeof s->kind, "%.*s", (int)k->size, k->data);
+    const TVMFFIByteArray* m = &cell_of(err)->message;
+    s->names_call = memmem(m->data, m->size, "TVMFFIEnvSetStream", 18) != NULL;
     conf_api.TVMFFIObjectDecRef(err);
   }
   s->again_rc = conf_api.TVMFFIEnvSetStream(s->type, s->id, (void*)0xdef0, NULL);
@@ -201,7 +204,10 @@ static void* stream_step(void* arg) {
   return NULL;
 }
 
-static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
+/* Walks one SetStream over its allocations; with `need_name`, a MemoryError
+ * must also name TVMFFIEnvSetStream (one allocation failing only: with
+ * every allocation failing, the error may be a preallocated one). */
+static long walk_set_stream(int32_t type, int32_t id, int before, int sticky, int need_name) {
   (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
@@ -224,6 +230,8 @@ static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
                        "with kind '%s' raised", where, type, id, w.n, s.kind);
       cr_assert_null(s.after, "%s(%d, %d) failed but the pair now holds %p", where, type, id,
                      s.after);
+      cr_assert(!need_name || s.names_call, "%s(%d, %d), allocation %ld failed: the MemoryError's "
+                "message does not name %s", where, type, id, w.n, where);
     }
     cr_assert(s.again_rc == 0 && s.again_after == (void*)0xdef0,
               "%s(%d, %d) right after a failed allocation: returned %d, stream %p", where, type,
@@ -237,8 +245,8 @@ static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
  * or -1 with MemoryError and the pair still unset; setting works right
  * after. */
 TEST(env_oom, ENV_046_first_stream_of_thread_allocation_fails) {
-  long points = walk_set_stream(2, 0, 0, 0);
-  points += walk_set_stream(2, 0, 0, 1);
+  long points = walk_set_stream(2, 0, 0, 0, 0);
+  points += walk_set_stream(2, 0, 0, 1, 0);
   conf_alloc_done(points, "TVMFFIEnvSetStream");
 }
 
@@ -249,9 +257,17 @@ TEST(env_oom, ENV_047_new_pair_allocation_fails) {
   static const int befores[] = {0, 1, 2, 3, 4, 5, 8, 9};
   long points = 0;
   for (size_t i = 0; i < sizeof befores / sizeof befores[0]; ++i) {
-    points += walk_set_stream(100, 3, befores[i], 0);
-    points += walk_set_stream(2, 40, befores[i], 0);
-    points += walk_set_stream(100, 3, befores[i], 1);
+    points += walk_set_stream(100, 3, befores[i], 0, 0);
+    points += walk_set_stream(2, 40, befores[i], 0, 0);
+    points += walk_set_stream(100, 3, befores[i], 1, 0);
   }
+  conf_alloc_done(points, "TVMFFIEnvSetStream");
+}
+
+/* ENV-050: the MemoryError of a TVMFFIEnvSetStream whose allocation failed
+ * names TVMFFIEnvSetStream. */
+TEST(env_oom, ENV_050_memory_error_names_the_call) {
+  long points = walk_set_stream(2, 0, 0, 0, 1);
+  for (int before = 0; before < 10; ++before) points += walk_set_stream(100, 3, before, 0, 1);
   conf_alloc_done(points, "TVMFFIEnvSetStream");
 }

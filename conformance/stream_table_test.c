@@ -124,3 +124,25 @@ TEST(env_table, ENV_049_thread_exit_releases_streams) {
                "none %ld",
                left, base);
 }
+
+/* ENV-051: setting and clearing streams over and over holds memory bounded
+ * by the pairs set at once: 10000 more set-and-clear cycles over 8 pairs
+ * outside the small ranges leave less than 4 KiB more allocated than the
+ * first 100 cycles did. */
+TEST(env_table, ENV_051_set_clear_cycles_bounded) {
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream);
+  conf_alloc_require();
+  for (int round = 0; round < 2; ++round) {
+    int cycles = round == 0 ? 100 : 10000;
+    if (round == 1) conf_alloc_count_start();
+    for (int c = 0; c < cycles; ++c) {
+      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + i, S(0x40 + 16 * c), NULL);
+      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + (i * 3) % 8, NULL, NULL);
+    }
+  }
+  conf_alloc_count_stop();
+  long grown = conf_alloc_live_bytes();
+  for (int32_t i = 0; i < 8; ++i)
+    cr_assert_null(API(TVMFFIEnvGetStream)(100, 1000 + i), "pair (100, %d) not cleared", 1000 + i);
+  cr_assert_lt(grown, 4096, "10000 set-and-clear cycles left %ld more bytes allocated", grown);
+}
