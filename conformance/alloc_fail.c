@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define CONF_ALLOC_SANITIZER 1
@@ -28,6 +29,7 @@ enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
 
 /* Per thread, in the executable's static TLS: reading it never allocates. */
 static _Thread_local struct {
+  int scribble;
   int mode;
   long target;
   long seen;
@@ -52,6 +54,8 @@ long conf_alloc_off(void) {
 }
 
 long conf_alloc_seen(void) { return conf_alloc_state.seen; }
+
+void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
 
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
@@ -103,8 +107,14 @@ extern void* __libc_memalign(size_t align, size_t size);
 extern void* __libc_valloc(size_t size);
 extern void* __libc_pvalloc(size_t size);
 
+/* Fills a fresh block when the thread asked for it. */
+static void* conf_alloc_scribbled(void* p, size_t size) {
+  if (p != NULL && conf_alloc_state.scribble) memset(p, 0xA5, size);
+  return p;
+}
+
 void* malloc(size_t size) {
-  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_malloc(size), 1);
+  return conf_alloc_fails() ? NULL : conf_alloc_scribbled(conf_alloc_counted(__libc_malloc(size), 1), size);
 }
 
 void* calloc(size_t n, size_t size) {
@@ -132,7 +142,8 @@ void free(void* ptr) {
 }
 
 void* memalign(size_t align, size_t size) {
-  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_memalign(align, size), 1);
+  if (conf_alloc_fails()) return NULL;
+  return conf_alloc_scribbled(conf_alloc_counted(__libc_memalign(align, size), 1), size);
 }
 
 void* aligned_alloc(size_t align, size_t size) { return memalign(align, size); }

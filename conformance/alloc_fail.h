@@ -38,6 +38,12 @@ long conf_alloc_off(void);
 /* Allocations the calling thread asked for since it was armed. */
 long conf_alloc_seen(void);
 
+/* While on, blocks the calling thread gets from malloc and the aligned
+ * allocators are filled with 0xA5, so a reader of bytes nobody wrote sees
+ * garbage, not the zeros a fresh heap often holds (calloc still zeroes;
+ * realloc's growth is left as it comes). Silently off under sanitizers. */
+void conf_alloc_scribble(int on);
+
 /*
  * Leak measurement on any implementation: while counting is on, every
  * thread's successful allocations add one to a process-wide count of live

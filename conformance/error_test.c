@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -165,6 +166,7 @@ TEST(err, ERR_007_moved_error_has_one_reference) {
 /* ERR-008: kind and message bytes of an error are followed by a NUL byte,
  * so C callers may print them with %s. */
 TEST(err, ERR_008_kind_and_message_nul_terminated) {
+  conf_alloc_scribble(1); /* fresh memory is garbage, not zeros */
   API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "argument `y` has the wrong type");
   TVMFFIObjectHandle err = core_take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
@@ -172,6 +174,19 @@ TEST(err, ERR_008_kind_and_message_nul_terminated) {
   cr_assert_eq(cell->message.data[cell->message.size], '\0');
   cr_assert_str_eq(cell->message.data, "argument `y` has the wrong type");
   API(TVMFFIObjectDecRef)(err);
+  const char* parts[] = {"argument ", "`z`"};
+  API(TVMFFIErrorSetRaisedFromCStrParts)("IndexError", parts, 2);
+  err = core_take_raised();
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_str_eq(cell->kind.data, "IndexError");
+  cr_assert_str_eq(cell->message.data, "argument `z`");
+  API(TVMFFIObjectDecRef)(err);
+  err = make_error("KeyError", "key `k`", "");
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_str_eq(cell->kind.data, "KeyError");
+  cr_assert_str_eq(cell->message.data, "key `k`");
+  API(TVMFFIObjectDecRef)(err);
+  conf_alloc_scribble(0);
 }
 
 static TVMFFIObjectHandle left_behind;

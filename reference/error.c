@@ -106,9 +106,6 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
   TffiError* err = tffi_object_alloc_quiet(sizeof(TffiError) + nkind + nmsg + 2, kTVMFFIError,
                                            tffi_error_delete);
   if (err == NULL) return NULL;
-  err->header.combined_ref_count = TFFI_REF_BOTH_ONE;
-  err->header.type_index = kTVMFFIError;
-  err->header.deleter = tffi_error_delete;
   char* at = (char*)(err + 1);
   at = tffi_put(at, kind, &err->cell.kind);
   tffi_put(at, message, &err->cell.message);
@@ -146,37 +143,40 @@ void tffi_set_raised(TVMFFIObject* error) {
   if (old) tffi_decref(old);
 }
 
+/* Raises the preallocated MemoryError: nothing is left to make another. */
+static void tffi_raise_preallocated_oom(void) {
+  tffi_incref(&tffi_oom_error.header);
+  tffi_set_raised(&tffi_oom_error.header);
+}
+
 static void tffi_raise_bytes(const char* kind, const char* msg, size_t nmsg) {
   TVMFFIByteArray k = {kind, strlen(kind)}, m = {msg, nmsg};
   TVMFFIObject* err = tffi_error_new(&k, &m, NULL, NULL, NULL);
   if (err == NULL) {
-    err = &tffi_oom_error.header;
-    tffi_incref(err);
+    tffi_raise_preallocated_oom();
+    return;
   }
   tffi_set_raised(err);
 }
 
+/* Messages quote input of any length, so they are formatted into a heap
+ * buffer sized by a first pass. */
 int tffi_raise(const char* kind, const char* fmt, ...) {
-  char small[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0) n = 0;
-  if ((size_t)n < sizeof small) {
-    tffi_raise_bytes(kind, small, (size_t)n);
-    return -1;
-  }
-  char* big = tffi_malloc((size_t)n + 1);
-  if (big == NULL) {
-    tffi_raise_bytes(kind, small, sizeof small - 1);
+  size_t size = (size_t)n + 1;
+  char* msg = n < 0 ? NULL : tffi_malloc(size);
+  if (msg == NULL) {
+    tffi_raise_preallocated_oom();
     return -1;
   }
   va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  vsnprintf(msg, size, fmt, ap);
   va_end(ap);
-  tffi_raise_bytes(kind, big, (size_t)n);
-  tffi_free(big);
+  tffi_raise_bytes(kind, msg, size - 1);
+  tffi_free(msg);
   return -1;
 }
 
@@ -205,7 +205,7 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_pa
     if (message_parts[i]) total += strlen(message_parts[i]);
   char* msg = tffi_malloc(total + 1);
   if (msg == NULL) {
-    tffi_raise_oom(total + 1);
+    tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIErrorSetRaisedFromCStrParts: out of memory for the message");
     return;
   }
   size_t at = 0;
