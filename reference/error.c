@@ -87,10 +87,12 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
 
 static size_t tffi_len(const TVMFFIByteArray* bytes) { return bytes ? bytes->size : 0; }
 
+/* Copies bytes to `at`. The object's storage comes zeroed
+ * (tffi_object_init), so the byte after them is already the NUL C callers
+ * rely on. */
 static char* tffi_put(char* at, const TVMFFIByteArray* bytes, TVMFFIByteArray* out) {
   size_t n = tffi_len(bytes);
   if (n) memcpy(at, bytes->data, n);
-  at[n] = '\0';
   out->data = at;
   out->size = n;
   return at + n + 1;
@@ -125,6 +127,14 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
   return &err->header;
 }
 
+/* The preallocated error below is shared by every thread, so it keeps the
+ * backtrace it has: a caller adding to it would write into another
+ * thread's error. */
+static void tffi_oom_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
+                                      int32_t update_mode) {
+  (void)self, (void)backtrace, (void)update_mode;
+}
+
 /* Raised when not even an error object can be allocated. Its reference count
  * starts so high that no sequence of releases brings it to zero. */
 static TffiError tffi_oom_error = {
@@ -133,7 +143,7 @@ static TffiError tffi_oom_error = {
     .cell = {.kind = {"MemoryError", 11},
              .message = {"out of memory while raising an error", 36},
              .backtrace = {tffi_empty, 0},
-             .update_backtrace = NULL},
+             .update_backtrace = tffi_oom_update_backtrace},
 };
 
 void tffi_set_raised(TVMFFIObject* error) {
