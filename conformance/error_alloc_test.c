@@ -114,3 +114,40 @@ TEST(err_alloc, OBJ_025_errors_use_custom_allocator) {
                errors_made);
   cr_assert_eq(frees, allocs, "%d blocks allocated, %d given back", allocs, frees);
 }
+
+/* ERR-062: TVMFFIErrorCreate and TVMFFIErrorCreateWithCauseAndExtraContext
+ * with out NULL return -1 and raise a ValueError naming `out`. */
+TEST(err_input, ERR_062_create_out_null_refused) {
+  HOSTILE_INPUT("upstream writes through the NULL out");
+  TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"", 0};
+  int rc = API(TVMFFIErrorCreate)(&k, &m, &b, NULL);
+  cr_assert_eq(rc, -1, "TVMFFIErrorCreate(..., NULL) returned %d", rc);
+  core_expect_raised("ValueError", "out");
+  rc = API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, NULL, NULL, NULL);
+  cr_assert_eq(rc, -1, "TVMFFIErrorCreateWithCauseAndExtraContext(..., NULL) returned %d", rc);
+  core_expect_raised("ValueError", "out");
+}
+
+/* ERR-063: update_backtrace given NULL bytes, or bytes whose size no
+ * allocation can hold (SIZE_MAX - 8), leaves the backtrace as it was, in
+ * either mode, reading none of them. */
+TEST(err_input, ERR_063_update_backtrace_refuses_impossible_input) {
+  HOSTILE_INPUT("NULL and SIZE_MAX - 8 byte arrays");
+  static const char buf[16] = "0123456789abcde";
+  TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"old\n", 4};
+  TVMFFIByteArray huge = {buf, SIZE_MAX - 8};
+  TVMFFIObjectHandle err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &b, &err), 0);
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  for (int mode = 0; mode < 2; ++mode) {
+    int32_t update = mode ? kTVMFFIBacktraceUpdateModeAppend : kTVMFFIBacktraceUpdateModeReplace;
+    cell->update_backtrace(err, NULL, update);
+    cr_assert(bytes_are(cell->backtrace, "old\n"), "mode %d, NULL bytes: backtrace '%.*s'", mode,
+              (int)cell->backtrace.size, cell->backtrace.data);
+    cell->update_backtrace(err, &huge, update);
+    cr_assert(bytes_are(cell->backtrace, "old\n"), "mode %d, huge bytes: backtrace size %zu", mode,
+              cell->backtrace.size);
+  }
+  core_take_raised();
+  API(TVMFFIObjectDecRef)(err);
+}
