@@ -82,3 +82,26 @@ TEST(env_hooks, ENV_054_check_without_gil_functions_refused) {
     cr_assert_eq(checks_b + ensures + releases, 0, "a host function was called");
   }
 }
+
+/* ENV-055: the ValueError for an unknown name quotes the name whole (a name
+ * of 300 bytes included), and its message is text: no NUL byte inside its
+ * size, a NUL right after it. */
+TEST(env_hooks, ENV_055_unknown_name_quoted_whole) {
+  char name[301];
+  for (int i = 0; i < 300; ++i) name[i] = (char)('a' + i % 26);
+  name[300] = '\0';
+  const char* names[] = {"PyErr_NoSuchThing", name};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(API(TVMFFIEnvRegisterCAPI)(names[i], (void*)check_b), -1);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_not_null(err, "nothing raised");
+    TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    cr_assert(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0);
+    cr_assert_not_null(memmem(cell->message.data, cell->message.size, names[i], strlen(names[i])),
+                       "the message does not quote the name whole: %.*s", (int)cell->message.size,
+                       cell->message.data);
+    cr_assert_null(memchr(cell->message.data, 0, cell->message.size), "a NUL inside the message");
+    cr_assert_eq(cell->message.data[cell->message.size], '\0', "no NUL after the message");
+    API(TVMFFIObjectDecRef)(err);
+  }
+}

@@ -29,9 +29,10 @@ int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
   } else if (strcmp(name, "PyGILState_Release") == 0) {
     slot = &tffi_gil_release;
   } else {
+    /* The name last, whole: it is what the caller needs to see. */
     return tffi_raise(TFFI_VALUE_ERROR,
-                      "name '%.200s' is not a known host API (PyErr_CheckSignals, "
-                      "PyGILState_Ensure, PyGILState_Release)",
+                      "TVMFFIEnvRegisterCAPI: known names are PyErr_CheckSignals, "
+                      "PyGILState_Ensure and PyGILState_Release; unknown name: %s",
                       name);
   }
   __atomic_store_n(slot, symbol, __ATOMIC_RELEASE);
