@@ -97,3 +97,43 @@ TEST(err_slot, ERR_057_error_raised_during_exit_released) {
                core_strong(again));
   API(TVMFFIObjectDecRef)(again);
 }
+
+/* A thread that asks for a backtrace with long names (or a short one) and
+ * exits. */
+static void* backtrace_then_exit(void* arg) {
+  static char name[2001];
+  for (int i = 0; i < 2000; ++i) name[i] = (char)('a' + i % 26);
+  int longer = *(int*)arg;
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  conf_api.TVMFFIBacktrace("short.c", 1, "f", 0);
+  if (longer) conf_api.TVMFFIBacktrace(name, 2, name, 0);
+  return NULL;
+}
+
+static long left_by_backtrace_thread(int longer) {
+  pthread_t t;
+  conf_alloc_count_start();
+  if (pthread_create(&t, NULL, backtrace_then_exit, &longer) != 0) {
+    conf_alloc_count_stop();
+    cr_assert_fail("pthread_create failed");
+  }
+  pthread_join(t, NULL);
+  return conf_alloc_count_stop();
+}
+
+/* ERR-065: what TVMFFIBacktrace keeps for a thread is released when the
+ * thread exits: a thread that asked for a backtrace with 2000-byte names
+ * leaves no more live allocations behind than one that asked for a short
+ * one. */
+TEST(err_slot, ERR_065_backtrace_text_freed_at_exit) {
+  (void)API(TVMFFIBacktrace), (void)API(TVMFFIErrorMoveFromRaised);
+  conf_alloc_require();
+  left_by_backtrace_thread(1); /* warm: whatever a first thread sets up once */
+  long base = left_by_backtrace_thread(0);
+  long left = left_by_backtrace_thread(1);
+  cr_assert_eq(left, base,
+               "a thread that asked for a long backtrace left %ld live allocations behind, "
+               "one with a short one %ld",
+               left, base);
+}

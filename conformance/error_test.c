@@ -1,6 +1,7 @@
 /* Clauses of spec/errors.md: raising, retrieving and creating errors. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -490,6 +491,20 @@ TEST(err, ERR_031_backtrace_names_the_frame) {
   const TVMFFIByteArray* bt = API(TVMFFIBacktrace)("kernel.c", 4217, "scale_kernel", 0);
   cr_assert(contains(*bt, "File \"kernel.c\", line 4217, in scale_kernel"), "got '%.*s'",
             (int)bt->size, bt->data);
+}
+
+/* ERR-064: ERR-031 holds for names of any length: a file name and a
+ * function name of 3000 bytes each appear whole in the frame's line. */
+TEST(err, ERR_064_backtrace_long_names_whole) {
+  static char file[3001], func[3001], line[6100];
+  for (int i = 0; i < 3000; ++i) {
+    file[i] = (char)('a' + i % 26);
+    func[i] = (char)('A' + i % 26);
+  }
+  memcpy(file + 2990, ".c", 3);
+  snprintf(line, sizeof line, "File \"%s\", line 31337, in %s", file, func);
+  const TVMFFIByteArray* bt = API(TVMFFIBacktrace)(file, 31337, func, 0);
+  cr_assert(contains(*bt, line), "the frame's line is not whole (%zu bytes of text)", bt->size);
 }
 
 typedef struct {

@@ -262,6 +262,36 @@ TEST(err_oom, ERR_061_update_backtrace_allocation_fails) {
   conf_alloc_done(points, "update_backtrace");
 }
 
+/* ERR-066: TVMFFIBacktrace with one of its allocations failing (or all
+ * from the n-th on) still returns a well-formed array (ERR-030), and the
+ * named frame's line right after. */
+TEST(err_oom, ERR_066_backtrace_allocation_fails) {
+  static char name[1501];
+  for (int i = 0; i < 1500; ++i) name[i] = (char)('a' + i % 26);
+  (void)API(TVMFFIBacktrace);
+  conf_api.TVMFFIBacktrace("warm.c", 1, "f", 0);
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      conf_alloc_arm(&w);
+      const TVMFFIByteArray* bt = conf_api.TVMFFIBacktrace(name, 7, name, 0);
+      conf_alloc_disarm(&w);
+      cr_assert_not_null(bt, "allocation %ld failed: NULL returned", w.n);
+      cr_assert_not_null(bt->data, "allocation %ld failed: NULL data", w.n);
+      volatile char sink = 0;
+      for (size_t i = 0; i < bt->size; ++i) sink ^= bt->data[i];
+      (void)sink;
+      bt = conf_api.TVMFFIBacktrace("after.c", 9, "g", 0);
+      static const char frame[] = "File \"after.c\", line 9, in g";
+      cr_assert(memmem(bt->data, bt->size, frame, sizeof frame - 1) != NULL,
+                "allocation %ld failed: the next backtrace is '%.*s'", w.n, (int)bt->size, bt->data);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIBacktrace");
+}
+
 /* ---- streams when memory runs out --------------------------------------- */
 
 /* One step of a stream walk, run on a fresh thread: `before` pairs
