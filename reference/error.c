@@ -73,7 +73,9 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
   TffiError* err = self;
   if (backtrace == NULL) return;
   size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
-  if (backtrace->size > SIZE_MAX - keep - 1) return;
+  /* Sizes no allocation can hold are refused before malloc sees them (as
+   * in tffi_error_new); the sum below then cannot overflow. */
+  if (backtrace->size > SIZE_MAX / 4 || keep > SIZE_MAX / 4) return;
   char* buf = tffi_malloc(keep + backtrace->size + 1);
   if (buf == NULL) return; /* the old backtrace stays: better than none */
   if (keep) memcpy(buf, err->cell.backtrace.data, keep);
