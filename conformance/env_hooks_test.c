@@ -83,15 +83,21 @@ TEST(env_hooks, ENV_054_check_without_gil_functions_refused) {
   }
 }
 
-/* ENV-055: the ValueError for an unknown name quotes the name whole (a name
- * of 300 bytes included), and its message is text: no NUL byte inside its
- * size, a NUL right after it. */
+/* ENV-055: the ValueError for an unknown name (near misses of the known
+ * names included) quotes the name whole (a name of 300 bytes too), its
+ * message is text: no NUL byte inside its size, a NUL right after it; and
+ * nothing is registered. */
 TEST(env_hooks, ENV_055_unknown_name_quoted_whole) {
   char name[301];
   for (int i = 0; i < 300; ++i) name[i] = (char)('a' + i % 26);
   name[300] = '\0';
-  const char* names[] = {"PyErr_NoSuchThing", name};
-  for (int i = 0; i < 2; ++i) {
+  /* Near misses of the three names: prefixes, extensions, other case, and
+   * names that sort before and after each. */
+  const char* names[] = {"PyErr_NoSuchThing", name, "", "A", "PyErr_", "PyErr_CheckSignal",
+                         "PyErr_CheckSignalsX", "pyerr_checksignals", "PyErr_BadSignals",
+                         "PyGILState_Ensur", "PyGILState_EnsureX", "PyGILState_Acquire",
+                         "PyGILState_Releas", "PyGILState_ReleaseX", "PyGILState_Zzz", "Zzz"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     cr_assert_eq(API(TVMFFIEnvRegisterCAPI)(names[i], (void*)check_b), -1);
     TVMFFIObjectHandle err = core_take_raised();
     cr_assert_not_null(err, "nothing raised");
@@ -104,4 +110,7 @@ TEST(env_hooks, ENV_055_unknown_name_quoted_whole) {
     cr_assert_eq(cell->message.data[cell->message.size], '\0', "no NUL after the message");
     API(TVMFFIObjectDecRef)(err);
   }
+  /* Nothing was registered by the refused names. */
+  cr_assert_eq(API(TVMFFIEnvCheckSignals)(), 0);
+  cr_assert_eq(checks_b, 0, "a refused name was registered as the check");
 }

@@ -133,3 +133,18 @@ TEST(err_paths, ERR_070_backtrace_nul_terminated) {
   conf_alloc_scribble(0);
   API(TVMFFIObjectDecRef)(err);
 }
+
+/* ERR-072: the text TVMFFIBacktrace returns for a named frame has no NUL
+ * byte within its size, a NUL right after it, and ends with a newline. */
+TEST(err_paths, ERR_072_backtrace_text_is_lines) {
+  static char name[2001];
+  for (int i = 0; i < 2000; ++i) name[i] = (char)('a' + i % 26);
+  const char* files[] = {"short.c", name};
+  for (int i = 0; i < 2; ++i) {
+    const TVMFFIByteArray* bt = API(TVMFFIBacktrace)(files[i], 12, "f", 0);
+    cr_assert_gt(bt->size, 0);
+    cr_assert_null(memchr(bt->data, 0, bt->size), "a NUL inside the text");
+    cr_assert_eq(bt->data[bt->size], '\0', "no NUL after the text");
+    cr_assert_eq(bt->data[bt->size - 1], '\n', "the text does not end with a newline");
+  }
+}

@@ -98,16 +98,18 @@ TEST(err_slot, ERR_057_error_raised_during_exit_released) {
   API(TVMFFIObjectDecRef)(again);
 }
 
-/* A thread that asks for a backtrace with long names (or a short one) and
- * exits. */
+/* A thread that asks for backtraces, a short one then one with long names
+ * (or for none), and exits. */
 static void* backtrace_then_exit(void* arg) {
   static char name[2001];
   for (int i = 0; i < 2000; ++i) name[i] = (char)('a' + i % 26);
   int longer = *(int*)arg;
   TVMFFIObjectHandle err = NULL;
   conf_api.TVMFFIErrorMoveFromRaised(&err);
-  conf_api.TVMFFIBacktrace("short.c", 1, "f", 0);
-  if (longer) conf_api.TVMFFIBacktrace(name, 2, name, 0);
+  if (longer) {
+    conf_api.TVMFFIBacktrace("short.c", 1, "f", 0);
+    conf_api.TVMFFIBacktrace(name, 2, name, 0);
+  }
   return NULL;
 }
 
@@ -123,9 +125,9 @@ static long left_by_backtrace_thread(int longer) {
 }
 
 /* ERR-065: what TVMFFIBacktrace keeps for a thread is released when the
- * thread exits: a thread that asked for a backtrace with 2000-byte names
- * leaves no more live allocations behind than one that asked for a short
- * one. */
+ * thread exits: a thread that asked for backtraces (one with 2000-byte
+ * names) leaves no more live allocations behind than one that asked for
+ * none. */
 TEST(err_slot, ERR_065_backtrace_text_freed_at_exit) {
   (void)API(TVMFFIBacktrace), (void)API(TVMFFIErrorMoveFromRaised);
   conf_alloc_require();
@@ -133,7 +135,46 @@ TEST(err_slot, ERR_065_backtrace_text_freed_at_exit) {
   long base = left_by_backtrace_thread(0);
   long left = left_by_backtrace_thread(1);
   cr_assert_eq(left, base,
-               "a thread that asked for a long backtrace left %ld live allocations behind, "
-               "one with a short one %ld",
+               "a thread that asked for backtraces left %ld live allocations behind, one that "
+               "asked for none %ld",
                left, base);
+}
+
+/* The deleter of ERR-071: asks for a backtrace with long names while its
+ * thread exits, and keeps whether the frame came back whole. */
+static char exit_name[1501];
+static int exit_frame_whole = -1;
+
+static void backtrace_at_exit_delete(void* self) {
+  (void)self;
+  const TVMFFIByteArray* bt = conf_api.TVMFFIBacktrace(exit_name, 5, "at_exit", 0);
+  exit_frame_whole = bt != NULL && bt->data != NULL &&
+                     memmem(bt->data, bt->size, exit_name, sizeof exit_name - 1) != NULL;
+}
+
+static void* backtrace_then_leave_error(void* arg) {
+  conf_api.TVMFFIBacktrace(exit_name, 4, "before_exit", 0);
+  return leave_error_and_exit(arg);
+}
+
+/* ERR-071: TVMFFIBacktrace works while its thread exits, after the thread
+ * used it before: a deleter run by the release of the error left in the
+ * exiting thread's slot gets its frame whole, and the thread leaves no more
+ * live allocations behind than one that did the same without it. */
+TEST(err_slot, ERR_071_backtrace_during_thread_exit) {
+  for (int i = 0; i < 1500; ++i) exit_name[i] = (char)('a' + i % 26);
+  /* This process's first backtrace and first raise, in that order. */
+  API(TVMFFIBacktrace)("first.c", 1, "f", 0);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "first");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(&exit_frame_whole, no_call, backtrace_at_exit_delete, &fn),
+               0);
+  TVMFFIObjectHandle first = make_error("ValueError", "left in the slot", fn);
+  API(TVMFFIObjectDecRef)(fn);
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, backtrace_then_leave_error, first), 0);
+  pthread_join(t, NULL);
+  cr_assert_eq(exit_frame_whole, 1, "the backtrace asked for during thread exit: %s",
+               exit_frame_whole < 0 ? "the deleter never ran" : "the frame was not whole");
 }

@@ -199,8 +199,12 @@ void* tffi_object_alloc(size_t size, int32_t type_index, void (*deleter)(void* s
   return obj;
 }
 
+/* The size stays out of the message: no caller can check it, and a
+ * message that cannot be checked is one a broken runtime can get wrong
+ * unnoticed. */
 int tffi_raise_oom(size_t size) {
-  return tffi_raise(TFFI_MEMORY_ERROR, "failed to allocate %zu bytes", size);
+  (void)size;
+  return tffi_raise(TFFI_MEMORY_ERROR, "out of memory");
 }
 
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
