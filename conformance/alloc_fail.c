@@ -60,10 +60,12 @@ void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
 static long conf_alloc_bytes;
+static size_t conf_alloc_max_request;
 
 void conf_alloc_count_start(void) {
   __atomic_store_n(&conf_alloc_live_blocks, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&conf_alloc_bytes, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_max_request, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&conf_alloc_counting, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -74,6 +76,18 @@ long conf_alloc_count_stop(void) {
 
 long conf_alloc_live(void) { return __atomic_load_n(&conf_alloc_live_blocks, __ATOMIC_SEQ_CST); }
 long conf_alloc_live_bytes(void) { return __atomic_load_n(&conf_alloc_bytes, __ATOMIC_SEQ_CST); }
+size_t conf_alloc_largest(void) { return __atomic_load_n(&conf_alloc_max_request, __ATOMIC_SEQ_CST); }
+
+/* Notes a request of `size` bytes; returns it. */
+__attribute__((unused)) static size_t conf_alloc_asked(size_t size) {
+  if (__atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
+    size_t seen = __atomic_load_n(&conf_alloc_max_request, __ATOMIC_RELAXED);
+    while (size > seen && !__atomic_compare_exchange_n(&conf_alloc_max_request, &seen, size, 0,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+  }
+  return size;
+}
 
 /* Counts block p coming (delta 1) or going (-1). */
 __attribute__((unused)) static void* conf_alloc_counted(void* p, long delta) {
@@ -114,16 +128,19 @@ static void* conf_alloc_scribbled(void* p, size_t size) {
 }
 
 void* malloc(size_t size) {
+  conf_alloc_asked(size);
   return conf_alloc_fails() ? NULL : conf_alloc_scribbled(conf_alloc_counted(__libc_malloc(size), 1), size);
 }
 
 void* calloc(size_t n, size_t size) {
+  conf_alloc_asked(size != 0 && n > SIZE_MAX / size ? SIZE_MAX : n * size);
   return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_calloc(n, size), 1);
 }
 
 /* realloc(p, 0) frees p in glibc: not an allocation, never failed (a NULL
  * there would read as "freed" and leak p). */
 void* realloc(void* ptr, size_t size) {
+  conf_alloc_asked(size);
   if (size != 0 && conf_alloc_fails()) return NULL;
   long old_bytes = ptr ? (long)malloc_usable_size(ptr) : 0;
   void* p = __libc_realloc(ptr, size);
@@ -142,6 +159,7 @@ void free(void* ptr) {
 }
 
 void* memalign(size_t align, size_t size) {
+  conf_alloc_asked(size);
   if (conf_alloc_fails()) return NULL;
   return conf_alloc_scribbled(conf_alloc_counted(__libc_memalign(align, size), 1), size);
 }

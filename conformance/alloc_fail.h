@@ -20,6 +20,8 @@
 #ifndef CONFORMANCE_ALLOC_FAIL_H_
 #define CONFORMANCE_ALLOC_FAIL_H_
 
+#include <stddef.h>
+
 /* Skips the running test when failures cannot be injected here. */
 void conf_alloc_require(void);
 
@@ -59,6 +61,10 @@ long conf_alloc_live(void);
 /* The same for bytes (each block's usable size): what the blocks allocated
  * since counting started, less those freed, hold now. */
 long conf_alloc_live_bytes(void);
+
+/* The largest size one allocation asked for since counting started
+ * (failed requests included). */
+size_t conf_alloc_largest(void);
 
 /*
  * A walk over every allocation of one call: step n runs the call with its

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 static int bytes_are(TVMFFIByteArray got, const char* want) {
@@ -141,13 +142,35 @@ TEST(err_input, ERR_063_update_backtrace_refuses_impossible_input) {
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   for (int mode = 0; mode < 2; ++mode) {
     int32_t update = mode ? kTVMFFIBacktraceUpdateModeAppend : kTVMFFIBacktraceUpdateModeReplace;
+    conf_alloc_count_start();
     cell->update_backtrace(err, NULL, update);
     cr_assert(bytes_are(cell->backtrace, "old\n"), "mode %d, NULL bytes: backtrace '%.*s'", mode,
               (int)cell->backtrace.size, cell->backtrace.data);
     cell->update_backtrace(err, &huge, update);
+    conf_alloc_count_stop();
     cr_assert(bytes_are(cell->backtrace, "old\n"), "mode %d, huge bytes: backtrace size %zu", mode,
               cell->backtrace.size);
+    /* Not even asked for: a runtime sizes nothing from bytes it refuses.
+     * (Where the interposer is off, nothing was counted: 0.) */
+    cr_assert_lt(conf_alloc_largest(), (size_t)1 << 30, "mode %d: an allocation of %zu bytes was "
+                 "asked for", mode, conf_alloc_largest());
   }
   core_take_raised();
   API(TVMFFIObjectDecRef)(err);
+}
+
+/* ERR-073: update_backtrace with a mode other than
+ * kTVMFFIBacktraceUpdateModeReplace (2, -1, 7) appends, as Append does. */
+TEST(err_input, ERR_073_unknown_update_mode_appends) {
+  static const int32_t modes[] = {2, -1, 7};
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"old\n", 4}, add = {"new\n", 4};
+    TVMFFIObjectHandle err = NULL;
+    cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &b, &err), 0);
+    TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    cell->update_backtrace(err, &add, modes[i]);
+    cr_assert(bytes_are(cell->backtrace, "old\nnew\n"), "mode %d: backtrace '%.*s'", modes[i],
+              (int)cell->backtrace.size, cell->backtrace.data);
+    API(TVMFFIObjectDecRef)(err);
+  }
 }

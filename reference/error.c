@@ -72,7 +72,8 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
                                         int32_t update_mode) {
   TffiError* err = self;
   if (backtrace == NULL) return;
-  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
+  /* Any mode but Replace appends, as upstream reads it. */
+  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeReplace ? 0 : err->cell.backtrace.size;
   /* Sizes no allocation can hold are refused before malloc sees them (as
    * in tffi_error_new); the sum below then cannot overflow. */
   if (backtrace->size > SIZE_MAX / 4 || keep > SIZE_MAX / 4) return;
