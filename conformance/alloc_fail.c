@@ -3,9 +3,11 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define CONF_ALLOC_SANITIZER 1
@@ -27,6 +29,7 @@ enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
 
 /* Per thread, in the executable's static TLS: reading it never allocates. */
 static _Thread_local struct {
+  int scribble;
   int mode;
   long target;
   long seen;
@@ -52,6 +55,49 @@ long conf_alloc_off(void) {
 
 long conf_alloc_seen(void) { return conf_alloc_state.seen; }
 
+void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
+
+static int conf_alloc_counting;
+static long conf_alloc_live_blocks;
+static long conf_alloc_bytes;
+static size_t conf_alloc_max_request;
+
+void conf_alloc_count_start(void) {
+  __atomic_store_n(&conf_alloc_live_blocks, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_bytes, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_max_request, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&conf_alloc_counting, 1, __ATOMIC_SEQ_CST);
+}
+
+long conf_alloc_count_stop(void) {
+  __atomic_store_n(&conf_alloc_counting, 0, __ATOMIC_SEQ_CST);
+  return conf_alloc_live();
+}
+
+long conf_alloc_live(void) { return __atomic_load_n(&conf_alloc_live_blocks, __ATOMIC_SEQ_CST); }
+long conf_alloc_live_bytes(void) { return __atomic_load_n(&conf_alloc_bytes, __ATOMIC_SEQ_CST); }
+size_t conf_alloc_largest(void) { return __atomic_load_n(&conf_alloc_max_request, __ATOMIC_SEQ_CST); }
+
+/* Notes a request of `size` bytes; returns it. */
+__attribute__((unused)) static size_t conf_alloc_asked(size_t size) {
+  if (__atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
+    size_t seen = __atomic_load_n(&conf_alloc_max_request, __ATOMIC_RELAXED);
+    while (size > seen && !__atomic_compare_exchange_n(&conf_alloc_max_request, &seen, size, 0,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+  }
+  return size;
+}
+
+/* Counts block p coming (delta 1) or going (-1). */
+__attribute__((unused)) static void* conf_alloc_counted(void* p, long delta) {
+  if (p != NULL && __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
+    __atomic_add_fetch(&conf_alloc_live_blocks, delta, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&conf_alloc_bytes, delta * (long)malloc_usable_size(p), __ATOMIC_RELAXED);
+  }
+  return p;
+}
+
 #ifndef CONF_ALLOC_SANITIZER
 
 /* Whether the allocation being asked for now is to fail. */
@@ -75,21 +121,47 @@ extern void* __libc_memalign(size_t align, size_t size);
 extern void* __libc_valloc(size_t size);
 extern void* __libc_pvalloc(size_t size);
 
-void* malloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_malloc(size); }
+/* Fills a fresh block when the thread asked for it. */
+static void* conf_alloc_scribbled(void* p, size_t size) {
+  if (p != NULL && conf_alloc_state.scribble) memset(p, 0xA5, size);
+  return p;
+}
 
-void* calloc(size_t n, size_t size) { return conf_alloc_fails() ? NULL : __libc_calloc(n, size); }
+void* malloc(size_t size) {
+  conf_alloc_asked(size);
+  return conf_alloc_fails() ? NULL : conf_alloc_scribbled(conf_alloc_counted(__libc_malloc(size), 1), size);
+}
+
+void* calloc(size_t n, size_t size) {
+  conf_alloc_asked(size != 0 && n > SIZE_MAX / size ? SIZE_MAX : n * size);
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_calloc(n, size), 1);
+}
 
 /* realloc(p, 0) frees p in glibc: not an allocation, never failed (a NULL
  * there would read as "freed" and leak p). */
 void* realloc(void* ptr, size_t size) {
+  conf_alloc_asked(size);
   if (size != 0 && conf_alloc_fails()) return NULL;
-  return __libc_realloc(ptr, size);
+  long old_bytes = ptr ? (long)malloc_usable_size(ptr) : 0;
+  void* p = __libc_realloc(ptr, size);
+  if (ptr != NULL && (p != NULL || size == 0) &&
+      __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
+    /* the old block is gone (moved, resized or freed) */
+    __atomic_sub_fetch(&conf_alloc_live_blocks, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&conf_alloc_bytes, old_bytes, __ATOMIC_RELAXED);
+  }
+  return conf_alloc_counted(p, 1);
 }
 
-void free(void* ptr) { __libc_free(ptr); }
+void free(void* ptr) {
+  conf_alloc_counted(ptr, -1);
+  __libc_free(ptr);
+}
 
 void* memalign(size_t align, size_t size) {
-  return conf_alloc_fails() ? NULL : __libc_memalign(align, size);
+  conf_alloc_asked(size);
+  if (conf_alloc_fails()) return NULL;
+  return conf_alloc_scribbled(conf_alloc_counted(__libc_memalign(align, size), 1), size);
 }
 
 void* aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
@@ -102,8 +174,13 @@ int posix_memalign(void** out, size_t align, size_t size) {
   return 0;
 }
 
-void* valloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_valloc(size); }
-void* pvalloc(size_t size) { return conf_alloc_fails() ? NULL : __libc_pvalloc(size); }
+void* valloc(size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_valloc(size), 1);
+}
+
+void* pvalloc(size_t size) {
+  return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_pvalloc(size), 1);
+}
 
 /* Why injection cannot work in this process, or NULL when it can: the
  * malloc every library resolves must be this file's, and calling it armed

@@ -20,6 +20,8 @@
 #ifndef CONFORMANCE_ALLOC_FAIL_H_
 #define CONFORMANCE_ALLOC_FAIL_H_
 
+#include <stddef.h>
+
 /* Skips the running test when failures cannot be injected here. */
 void conf_alloc_require(void);
 
@@ -37,6 +39,32 @@ long conf_alloc_off(void);
 
 /* Allocations the calling thread asked for since it was armed. */
 long conf_alloc_seen(void);
+
+/* While on, blocks the calling thread gets from malloc and the aligned
+ * allocators are filled with 0xA5, so a reader of bytes nobody wrote sees
+ * garbage, not the zeros a fresh heap often holds (calloc still zeroes;
+ * realloc's growth is left as it comes). Silently off under sanitizers. */
+void conf_alloc_scribble(int on);
+
+/*
+ * Leak measurement on any implementation: while counting is on, every
+ * thread's successful allocations add one to a process-wide count of live
+ * blocks and every free of a block takes one off. Compare the change across
+ * two runs that differ only in what the implementation should release
+ * (thread setup and teardown cost the same in both). Starting sets the
+ * counts to 0. Needs conf_alloc_require().
+ */
+void conf_alloc_count_start(void);
+long conf_alloc_count_stop(void);
+long conf_alloc_live(void);
+
+/* The same for bytes (each block's usable size): what the blocks allocated
+ * since counting started, less those freed, hold now. */
+long conf_alloc_live_bytes(void);
+
+/* The largest size one allocation asked for since counting started
+ * (failed requests included). */
+size_t conf_alloc_largest(void);
 
 /*
  * A walk over every allocation of one call: step n runs the call with its

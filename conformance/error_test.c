@@ -1,9 +1,11 @@
 /* Clauses of spec/errors.md: raising, retrieving and creating errors. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -165,6 +167,7 @@ TEST(err, ERR_007_moved_error_has_one_reference) {
 /* ERR-008: kind and message bytes of an error are followed by a NUL byte,
  * so C callers may print them with %s. */
 TEST(err, ERR_008_kind_and_message_nul_terminated) {
+  conf_alloc_scribble(1); /* fresh memory is garbage, not zeros */
   API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "argument `y` has the wrong type");
   TVMFFIObjectHandle err = core_take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
@@ -172,6 +175,19 @@ TEST(err, ERR_008_kind_and_message_nul_terminated) {
   cr_assert_eq(cell->message.data[cell->message.size], '\0');
   cr_assert_str_eq(cell->message.data, "argument `y` has the wrong type");
   API(TVMFFIObjectDecRef)(err);
+  const char* parts[] = {"argument ", "`z`"};
+  API(TVMFFIErrorSetRaisedFromCStrParts)("IndexError", parts, 2);
+  err = core_take_raised();
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_str_eq(cell->kind.data, "IndexError");
+  cr_assert_str_eq(cell->message.data, "argument `z`");
+  API(TVMFFIObjectDecRef)(err);
+  err = make_error("KeyError", "key `k`", "");
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_str_eq(cell->kind.data, "KeyError");
+  cr_assert_str_eq(cell->message.data, "key `k`");
+  API(TVMFFIObjectDecRef)(err);
+  conf_alloc_scribble(0);
 }
 
 static TVMFFIObjectHandle left_behind;
@@ -481,6 +497,20 @@ TEST(err, ERR_031_backtrace_names_the_frame) {
   const TVMFFIByteArray* bt = API(TVMFFIBacktrace)("kernel.c", 4217, "scale_kernel", 0);
   cr_assert(contains(*bt, "File \"kernel.c\", line 4217, in scale_kernel"), "got '%.*s'",
             (int)bt->size, bt->data);
+}
+
+/* ERR-064: ERR-031 holds for names of any length: a file name and a
+ * function name of 3000 bytes each appear whole in the frame's line. */
+TEST(err, ERR_064_backtrace_long_names_whole) {
+  static char file[3001], func[3001], line[6100];
+  for (int i = 0; i < 3000; ++i) {
+    file[i] = (char)('a' + i % 26);
+    func[i] = (char)('A' + i % 26);
+  }
+  memcpy(file + 2990, ".c", 3);
+  snprintf(line, sizeof line, "File \"%s\", line 31337, in %s", file, func);
+  const TVMFFIByteArray* bt = API(TVMFFIBacktrace)(file, 31337, func, 0);
+  cr_assert(contains(*bt, line), "the frame's line is not whole (%zu bytes of text)", bt->size);
 }
 
 typedef struct {

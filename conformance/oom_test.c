@@ -22,23 +22,6 @@ static int bytes_are(TVMFFIByteArray got, const char* want) {
   return got.size == strlen(want) && memcmp(got.data, want, got.size) == 0;
 }
 
-/* The raised error after a step: the one asked for, exactly, or a
- * MemoryError. Releases it. */
-static void expect_asked_or_memory_error(const char* kind, const char* msg, const ConfAllocWalk* w) {
-  TVMFFIObjectHandle err = core_take_raised();
-  cr_assert_not_null(err, "allocation %ld failed: nothing was raised", w->n);
-  cr_assert_eq(TVMFFIObjectGetTypeIndex(err), kTVMFFIError,
-               "allocation %ld failed: the raised object has type index %d", w->n,
-               TVMFFIObjectGetTypeIndex(err));
-  const TVMFFIErrorCell* cell = cell_of(err);
-  int asked = bytes_are(cell->kind, kind) && bytes_are(cell->message, msg);
-  cr_assert(asked || bytes_are(cell->kind, "MemoryError"),
-            "allocation %ld failed: raised kind %.*s (message %.*s), expected %s or MemoryError",
-            w->n, (int)cell->kind.size, cell->kind.data, (int)cell->message.size,
-            cell->message.data, kind);
-  API(TVMFFIObjectDecRef)(err);
-}
-
 /* Raising and moving out work as with memory to spare. */
 static void expect_raising_works(void) {
   API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "after the failure");
@@ -51,14 +34,6 @@ static void expect_raising_works(void) {
   API(TVMFFIObjectDecRef)(err);
 }
 
-static TVMFFIObjectHandle make_error(const char* kind, const char* msg) {
-  TVMFFIByteArray k = {kind, strlen(kind)}, m = {msg, strlen(msg)}, b = {"", 0};
-  TVMFFIObjectHandle err = NULL;
-  cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &b, &err), 0);
-  cr_assert_not_null(err);
-  return err;
-}
-
 /* Longer than any small buffer an implementation may format into. */
 static const char long_message[] =
     "argument `x` must be positive, and this message goes on for a while so that no fixed "
@@ -66,30 +41,63 @@ static const char long_message[] =
     "allocation is one of those this test fails. 0123456789abcdef0123456789abcdef0123456789"
     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
+/* What one step of a raise walk saw, asserted after counting stopped. */
+typedef struct {
+  uint32_t earlier_strong; /* the earlier error's count right after the raise */
+  int raised, asked, memory_error;
+  char kind[64];
+  long leaked; /* live blocks left once everything was released */
+} RaiseStep;
+
+static void take_step_error(RaiseStep* r, const char* kind, const char* msg) {
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  r->raised = err != NULL && TVMFFIObjectGetTypeIndex(err) == kTVMFFIError;
+  if (!r->raised) return;
+  const TVMFFIErrorCell* cell = cell_of(err);
+  snprintf(r->kind, sizeof r->kind, "%.*s", (int)cell->kind.size, cell->kind.data);
+  r->asked = bytes_are(cell->kind, kind) && bytes_are(cell->message, msg);
+  r->memory_error = bytes_are(cell->kind, "MemoryError");
+  conf_api.TVMFFIObjectDecRef(err);
+}
+
 /* One raise, walked over its allocations, with an earlier error held in the
- * slot: that one must be released whatever the outcome. */
+ * slot: that one must be released whatever the outcome, and nothing the
+ * step made may stay allocated. */
 static long walk_raise(int sticky, int parts) {
   const char* pieces[] = {"argument `x` ", NULL, long_message + 13};
+  TVMFFIByteArray k = {"IndexError", 10}, m = {"earlier", 7}, b = {"", 0};
   ConfAllocWalk w = conf_alloc_walk(sticky);
   /* One raise before the walk: what fails is the raise's own memory, not
    * the thread's first use of its error slot. */
   API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
   API(TVMFFIObjectDecRef)(core_take_raised());
   while (conf_alloc_next(&w)) {
-    TVMFFIObjectHandle earlier = make_error("IndexError", "earlier");
-    API(TVMFFIErrorSetRaised)(earlier);
+    RaiseStep r = {0};
+    conf_alloc_count_start();
+    TVMFFIObjectHandle earlier = NULL;
+    conf_api.TVMFFIErrorCreate(&k, &m, &b, &earlier);
+    conf_api.TVMFFIErrorSetRaised(earlier);
     conf_alloc_arm(&w);
     if (parts)
       conf_api.TVMFFIErrorSetRaisedFromCStrParts("ValueError", pieces, 3);
     else
       conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", long_message);
     conf_alloc_disarm(&w);
-    cr_assert_eq(core_strong(earlier), 1,
+    r.earlier_strong = earlier ? core_strong(earlier) : 0;
+    take_step_error(&r, "ValueError", long_message);
+    if (earlier) conf_api.TVMFFIObjectDecRef(earlier);
+    r.leaked = conf_alloc_count_stop();
+    cr_assert_not_null(earlier);
+    cr_assert_eq(r.earlier_strong, 1,
                  "allocation %ld failed: the earlier error's strong count is %u, expected 1 "
                  "(the slot's reference released)",
-                 w.n, core_strong(earlier));
-    expect_asked_or_memory_error("ValueError", long_message, &w);
-    API(TVMFFIObjectDecRef)(earlier);
+                 w.n, r.earlier_strong);
+    cr_assert(r.raised, "allocation %ld failed: no error was raised", w.n);
+    cr_assert(r.asked || r.memory_error,
+              "allocation %ld failed: raised kind %s, expected ValueError or MemoryError", w.n,
+              r.kind);
+    cr_assert_eq(r.leaked, 0, "allocation %ld failed: %ld blocks left allocated", w.n, r.leaked);
     expect_raising_works();
   }
   return w.points;
@@ -127,29 +135,161 @@ TEST(err_oom, ERR_055_create_allocation_fails) {
   TVMFFIByteArray k = {"TypeError", 9}, m = {long_message, sizeof long_message - 1},
                   b = {"frame 1\nframe 2\n", 16};
   long points = 0;
-  for (int sticky = 0; sticky <= 1; ++sticky) {
+  TVMFFIObjectHandle warm = NULL; /* whatever a first call sets up once */
+  cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &b, &warm), 0);
+  API(TVMFFIObjectDecRef)(warm);
+  /* Twice over: leaks count on the second pass only, when whatever a
+   * first failure sets up once (an unwinder's tables) exists. */
+  for (int pass = 0, sticky = 0; pass < 4; ++pass, sticky = pass % 2) {
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
       TVMFFIObjectHandle out = NULL;
+      conf_alloc_count_start();
       conf_alloc_arm(&w);
       int rc = conf_api.TVMFFIErrorCreate(&k, &m, &b, &out);
       conf_alloc_disarm(&w);
+      int complete = rc == 0 && out != NULL && bytes_are(cell_of(out)->kind, "TypeError") &&
+                     bytes_are(cell_of(out)->message, long_message) &&
+                     bytes_are(cell_of(out)->backtrace, "frame 1\nframe 2\n");
+      if (rc == 0 && out != NULL) conf_api.TVMFFIObjectDecRef(out);
+      TVMFFIObjectHandle raised = NULL;
+      conf_api.TVMFFIErrorMoveFromRaised(&raised); /* whatever a failure raised */
+      if (raised) conf_api.TVMFFIObjectDecRef(raised);
+      long leaked = conf_alloc_count_stop();
       cr_assert(rc == 0 || rc == -1, "allocation %ld failed: returned %d", w.n, rc);
-      if (rc == 0) {
-        cr_assert_not_null(out, "allocation %ld failed: returned 0 without an error", w.n);
-        cr_assert(bytes_are(cell_of(out)->kind, "TypeError") &&
-                      bytes_are(cell_of(out)->message, long_message) &&
-                      bytes_are(cell_of(out)->backtrace, "frame 1\nframe 2\n"),
-                  "allocation %ld failed: returned 0 with an incomplete error", w.n);
-        API(TVMFFIObjectDecRef)(out);
-      }
-      core_take_raised(); /* whatever a failure raised */
-      TVMFFIObjectHandle again = make_error("TypeError", "again");
+      cr_assert(rc != 0 || complete, "allocation %ld failed: returned 0 with an incomplete error",
+                w.n);
+      cr_assert(pass < 2 || leaked == 0, "allocation %ld failed: %ld blocks left allocated", w.n,
+                leaked);
+      TVMFFIObjectHandle again = NULL;
+      cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &b, &again), 0, "creating after the failure");
       API(TVMFFIObjectDecRef)(again);
     }
     points += w.points;
   }
   conf_alloc_done(points, "TVMFFIErrorCreate");
+}
+
+/* How the MemoryErrors of a sticky raise walk look: each is checked as
+ * ERR-010 says for any raised error, and (strict) as ERR-008 says. */
+static void walk_memory_errors(int strict) {
+  ConfAllocWalk w = conf_alloc_walk(1);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  long memory_errors = 0;
+  while (conf_alloc_next(&w)) {
+    conf_alloc_arm(&w);
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", long_message);
+    conf_alloc_disarm(&w);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_not_null(err, "allocation %ld on failed: nothing raised", w.n);
+    TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    if (bytes_are(cell->kind, "MemoryError")) {
+      memory_errors++;
+      cr_assert_gt(cell->message.size, 0, "a MemoryError with an empty message");
+      cr_assert_null(memchr(cell->message.data, 0, cell->message.size),
+                     "a MemoryError whose message holds a NUL byte");
+      cr_assert_not_null(cell->backtrace.data);
+      volatile char sink = 0;
+      for (size_t i = 0; i < cell->backtrace.size; ++i) sink ^= cell->backtrace.data[i];
+      (void)sink;
+      cr_assert_null(cell->cause_chain);
+      cr_assert_null(cell->extra_context);
+      cr_assert_not_null(cell->update_backtrace, "a MemoryError without update_backtrace");
+      TVMFFIByteArray more = {"  File \"k.c\", line 1, in f\n", 28};
+      cell->update_backtrace(err, &more, kTVMFFIBacktraceUpdateModeAppend);
+      cr_assert_not_null(cell->backtrace.data);
+      if (strict) {
+        cr_assert_eq(cell->kind.data[cell->kind.size], '\0', "kind not followed by NUL");
+        cr_assert_eq(cell->message.data[cell->message.size], '\0', "message not followed by NUL");
+      }
+    }
+    API(TVMFFIObjectDecRef)(err);
+  }
+  if (memory_errors == 0) cr_skip_test("no MemoryError was raised while memory ran out");
+}
+
+/* ERR-059: a MemoryError raised because memory ran out is a well-formed
+ * error (ERR-010): a non-empty message without NUL bytes, a readable
+ * backtrace, update_backtrace set (and callable), no cause or context. */
+TEST(err_oom, ERR_059_memory_error_well_formed) { walk_memory_errors(0); }
+
+/* ERR-060: its kind and message are followed by a NUL byte (ERR-008). */
+TEST(err_oom, ERR_060_memory_error_nul_terminated) { walk_memory_errors(1); }
+
+/* ERR-061: update_backtrace with one of its allocations failing leaves the
+ * backtrace either as it was or exactly as asked, kind and message alone,
+ * and nothing allocated once the error is released. */
+TEST(err_oom, ERR_061_update_backtrace_allocation_fails) {
+  TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"old\n", 4};
+  TVMFFIByteArray add = {long_message, sizeof long_message - 1};
+  long points = 0;
+  for (int pass = 0; pass < 8; ++pass) { /* leaks count from the second round on */
+    int mode = pass / 2 % 2, sticky = pass % 2;
+    int32_t update = mode ? kTVMFFIBacktraceUpdateModeAppend : kTVMFFIBacktraceUpdateModeReplace;
+    {
+      ConfAllocWalk w = conf_alloc_walk(sticky);
+      while (conf_alloc_next(&w)) {
+        conf_alloc_count_start();
+        TVMFFIObjectHandle err = NULL;
+        int rc = conf_api.TVMFFIErrorCreate(&k, &m, &b, &err);
+        TVMFFIErrorCell* cell = err ? TVMFFIErrorGetCellPtr(err) : NULL;
+        if (cell) {
+          conf_alloc_arm(&w);
+          cell->update_backtrace(err, &add, update);
+          conf_alloc_disarm(&w);
+        }
+        char got[1024];
+        snprintf(got, sizeof got, "%.*s", cell ? (int)cell->backtrace.size : 0,
+                 cell ? cell->backtrace.data : "");
+        int kept = cell && bytes_are(cell->kind, "TypeError") && bytes_are(cell->message, "message");
+        if (err) conf_api.TVMFFIObjectDecRef(err);
+        long leaked = conf_alloc_count_stop();
+        cr_assert(rc == 0 && cell, "TVMFFIErrorCreate failed with memory to spare");
+        char want[1024];
+        snprintf(want, sizeof want, "%s%s", mode ? "old\n" : "", long_message);
+        cr_assert(strcmp(got, "old\n") == 0 || strcmp(got, want) == 0,
+                  "mode %d, allocation %ld failed: backtrace '%s'", mode, w.n, got);
+        cr_assert(w.injected || strcmp(got, want) == 0, "mode %d: backtrace '%s' with memory to spare",
+                  mode, got);
+        cr_assert(kept, "mode %d, allocation %ld failed: kind or message changed", mode, w.n);
+        cr_assert(pass < 4 || leaked == 0, "mode %d, allocation %ld failed: %ld blocks left", mode,
+                  w.n, leaked);
+      }
+      points += w.points;
+    }
+  }
+  conf_alloc_done(points, "update_backtrace");
+}
+
+/* ERR-066: TVMFFIBacktrace with one of its allocations failing (or all
+ * from the n-th on) still returns a well-formed array (ERR-030), and the
+ * named frame's line right after. */
+TEST(err_oom, ERR_066_backtrace_allocation_fails) {
+  static char name[1501];
+  for (int i = 0; i < 1500; ++i) name[i] = (char)('a' + i % 26);
+  (void)API(TVMFFIBacktrace);
+  conf_api.TVMFFIBacktrace("warm.c", 1, "f", 0);
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      conf_alloc_arm(&w);
+      const TVMFFIByteArray* bt = conf_api.TVMFFIBacktrace(name, 7, name, 0);
+      conf_alloc_disarm(&w);
+      cr_assert_not_null(bt, "allocation %ld failed: NULL returned", w.n);
+      cr_assert_not_null(bt->data, "allocation %ld failed: NULL data", w.n);
+      volatile char sink = 0;
+      for (size_t i = 0; i < bt->size; ++i) sink ^= bt->data[i];
+      (void)sink;
+      bt = conf_api.TVMFFIBacktrace("after.c", 9, "g", 0);
+      static const char frame[] = "File \"after.c\", line 9, in g";
+      cr_assert(memmem(bt->data, bt->size, frame, sizeof frame - 1) != NULL,
+                "allocation %ld failed: the next backtrace is '%.*s'", w.n, (int)bt->size, bt->data);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIBacktrace");
 }
 
 /* ---- streams when memory runs out --------------------------------------- */
@@ -166,6 +306,7 @@ typedef struct {
   void* after;       /* TVMFFIEnvGetStream(type, id) right after */
   int others_kept;   /* the `before` pairs read back unchanged */
   char kind[64];     /* kind of the raised error, "" when none */
+  int names_call;    /* its message contains "TVMFFIEnvSetStream" */
   int again_rc;      /* a second SetStream, memory to spare */
   void* again_after; /* and what GetStream reads then */
 } StreamStep;
@@ -194,6 +335,8 @@ static void* stream_step(void* arg) {
   if (err) {
     const TVMFFIByteArray* k = &cell_of(err)->kind;
     snprintf(s->kind, sizeof s->kind, "%.*s", (int)k->size, k->data);
+    const TVMFFIByteArray* m = &cell_of(err)->message;
+    s->names_call = memmem(m->data, m->size, "TVMFFIEnvSetStream", 18) != NULL;
     conf_api.TVMFFIObjectDecRef(err);
   }
   s->again_rc = conf_api.TVMFFIEnvSetStream(s->type, s->id, (void*)0xdef0, NULL);
@@ -201,7 +344,10 @@ static void* stream_step(void* arg) {
   return NULL;
 }
 
-static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
+/* Walks one SetStream over its allocations; with `need_name`, a MemoryError
+ * must also name TVMFFIEnvSetStream (one allocation failing only: with
+ * every allocation failing, the error may be a preallocated one). */
+static long walk_set_stream(int32_t type, int32_t id, int before, int sticky, int need_name) {
   (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
@@ -224,6 +370,8 @@ static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
                        "with kind '%s' raised", where, type, id, w.n, s.kind);
       cr_assert_null(s.after, "%s(%d, %d) failed but the pair now holds %p", where, type, id,
                      s.after);
+      cr_assert(!need_name || s.names_call, "%s(%d, %d), allocation %ld failed: the MemoryError's "
+                "message does not name %s", where, type, id, w.n, where);
     }
     cr_assert(s.again_rc == 0 && s.again_after == (void*)0xdef0,
               "%s(%d, %d) right after a failed allocation: returned %d, stream %p", where, type,
@@ -237,8 +385,8 @@ static long walk_set_stream(int32_t type, int32_t id, int before, int sticky) {
  * or -1 with MemoryError and the pair still unset; setting works right
  * after. */
 TEST(env_oom, ENV_046_first_stream_of_thread_allocation_fails) {
-  long points = walk_set_stream(2, 0, 0, 0);
-  points += walk_set_stream(2, 0, 0, 1);
+  long points = walk_set_stream(2, 0, 0, 0, 0);
+  points += walk_set_stream(2, 0, 0, 1, 0);
   conf_alloc_done(points, "TVMFFIEnvSetStream");
 }
 
@@ -249,9 +397,17 @@ TEST(env_oom, ENV_047_new_pair_allocation_fails) {
   static const int befores[] = {0, 1, 2, 3, 4, 5, 8, 9};
   long points = 0;
   for (size_t i = 0; i < sizeof befores / sizeof befores[0]; ++i) {
-    points += walk_set_stream(100, 3, befores[i], 0);
-    points += walk_set_stream(2, 40, befores[i], 0);
-    points += walk_set_stream(100, 3, befores[i], 1);
+    points += walk_set_stream(100, 3, befores[i], 0, 0);
+    points += walk_set_stream(2, 40, befores[i], 0, 0);
+    points += walk_set_stream(100, 3, befores[i], 1, 0);
   }
+  conf_alloc_done(points, "TVMFFIEnvSetStream");
+}
+
+/* ENV-050: the MemoryError of a TVMFFIEnvSetStream whose allocation failed
+ * names TVMFFIEnvSetStream. */
+TEST(env_oom, ENV_050_memory_error_names_the_call) {
+  long points = walk_set_stream(2, 0, 0, 0, 1);
+  for (int before = 0; before < 10; ++before) points += walk_set_stream(100, 3, before, 0, 1);
   conf_alloc_done(points, "TVMFFIEnvSetStream");
 }

@@ -286,7 +286,7 @@ TEST(type_attr, TAT_016_huge_name_refused) {
   static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
   for (int i = 0; i < 2; ++i) {
     TVMFFIByteArray big = {"__tiny__", huge[i]};
-    TVMFFIAny v = int_value(1);
+    TVMFFIAny v = core_int(1);
     cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &big, &v), -1);
     core_expect_raised("ValueError", "attr_name");
     cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&big));

@@ -29,10 +29,11 @@ int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
   } else if (strcmp(name, "PyGILState_Release") == 0) {
     slot = &tffi_gil_release;
   } else {
-    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvRegisterCAPI", "name",
-                          "'%.200s' is not a known host API (PyErr_CheckSignals, "
-                          "PyGILState_Ensure, PyGILState_Release)",
-                          name);
+    /* Quoted whole (tffi_arg_error would cut it): it is what the caller needs to see. */
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIEnvRegisterCAPI: name '%s' is not a known host API "
+                      "(PyErr_CheckSignals, PyGILState_Ensure, PyGILState_Release)",
+                      name);
   }
   __atomic_store_n(slot, symbol, __ATOMIC_RELEASE);
   return 0;

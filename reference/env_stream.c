@@ -62,7 +62,7 @@ static TffiStreams* tffi_streams_get_or_create(void) {
   if (tffi_streams != NULL) return tffi_streams;
   TffiStreams* s = tffi_calloc(1, sizeof *s);
   if (s == NULL) {
-    tffi_raise_oom(sizeof *s);
+    tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIEnvSetStream: out of memory for the thread's stream table");
     return NULL;
   }
   pthread_once(&tffi_streams_once, tffi_streams_key_init);
@@ -92,19 +92,16 @@ TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
   return tffi_stream_lookup_slow(s, device_type, device_id);
 }
 
-/* Removes entry i (order does not matter); frees the list when empty. */
+/* Removes entry i (order does not matter). The list keeps its capacity
+ * until the thread exits: a kernel that sets and clears its stream on
+ * every launch must not allocate on every launch. */
 static void tffi_stream_remove(TffiStreams* s, size_t i) {
   s->more.items[i] = s->more.items[--s->more.n];
-  if (s->more.n == 0) {
-    tffi_free(s->more.items);
-    s->more.items = NULL;
-    s->more.cap = 0;
-  }
 }
 
 static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFIStreamHandle stream) {
   if (TFFI_VEC_PUSH(&s->more, ((TffiStreamEntry){type, id, stream})) != 0)
-    return tffi_raise_oom((s->more.n + 1) * sizeof(TffiStreamEntry));
+    return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIEnvSetStream: out of memory for a stream entry");
   return 0;
 }
 

@@ -72,8 +72,11 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
                                         int32_t update_mode) {
   TffiError* err = self;
   if (backtrace == NULL) return;
-  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeAppend ? err->cell.backtrace.size : 0;
-  if (backtrace->size > SIZE_MAX - keep - 1) return;
+  /* Any mode but Replace appends, as upstream reads it. */
+  size_t keep = update_mode == kTVMFFIBacktraceUpdateModeReplace ? 0 : err->cell.backtrace.size;
+  /* Sizes no allocation can hold are refused before malloc sees them (as
+   * in tffi_error_new); the sum below then cannot overflow. */
+  if (backtrace->size > SIZE_MAX / 4 || keep > SIZE_MAX / 4) return;
   char* buf = tffi_malloc(keep + backtrace->size + 1);
   if (buf == NULL) return; /* the old backtrace stays: better than none */
   if (keep) memcpy(buf, err->cell.backtrace.data, keep);
@@ -87,10 +90,12 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
 
 static size_t tffi_len(const TVMFFIByteArray* bytes) { return bytes ? bytes->size : 0; }
 
+/* Copies bytes to `at`. The object's storage comes zeroed
+ * (tffi_object_init), so the byte after them is already the NUL C callers
+ * rely on. */
 static char* tffi_put(char* at, const TVMFFIByteArray* bytes, TVMFFIByteArray* out) {
   size_t n = tffi_len(bytes);
   if (n) memcpy(at, bytes->data, n);
-  at[n] = '\0';
   out->data = at;
   out->size = n;
   return at + n + 1;
@@ -106,9 +111,6 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
   TffiError* err = tffi_object_alloc_quiet(sizeof(TffiError) + nkind + nmsg + 2, kTVMFFIError,
                                            tffi_error_delete);
   if (err == NULL) return NULL;
-  err->header.combined_ref_count = TFFI_REF_BOTH_ONE;
-  err->header.type_index = kTVMFFIError;
-  err->header.deleter = tffi_error_delete;
   char* at = (char*)(err + 1);
   at = tffi_put(at, kind, &err->cell.kind);
   tffi_put(at, message, &err->cell.message);
@@ -128,6 +130,14 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
   return &err->header;
 }
 
+/* The preallocated error below is shared by every thread, so it keeps the
+ * backtrace it has: a caller adding to it would write into another
+ * thread's error. */
+static void tffi_oom_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
+                                      int32_t update_mode) {
+  (void)self, (void)backtrace, (void)update_mode;
+}
+
 /* Raised when not even an error object can be allocated. Its reference count
  * starts so high that no sequence of releases brings it to zero. */
 static TffiError tffi_oom_error = {
@@ -136,7 +146,7 @@ static TffiError tffi_oom_error = {
     .cell = {.kind = {"MemoryError", 11},
              .message = {"out of memory while raising an error", 36},
              .backtrace = {tffi_empty, 0},
-             .update_backtrace = NULL},
+             .update_backtrace = tffi_oom_update_backtrace},
 };
 
 void tffi_set_raised(TVMFFIObject* error) {
@@ -146,42 +156,49 @@ void tffi_set_raised(TVMFFIObject* error) {
   if (old) tffi_decref(old);
 }
 
+/* Raises the preallocated MemoryError: nothing is left to make another. */
+static void tffi_raise_preallocated_oom(void) {
+  tffi_incref(&tffi_oom_error.header);
+  tffi_set_raised(&tffi_oom_error.header);
+}
+
 static void tffi_raise_bytes(const char* kind, const char* msg, size_t nmsg) {
   TVMFFIByteArray k = {kind, strlen(kind)}, m = {msg, nmsg};
   TVMFFIObject* err = tffi_error_new(&k, &m, NULL, NULL, NULL);
   if (err == NULL) {
-    err = &tffi_oom_error.header;
-    tffi_incref(err);
+    tffi_raise_preallocated_oom();
+    return;
   }
   tffi_set_raised(err);
 }
 
+/* Messages quote input of any length, so they are formatted into a heap
+ * buffer sized by a first pass. */
 int tffi_raise(const char* kind, const char* fmt, ...) {
-  char small[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0) n = 0;
-  if ((size_t)n < sizeof small) {
-    tffi_raise_bytes(kind, small, (size_t)n);
-    return -1;
-  }
-  char* big = tffi_malloc((size_t)n + 1);
-  if (big == NULL) {
-    tffi_raise_bytes(kind, small, sizeof small - 1);
+  size_t size = (size_t)n + 1;
+  char* msg = n < 0 ? NULL : tffi_malloc(size);
+  if (msg == NULL) {
+    tffi_raise_preallocated_oom();
     return -1;
   }
   va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  vsnprintf(msg, size, fmt, ap);
   va_end(ap);
-  tffi_raise_bytes(kind, big, (size_t)n);
-  tffi_free(big);
+  tffi_raise_bytes(kind, msg, size - 1);
+  tffi_free(msg);
   return -1;
 }
 
+/* The size stays out of the message: no caller can check it, and a
+ * message that cannot be checked is one a broken runtime can get wrong
+ * unnoticed. */
 int tffi_raise_oom(size_t size) {
-  return tffi_raise(TFFI_MEMORY_ERROR, "failed to allocate %zu bytes", size);
+  (void)size;
+  return tffi_raise(TFFI_MEMORY_ERROR, "out of memory");
 }
 
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
@@ -198,7 +215,7 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_pa
     if (message_parts[i]) total += strlen(message_parts[i]);
   char* msg = tffi_malloc(total + 1);
   if (msg == NULL) {
-    tffi_raise_oom(total + 1);
+    tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIErrorSetRaisedFromCStrParts: out of memory for the message");
     return;
   }
   size_t at = 0;

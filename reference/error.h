@@ -22,9 +22,10 @@ TVMFFIObject* tffi_error_new(const TVMFFIByteArray* kind, const TVMFFIByteArray*
  * that boundary checks read `return tffi_raise(...)`. */
 int tffi_raise(const char* kind, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Raises MemoryError for a failed allocation of `size` bytes. Works without
- * allocating: when even the error object cannot be made, a preallocated one
- * is raised instead. Returns -1. */
+/* Raises MemoryError for a failed allocation of `size` bytes (the size is
+ * not quoted: nothing could check it). Works without allocating: when even
+ * the error object cannot be made, a preallocated one is raised instead.
+ * Returns -1. */
 int tffi_raise_oom(size_t size);
 
 /* Replaces the calling thread's raised error, releasing the one it held.

@@ -30,12 +30,12 @@ Test(error, raise_keeps_long_messages_whole) {
   tffi_decref(err);
 }
 
-Test(error, oom_names_the_size) {
+Test(error, oom_raises_memory_error) {
   cr_assert_eq(tffi_raise_oom(12345), -1);
   TVMFFIObject* err = take_raised();
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   cr_assert_str_eq(cell->kind.data, "MemoryError");
-  cr_assert_not_null(strstr(cell->message.data, "12345"));
+  cr_assert_str_eq(cell->message.data, "out of memory");
   tffi_decref(err);
 }
 

@@ -118,7 +118,7 @@ Test(init_once, rejects_null_arguments) {
   expect_raised("ValueError", "deinit_func");
 }
 
-Test(backtrace, names_frame_and_truncates) {
+Test(backtrace, names_frame_whole) {
   const TVMFFIByteArray* bt = TVMFFIBacktrace("a.c", 7, "f", 0);
   cr_assert_str_eq(bt->data, "  File \"a.c\", line 7, in f\n");
   cr_assert_eq(bt->size, strlen(bt->data));
@@ -126,8 +126,9 @@ Test(backtrace, names_frame_and_truncates) {
   memset(longname, 'n', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
   bt = TVMFFIBacktrace(longname, 1, "f", 0);
-  cr_assert_lt(bt->size, 1024u);
+  cr_assert_eq(bt->size, sizeof longname - 1 + strlen("  File \"\", line 1, in f\n"));
   cr_assert_eq(bt->size, strlen(bt->data));
+  cr_assert_not_null(strstr(bt->data, longname));
   bt = TVMFFIBacktrace(NULL, 0, NULL, 0);
   cr_assert_eq(bt->size, 0);
   cr_assert_str_eq(bt->data, "");

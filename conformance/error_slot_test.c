@@ -1,0 +1,180 @@
+/* Clauses of spec/errors.md on what a thread's raised slot leaves behind
+ * when the thread exits. */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "alloc_fail.h"
+#include "core_support.h"
+
+/* A thread that raises an error from C strings, then either moves it out
+ * and releases it or leaves it in its slot, and exits. */
+static void* raise_then_exit(void* arg) {
+  int leave_it = *(int*)arg;
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err); /* the slot exists in both runs */
+  conf_api.TVMFFIErrorSetRaisedFromCStr("RuntimeError", "raised on a thread that exits");
+  if (!leave_it) {
+    conf_api.TVMFFIErrorMoveFromRaised(&err);
+    if (err) conf_api.TVMFFIObjectDecRef(err);
+  }
+  return NULL;
+}
+
+static long left_by_thread(int leave_it) {
+  pthread_t t;
+  conf_alloc_count_start();
+  if (pthread_create(&t, NULL, raise_then_exit, &leave_it) != 0) {
+    conf_alloc_count_stop();
+    cr_assert_fail("pthread_create failed");
+  }
+  pthread_join(t, NULL);
+  return conf_alloc_count_stop();
+}
+
+/* ERR-056: an error raised from C strings and never moved out is freed when
+ * its thread exits: such a thread leaves no more live allocations behind
+ * than one that moved its error out and released it. */
+TEST(err_slot, ERR_056_unretrieved_cstr_error_freed_at_exit) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  conf_alloc_require();
+  left_by_thread(1); /* warm: whatever a first thread sets up once */
+  long base = left_by_thread(0);
+  long left = left_by_thread(1);
+  cr_assert_eq(left, base,
+               "a thread that left its error raised left %ld live allocations behind, one that "
+               "released it %ld",
+               left, base);
+}
+
+/* The extra context of the error left in the exiting thread's slot: a
+ * function whose deleter raises `again` on that thread. */
+static TVMFFIObjectHandle again;
+static int context_deleted;
+
+static void raise_again_delete(void* self) {
+  (void)self;
+  context_deleted++;
+  conf_api.TVMFFIErrorSetRaised(again);
+}
+
+static int no_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
+  (void)self, (void)args, (void)n, (void)rv;
+  return 0;
+}
+
+static void* leave_error_and_exit(void* arg) {
+  TVMFFIObjectHandle err = arg;
+  conf_api.TVMFFIErrorSetRaised(err);
+  conf_api.TVMFFIObjectDecRef(err); /* the slot holds the only reference */
+  return NULL;
+}
+
+static TVMFFIObjectHandle make_error(const char* kind, const char* msg, TVMFFIObjectHandle extra) {
+  TVMFFIByteArray k = {kind, strlen(kind)}, m = {msg, strlen(msg)}, b = {"", 0};
+  TVMFFIObjectHandle err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, NULL, extra, &err), 0);
+  cr_assert_not_null(err);
+  return err;
+}
+
+/* ERR-057: when releasing the error left in an exiting thread's slot runs a
+ * deleter that raises another error on that thread, that error is released
+ * too: its holder's reference is the only one left. */
+TEST(err_slot, ERR_057_error_raised_during_exit_released) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(&context_deleted, no_call, raise_again_delete, &fn), 0);
+  again = make_error("KeyError", "raised by a deleter at thread exit", NULL);
+  TVMFFIObjectHandle first = make_error("ValueError", "left in the slot", fn);
+  API(TVMFFIObjectDecRef)(fn); /* the error holds the function */
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, leave_error_and_exit, first), 0);
+  pthread_join(t, NULL);
+  cr_assert_eq(context_deleted, 1, "the error's extra context was deleted %d times, expected 1",
+               context_deleted);
+  cr_assert_eq(core_strong(again), 1,
+               "the error raised at thread exit has %u strong references, expected 1 "
+               "(the slot's released)",
+               core_strong(again));
+  API(TVMFFIObjectDecRef)(again);
+}
+
+/* A thread that asks for backtraces, a short one then one with long names
+ * (or for none), and exits. */
+static void* backtrace_then_exit(void* arg) {
+  static char name[2001];
+  for (int i = 0; i < 2000; ++i) name[i] = (char)('a' + i % 26);
+  int longer = *(int*)arg;
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (longer) {
+    conf_api.TVMFFIBacktrace("short.c", 1, "f", 0);
+    conf_api.TVMFFIBacktrace(name, 2, name, 0);
+  }
+  return NULL;
+}
+
+static long left_by_backtrace_thread(int longer) {
+  pthread_t t;
+  conf_alloc_count_start();
+  if (pthread_create(&t, NULL, backtrace_then_exit, &longer) != 0) {
+    conf_alloc_count_stop();
+    cr_assert_fail("pthread_create failed");
+  }
+  pthread_join(t, NULL);
+  return conf_alloc_count_stop();
+}
+
+/* ERR-065: what TVMFFIBacktrace keeps for a thread is released when the
+ * thread exits: a thread that asked for backtraces (one with 2000-byte
+ * names) leaves no more live allocations behind than one that asked for
+ * none. */
+TEST(err_slot, ERR_065_backtrace_text_freed_at_exit) {
+  (void)API(TVMFFIBacktrace), (void)API(TVMFFIErrorMoveFromRaised);
+  conf_alloc_require();
+  left_by_backtrace_thread(1); /* warm: whatever a first thread sets up once */
+  long base = left_by_backtrace_thread(0);
+  long left = left_by_backtrace_thread(1);
+  cr_assert_eq(left, base,
+               "a thread that asked for backtraces left %ld live allocations behind, one that "
+               "asked for none %ld",
+               left, base);
+}
+
+/* The deleter of ERR-071: asks for a backtrace with long names while its
+ * thread exits, and keeps whether the frame came back whole. */
+static char exit_name[1501];
+static int exit_frame_whole = -1;
+
+static void backtrace_at_exit_delete(void* self) {
+  (void)self;
+  const TVMFFIByteArray* bt = conf_api.TVMFFIBacktrace(exit_name, 5, "at_exit", 0);
+  exit_frame_whole = bt != NULL && bt->data != NULL &&
+                     memmem(bt->data, bt->size, exit_name, sizeof exit_name - 1) != NULL;
+}
+
+static void* backtrace_then_leave_error(void* arg) {
+  conf_api.TVMFFIBacktrace(exit_name, 4, "before_exit", 0);
+  return leave_error_and_exit(arg);
+}
+
+/* ERR-071: TVMFFIBacktrace works while its thread exits, after the thread
+ * used it before: a deleter run by the release of the error left in the
+ * exiting thread's slot gets its frame whole, and the thread leaves no more
+ * live allocations behind than one that did the same without it. */
+TEST(err_slot, ERR_071_backtrace_during_thread_exit) {
+  for (int i = 0; i < 1500; ++i) exit_name[i] = (char)('a' + i % 26);
+  /* This process's first backtrace and first raise, in that order. */
+  API(TVMFFIBacktrace)("first.c", 1, "f", 0);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "first");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(&exit_frame_whole, no_call, backtrace_at_exit_delete, &fn),
+               0);
+  TVMFFIObjectHandle first = make_error("ValueError", "left in the slot", fn);
+  API(TVMFFIObjectDecRef)(fn);
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, backtrace_then_leave_error, first), 0);
+  pthread_join(t, NULL);
+  cr_assert_eq(exit_frame_whole, 1, "the backtrace asked for during thread exit: %s",
+               exit_frame_whole < 0 ? "the deleter never ran" : "the frame was not whole");
+}

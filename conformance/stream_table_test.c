@@ -1,0 +1,148 @@
+/* Clauses of spec/env.md on the stream table as a whole: long sequences of
+ * sets, replacements and clears, and what a thread leaves behind. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "alloc_fail.h"
+#include "core_support.h"
+
+#define S(n) ((TVMFFIStreamHandle)(uintptr_t)(n))
+
+/* Pairs in every region an implementation may keep apart: small types and
+ * ids, ids past 16, types past 31, the last accepted type and id. */
+static const int32_t pair_type[] = {2, 2, 2, 2, 2, 2, 2, 2, 4, 4, 100, 100, 100, 1023, 31, 32};
+static const int32_t pair_id[] = {0, 1, 15, 16, 17, 40, 41, 65535, 0, 300, 0, 3, 7, 65535, 15, 0};
+enum { NPAIRS = sizeof pair_type / sizeof pair_type[0] };
+
+/* A small deterministic generator: the same sequence on every run. */
+static uint32_t next_random(uint32_t* state) {
+  *state = *state * 1664525u + 1013904223u;
+  return *state >> 8;
+}
+
+typedef struct {
+  uint32_t seed;
+  int steps;
+  char failure[256]; /* "" when the model and the implementation agreed */
+} TableRun;
+
+static void disagree(TableRun* run, int step, int k, const char* what, void* got, void* want) {
+  if (run->failure[0]) return;
+  snprintf(run->failure, sizeof run->failure,
+           "step %d, pair (%d, %d): %s is %p, expected %p", step, pair_type[k], pair_id[k], what,
+           got, want);
+}
+
+/* Sets, replaces and clears random pairs, comparing every original stream
+ * returned and, every few steps, every pair read back, against a model. */
+static void* table_run(void* arg) {
+  TableRun* run = arg;
+  TVMFFIStreamHandle model[NPAIRS] = {0};
+  uint32_t state = run->seed;
+  for (int step = 0; step < run->steps && !run->failure[0]; ++step) {
+    int k = (int)(next_random(&state) % NPAIRS);
+    uint32_t pick = next_random(&state) % 10;
+    TVMFFIStreamHandle value = pick < 3 ? NULL : S(0x10 * (step + 1));
+    TVMFFIStreamHandle old = S(0x1);
+    int rc = conf_api.TVMFFIEnvSetStream(pair_type[k], pair_id[k], value, &old);
+    if (rc != 0) disagree(run, step, k, "the return code", (void*)(intptr_t)rc, NULL);
+    if (old != model[k]) disagree(run, step, k, "the original stream", old, model[k]);
+    model[k] = value;
+    if (step % 7 == 0 || step + 1 == run->steps) {
+      for (int j = 0; j < NPAIRS; ++j) {
+        TVMFFIStreamHandle got = conf_api.TVMFFIEnvGetStream(pair_type[j], pair_id[j]);
+        if (got != model[j]) disagree(run, step, j, "the stream read back", got, model[j]);
+      }
+    }
+  }
+  for (int j = 0; j < NPAIRS; ++j) conf_api.TVMFFIEnvSetStream(pair_type[j], pair_id[j], NULL, NULL);
+  return NULL;
+}
+
+/* ENV-048: sets, replacements and clears in any order over pairs of every
+ * region: each set returns the stream the pair held, and each pair reads
+ * back the last stream set for it, on the main thread and on others. */
+TEST(env_table, ENV_048_random_sequence_matches_model) {
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream);
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    TableRun run = {.seed = seed, .steps = 600};
+    table_run(&run);
+    cr_assert_str_empty(run.failure, "main thread, seed %u: %s", seed, run.failure);
+  }
+  TableRun runs[3] = {{.seed = 11, .steps = 600}, {.seed = 12, .steps = 600}, {.seed = 13, .steps = 600}};
+  pthread_t th[3];
+  for (int i = 0; i < 3; ++i) cr_assert_eq(pthread_create(&th[i], NULL, table_run, &runs[i]), 0);
+  for (int i = 0; i < 3; ++i) {
+    pthread_join(th[i], NULL);
+    cr_assert_str_empty(runs[i].failure, "thread %d: %s", i, runs[i].failure);
+  }
+}
+
+/* A thread that reads its streams, then sets `count` pairs (each a stream,
+ * none cleared) and exits. */
+typedef struct {
+  int count;
+} SetAndExit;
+
+static void* set_and_exit(void* arg) {
+  SetAndExit* job = arg;
+  conf_api.TVMFFIEnvGetStream(2, 0);
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  for (int i = 0; i < job->count; ++i) {
+    conf_api.TVMFFIEnvSetStream(2, i, S(0x100 + 16 * i), NULL);
+    conf_api.TVMFFIEnvSetStream(100 + i % 7, 1000 + i, S(0x100 + 16 * i), NULL);
+  }
+  return NULL;
+}
+
+/* Live allocations a thread running `job` leaves behind once joined. */
+static long left_by_thread(SetAndExit* job) {
+  pthread_t t;
+  conf_alloc_count_start();
+  if (pthread_create(&t, NULL, set_and_exit, job) != 0) {
+    conf_alloc_count_stop();
+    cr_assert_fail("pthread_create failed");
+  }
+  pthread_join(t, NULL);
+  return conf_alloc_count_stop();
+}
+
+/* ENV-049: a thread's streams are released when it exits: a thread that
+ * set 80 pairs leaves no more live allocations behind than one that set
+ * none. */
+TEST(env_table, ENV_049_thread_exit_releases_streams) {
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  conf_alloc_require();
+  SetAndExit none = {0}, many = {40};
+  left_by_thread(&many); /* warm: whatever a first thread sets up once */
+  long base = left_by_thread(&none);
+  long left = left_by_thread(&many);
+  cr_assert_eq(left, base,
+               "a thread that set 80 streams left %ld live allocations behind, one that set "
+               "none %ld",
+               left, base);
+}
+
+/* ENV-051: setting and clearing streams over and over holds memory bounded
+ * by the pairs set at once: 10000 more set-and-clear cycles over 8 pairs
+ * outside the small ranges leave less than 4 KiB more allocated than the
+ * first 100 cycles did. */
+TEST(env_table, ENV_051_set_clear_cycles_bounded) {
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream);
+  conf_alloc_require();
+  for (int round = 0; round < 2; ++round) {
+    int cycles = round == 0 ? 100 : 10000;
+    if (round == 1) conf_alloc_count_start();
+    for (int c = 0; c < cycles; ++c) {
+      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + i, S(0x40 + 16 * c), NULL);
+      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + (i * 3) % 8, NULL, NULL);
+    }
+  }
+  conf_alloc_count_stop();
+  long grown = conf_alloc_live_bytes();
+  for (int32_t i = 0; i < 8; ++i)
+    cr_assert_null(API(TVMFFIEnvGetStream)(100, 1000 + i), "pair (100, %d) not cleared", 1000 + i);
+  cr_assert_lt(grown, 4096, "10000 set-and-clear cycles left %ld more bytes allocated", grown);
+}
