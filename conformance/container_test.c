@@ -77,7 +77,7 @@ TEST(container, SHP_003_shape_passes_by_reference) {
 
 /* SHP-004: a bool argument counts as an int: true is 1, false 0. */
 TEST(container, SHP_004_bool_extent_is_int) {
-  TVMFFIAny args[3] = {int_arg(1), int_arg(0), int_arg(7)}, out;
+  TVMFFIAny args[3] = {core_int(1), core_int(0), core_int(7)}, out;
   args[0].type_index = kTVMFFIBool;
   args[1].type_index = kTVMFFIBool;
   cr_assert_eq(call("ffi.Shape", args, 3, &out), 0);
@@ -96,7 +96,7 @@ TEST(container, SHP_004_bool_extent_is_int) {
  * no argument. */
 TEST(container, SHP_005_argument_count_out_of_range) {
   HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
-  TVMFFIAny one = int_arg(3), out;
+  TVMFFIAny one = core_int(3), out;
   cr_expect_eq(call("ffi.Shape", &one, -1, &out), -1, "num_args -1 accepted");
   core_expect_raised("ValueError", "num_args");
   cr_expect_eq(call("ffi.Shape", &one, INT32_MAX, &out), -1, "num_args INT32_MAX accepted");
@@ -108,8 +108,8 @@ TEST(container, SHP_005_argument_count_out_of_range) {
  * works right after. */
 TEST(container, SHP_006_shape_allocation_failure) {
   conf_alloc_require();
-  TVMFFIObjectHandle fn = global("ffi.Shape");
-  TVMFFIAny args[3] = {int_arg(2), int_arg(3), int_arg(4)};
+  TVMFFIObjectHandle fn = core_global("ffi.Shape", 1);
+  TVMFFIAny args[3] = {core_int(2), core_int(3), core_int(4)};
   long points = 0;
   for (int sticky = 0; sticky <= 1; ++sticky) {
     ConfAllocWalk w = conf_alloc_walk(sticky);
@@ -144,7 +144,7 @@ TEST(container, SHP_006_shape_allocation_failure) {
 
 /* SHP-007: the ValueError of a non-int argument names its position. */
 TEST(container, SHP_007_refusal_names_position) {
-  TVMFFIAny args[3] = {int_arg(1), int_arg(2), int_arg(3)}, out;
+  TVMFFIAny args[3] = {core_int(1), core_int(2), core_int(3)}, out;
   args[2].type_index = kTVMFFIFloat;
   args[2].v_float64 = 2.5;
   cr_expect_eq(call("ffi.Shape", args, 3, &out), -1);
@@ -262,7 +262,7 @@ TEST(container, ARR_006_failed_array_releases_elements) {
   TVMFFIAny str, out;
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &str), 0);
   TVMFFIObject* moved = NULL;
-  TVMFFIAny args[3] = {int_arg(1), obj_arg(str.v_obj), int_arg(0)};
+  TVMFFIAny args[3] = {core_int(1), core_obj(str.v_obj), core_int(0)};
   args[2].type_index = kTVMFFIObjectRValueRef;
   args[2].v_ptr = &moved;
   cr_expect_eq(call("ffi.Array", args, 3, &out), -1, "an array with a moved rvalue was made");
@@ -276,13 +276,13 @@ TEST(container, ARR_006_failed_array_releases_elements) {
  * reference goes, and lie within the storage they were allocated with;
  * an item taken out keeps its element alive after the array goes. */
 TEST(container, ARR_007_arrays_freed) {
-  TVMFFIObjectHandle fn = global("ffi.Array");
-  TVMFFIObjectHandle get = global("ffi.ArrayGetItem");
+  TVMFFIObjectHandle fn = core_global("ffi.Array", 1);
+  TVMFFIObjectHandle get = core_global("ffi.ArrayGetItem", 1);
   core_count_begin();
   TVMFFIAny args[24];
   for (int n = 0; n <= 24; ++n) {
     for (int i = 0; i < n; ++i) {
-      args[i] = int_arg(i);
+      args[i] = core_int(i);
       if (i % 3 == 1) {
         args[i].type_index = kTVMFFIRawStr;
         args[i].v_c_str = "an element long enough for the heap";
@@ -296,7 +296,7 @@ TEST(container, ARR_007_arrays_freed) {
     cr_expect(cell.size == n && cell.capacity >= n, "%d elements: size %lld, capacity %lld", n,
               (long long)cell.size, (long long)cell.capacity);
     if (n == 24) {
-      TVMFFIAny q[2] = {arr, int_arg(22)}, item;
+      TVMFFIAny q[2] = {arr, core_int(22)}, item;
       memset(&item, 0, sizeof item);
       cr_assert_eq(API(TVMFFIFunctionCall)(get, q, 2, &item), 0);
       core_release(&arr);
@@ -317,7 +317,7 @@ TEST(container, ARR_007_arrays_freed) {
  * ValueError, reading no argument. */
 TEST(container, ARR_008_negative_count_refused) {
   HOSTILE_INPUT("a negative argument count is used as a size");
-  TVMFFIAny args[1] = {int_arg(1)}, out;
+  TVMFFIAny args[1] = {core_int(1)}, out;
   cr_expect_eq(call("ffi.Array", args, -1, &out), -1);
   core_expect_raised("ValueError", NULL);
   cr_expect_eq(call("ffi.Array", args, INT32_MIN, &out), -1);
