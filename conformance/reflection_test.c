@@ -422,6 +422,7 @@ TEST(reflection, RFL_014_object_has_metadata) {
   cr_assert_not_null(object);
   const TVMFFITypeMetadata* md = object->metadata;
   cr_assert_not_null(md, "ffi.Object has no metadata");
+  cr_expect_eq(md->doc.size, 0, "ffi.Object's doc has %zu bytes", md->doc.size);
   cr_expect_eq(md->total_size, 24);
   cr_expect_null((void*)md->creator);
   cr_expect_eq(md->structural_eq_hash_kind, kTVMFFISEqHashKindUnsupported);
