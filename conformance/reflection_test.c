@@ -414,9 +414,9 @@ TEST(reflection, RFL_013_metadata_twice_refused) {
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->metadata->total_size, 32);
 }
 
-/* RFL-014: ffi.Object has metadata from the start: an empty doc, total_size 24 (sizeof(TVMFFIObject)), creator
- * NULL, structural_eq_hash_kind kTVMFFISEqHashKindUnsupported; registering metadata for it is
- * refused as in RFL-013 */
+/* RFL-014: ffi.Object has metadata from the start: an empty doc, total_size 24
+ * (sizeof(TVMFFIObject)), creator NULL, structural_eq_hash_kind
+ * kTVMFFISEqHashKindUnsupported; registering metadata for it is refused as in RFL-013 */
 TEST(reflection, RFL_014_object_has_metadata) {
   const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
   cr_assert_not_null(object);
