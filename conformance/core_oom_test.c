@@ -17,6 +17,27 @@ static int bytes_are(TVMFFIByteArray got, const char* want) {
   return got.size == strlen(want) && memcmp(got.data, want, got.size) == 0;
 }
 
+/* Set by the tests of the clauses on a MemoryError's message: a single
+ * failed allocation must leave a message that names the call and memory. */
+static int oom_message_named;
+
+static int mentions(TVMFFIByteArray text, const char* part) {
+  size_t n = strlen(part);
+  for (size_t i = 0; n <= text.size && i <= text.size - n; ++i)
+    if (memcmp(text.data + i, part, n) == 0) return 1;
+  return 0;
+}
+
+static int mentions_memory(TVMFFIByteArray text) {
+  static const char word[] = "memory";
+  for (size_t i = 0; i + 6 <= text.size; ++i) {
+    size_t k = 0;
+    while (k < 6 && (text.data[i + k] | 0x20) == word[k]) ++k;
+    if (k == 6) return 1;
+  }
+  return 0;
+}
+
 /* After a step that returned -1: a MemoryError is raised (taken and
  * released here). */
 static void expect_memory_error(const char* call, const ConfAllocWalk* w) {
@@ -26,6 +47,11 @@ static void expect_memory_error(const char* call, const ConfAllocWalk* w) {
   cr_assert(bytes_are(cell->kind, "MemoryError"),
             "%s, allocation %ld failed: raised %.*s (%.*s), expected MemoryError", call, w->n,
             (int)cell->kind.size, cell->kind.data, (int)cell->message.size, cell->message.data);
+  if (oom_message_named && !w->sticky) {
+    cr_assert(mentions(cell->message, call) && mentions_memory(cell->message),
+              "%s, allocation %ld failed: the MemoryError says \"%.*s\", naming neither the "
+              "call nor memory", call, w->n, (int)cell->message.size, cell->message.data);
+  }
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -397,6 +423,21 @@ TEST(core_oom, RFL_020_register_allocation_fails) {
   walk("TVMFFITypeRegisterMethod", refl_step, refl_check, &m);
   ReflCtx md = {refl_type("conformance.oom.Meta"), 2, 0, 0};
   walk("TVMFFITypeRegisterMetadata", refl_step, refl_check, &md);
+}
+
+/* RFL-040: the MemoryError of TVMFFITypeRegisterField, ...Method and
+ * ...Metadata when one allocation fails names the call and says memory. */
+TEST(core_oom, RFL_040_memory_error_names_call) {
+  (void)API(TVMFFITypeRegisterField), (void)API(TVMFFITypeRegisterMethod);
+  (void)API(TVMFFITypeRegisterMetadata), (void)API(TVMFFIGetTypeInfo);
+  oom_message_named = 1;
+  ReflCtx f = {refl_type("conformance.oom.NamedFields"), 0, 0, 0};
+  walk("TVMFFITypeRegisterField", refl_step, refl_check, &f);
+  ReflCtx m = {refl_type("conformance.oom.NamedMethods"), 1, 0, 0};
+  walk("TVMFFITypeRegisterMethod", refl_step, refl_check, &m);
+  ReflCtx md = {refl_type("conformance.oom.NamedMeta"), 2, 0, 0};
+  walk("TVMFFITypeRegisterMetadata", refl_step, refl_check, &md);
+  oom_message_named = 0;
 }
 
 typedef struct {

@@ -414,14 +414,15 @@ TEST(reflection, RFL_013_metadata_twice_refused) {
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->metadata->total_size, 32);
 }
 
-/* RFL-014: ffi.Object has metadata from the start: total_size 24 (sizeof(TVMFFIObject)), creator
- * NULL, structural_eq_hash_kind kTVMFFISEqHashKindUnsupported; registering metadata for it is
- * refused as in RFL-013 */
+/* RFL-014: ffi.Object has metadata from the start: an empty doc, total_size 24
+ * (sizeof(TVMFFIObject)), creator NULL, structural_eq_hash_kind
+ * kTVMFFISEqHashKindUnsupported; registering metadata for it is refused as in RFL-013 */
 TEST(reflection, RFL_014_object_has_metadata) {
   const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
   cr_assert_not_null(object);
   const TVMFFITypeMetadata* md = object->metadata;
   cr_assert_not_null(md, "ffi.Object has no metadata");
+  cr_expect_eq(md->doc.size, 0, "ffi.Object's doc has %zu bytes", md->doc.size);
   cr_expect_eq(md->total_size, 24);
   cr_expect_null((void*)md->creator);
   cr_expect_eq(md->structural_eq_hash_kind, kTVMFFISEqHashKindUnsupported);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -455,6 +456,13 @@ TEST(registry, FN_050_malformed_names_refused) {
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&null_data, &out), -1);
   core_expect_raised("ValueError", "name");
   cr_expect_null(out, "out not cleared for a name with NULL data");
+  TVMFFIByteArray null_one = {NULL, 1}; /* the smallest size that is not empty */
+  out = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&null_one, &out), -1);
+  core_expect_raised("ValueError", "name");
+  cr_expect_null(out, "out not cleared for a name {NULL, 1}");
+  cr_expect_eq(API(TVMFFIFunctionSetGlobal)(&null_one, fn, 1), -1);
+  core_expect_raised("ValueError", "name");
   TVMFFIByteArray n = {NAME("conformance.fn050")};
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&n, NULL), -1);
   core_expect_raised("ValueError", "out");
@@ -521,4 +529,43 @@ TEST(registry, FN_057_bytes_after_the_name_ignored) {
   cr_expect_eq(got, fn);
   if (got) API(TVMFFIObjectDecRef)(got);
   API(TVMFFIObjectDecRef)(fn);
+}
+
+/* FN-120: a name is read only within its size bytes. Each name sits once at
+ * the start of a page with an unreadable page before it, and once at the end
+ * with an unreadable page after it (and no NUL): a read outside the name
+ * faults. Every size from 1 to 24 covers the partial words of a hash that
+ * reads several bytes at a time. */
+TEST(registry, FN_120_name_read_within_its_size) {
+  long page = sysconf(_SC_PAGESIZE);
+  cr_assert_gt(page, 64);
+  char* map = mmap(NULL, (size_t)page * 3, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(map, MAP_FAILED);
+  char* mid = map + page;
+  cr_assert_eq(mprotect(mid, (size_t)page, PROT_READ | PROT_WRITE), 0);
+  static const char text[] = "conformance.fn120.abcdef";
+  TVMFFIObjectHandle fn = make_fn(120);
+  for (size_t len = 1; len < sizeof text; ++len) {
+    char* at_start = mid;
+    char* at_end = mid + page - (long)len;
+    memcpy(at_start, text, len);
+    TVMFFIByteArray first = {at_start, len};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&first, fn, 1), 0, "size %zu at a page start", len);
+    memset(mid, 0, (size_t)page);
+    memcpy(at_end, text, len);
+    TVMFFIByteArray last = {at_end, len};
+    TVMFFIObjectHandle got = NULL;
+    cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&last, &got), 0, "size %zu at a page end", len);
+    cr_expect_eq(got, fn, "size %zu: the name registered is not found", len);
+    if (got) API(TVMFFIObjectDecRef)(got);
+    memset(mid, 0, (size_t)page);
+    memcpy(at_start, text, len);
+    got = NULL;
+    cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&first, &got), 0, "size %zu at a page start", len);
+    cr_expect_eq(got, fn, "size %zu: found from the page start", len);
+    if (got) API(TVMFFIObjectDecRef)(got);
+    memset(mid, 0, (size_t)page);
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  munmap(map, (size_t)page * 3);
 }

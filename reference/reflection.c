@@ -37,7 +37,14 @@ int tffi_reflect_copy_value(const char* api, const char* arg, const TVMFFIAny* v
                       arg, (int)kind);
   /* An rvalue reference moves out of its slot: give it a slot of our own. */
   TVMFFIAny local = *view;
-  return tffi_any_copy_owned(&local, out);
+  if (tffi_any_copy_owned(&local, out) == 0) return 0;
+  /* Only a text copied into a heap value allocates, and the copy's own
+   * MemoryError names no call: say which registration ran out. */
+  const TVMFFIByteArray* bytes = kind == kTVMFFIByteArrayPtr ? view->v_ptr : NULL;
+  int text = (kind == kTVMFFIRawStr && view->v_c_str != NULL) ||
+             (bytes != NULL && (bytes->data != NULL || bytes->size == 0));
+  if (text) return tffi_raise(TFFI_MEMORY_ERROR, "%s: out of memory copying %s", api, arg);
+  return -1;
 }
 
 /* The three texts every field and method record owns. */
