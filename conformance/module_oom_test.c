@@ -185,7 +185,8 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
         continue;
       }
       int32_t got = r.type_index;
-      int found = got == kTVMFFIModule && r.v_obj != NULL ? mod_implements(r.v_obj, "conf81_f", 0) : -1;
+      int found = -1;
+      if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "conf81_f", 0);
       mod_release(&r);
       mod_release(&a);
       cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
