@@ -223,3 +223,63 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
   cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove");
   conf_alloc_done(w.points, "ffi.ModuleGlobalsAdd");
 }
+
+/* ---- a system library with a library_bin blob ---- */
+
+/* The blob (testdata/empty_payload.bin: `_lib` importing one "testkind"
+ * module) sits in a zeroed writable array, as a system library's data would. */
+static __attribute__((aligned(8))) unsigned char conf85_blob[512];
+static TVMFFIObjectHandle conf85_module; /* what the loader hands out */
+
+/* Allocates nothing itself: a new reference to a module made beforehand. */
+static int conf85_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  API(TVMFFIObjectIncRef)(conf85_module);
+  *result = mod_obj(conf85_module);
+  return 0;
+}
+
+/* MOD-085: ffi.SystemLib of a new prefix whose `<prefix>__tvm_ffi__library_bin`
+ * is registered, with any allocation failing, returns the module tree or -1
+ * with MemoryError, never success without a module and never a crash. */
+TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
+  FILE* f = fopen(conf_runfile("conformance/testdata/empty_payload.bin"), "rb");
+  cr_assert_not_null(f);
+  size_t got_bytes = fread(conf85_blob, 1, sizeof conf85_blob, f);
+  fclose(f);
+  cr_assert_gt(got_bytes, 8);
+  conf85_module = mod_load("libmod_other.so");
+  TVMFFIObjectHandle loader = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, conf85_loader, NULL, &loader), 0);
+  const char* loader_name = "ffi.Module.load_from_bytes.testkind";
+  TVMFFIByteArray ln = {loader_name, strlen(loader_name)};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&ln, loader, 1), 0);
+  API(TVMFFIObjectDecRef)(loader);
+  TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char prefix[64], symbol[128];
+      snprintf(prefix, sizeof prefix, "conf85_%d_%ld_", sticky, w.n);
+      snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, conf85_blob), 0);
+      TVMFFIAny a = mod_str(prefix), r;
+      int rc = armed_call(&w, fn, &a, 1, &r);
+      if (rc != 0) {
+        expect_memory_error(&w, "ffi.SystemLib");
+        continue;
+      }
+      int32_t got = r.type_index;
+      int found = -1;
+      if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "other_fn", 1);
+      mod_release(&r);
+      cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
+      cr_assert_eq(found, 1, "allocation %ld failed: the testkind module is not imported", w.n);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(conf85_module);
+  conf_alloc_done(points, "ffi.SystemLib");
+}
