@@ -226,8 +226,9 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
 
 /* ---- a system library with a library_bin blob ---- */
 
-/* The blob (testdata/empty_payload.bin: `_lib` importing one "testkind"
- * module) sits in a zeroed writable array, as a system library's data would. */
+/* The blob (testdata/lib_like_kinds.bin: `_lib` importing a `_libx` and a
+ * `_lix` module) sits in a zeroed writable array, as a system library's data
+ * would. */
 static __attribute__((aligned(8))) unsigned char conf85_blob[512];
 static TVMFFIObjectHandle conf85_module; /* what the loader hands out */
 
@@ -243,7 +244,7 @@ static int conf85_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny
  * is registered, with any allocation failing, returns the module tree or -1
  * with MemoryError, never success without a module and never a crash. */
 TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
-  FILE* f = fopen(conf_runfile("conformance/testdata/empty_payload.bin"), "rb");
+  FILE* f = fopen(conf_runfile("conformance/testdata/lib_like_kinds.bin"), "rb");
   cr_assert_not_null(f);
   size_t got_bytes = fread(conf85_blob, 1, sizeof conf85_blob, f);
   fclose(f);
@@ -251,9 +252,12 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
   conf85_module = mod_load("libmod_other.so");
   TVMFFIObjectHandle loader = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, conf85_loader, NULL, &loader), 0);
-  const char* loader_name = "ffi.Module.load_from_bytes.testkind";
-  TVMFFIByteArray ln = {loader_name, strlen(loader_name)};
-  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&ln, loader, 1), 0);
+  const char* loader_names[2] = {"ffi.Module.load_from_bytes._libx",
+                                 "ffi.Module.load_from_bytes._lix"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray ln = {loader_names[i], strlen(loader_names[i])};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&ln, loader, 1), 0);
+  }
   API(TVMFFIObjectDecRef)(loader);
   TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
   long points = 0;
@@ -275,7 +279,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "other_fn", 1);
       mod_release(&r);
       cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
-      cr_assert_eq(found, 1, "allocation %ld failed: the testkind module is not imported", w.n);
+      cr_assert_eq(found, 1, "allocation %ld failed: the _libx module is not imported", w.n);
     }
     points += w.points;
   }
