@@ -687,6 +687,18 @@ TEST(module_wiring, MOD_049_unsized_blob_bounded_by_segment) {
   if (mod) API(TVMFFIObjectDecRef)(mod);
 }
 
+/* MOD-086: that refusal is the one of nbytes itself (offset 0), as for a
+ * sized symbol (LIB-029): the segment's end is the symbol's extent. */
+TEST(module_wiring, MOD_086_unsized_blob_nbytes_named) {
+  HOSTILE_INPUT("an unbounded reader runs off the mapped segment");
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_huge_unsized.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "offset 0:") != NULL, "message: %s", mod_err.message);
+  cr_expect(strstr(mod_err.message, "field nbytes:") != NULL, "message: %s", mod_err.message);
+  if (mod) API(TVMFFIObjectDecRef)(mod);
+}
+
 enum { LEVELS = 30 };
 
 /* MOD-050: the cycle check of ffi.ModuleImportModule visits each module
