@@ -188,6 +188,15 @@ TEST(library_bin, LIB_008_loader_non_module_is_type_error) {
   cr_expect_str_eq(mod_err.kind, "TypeError");
 }
 
+/* MOD-084: that TypeError says what was expected: a Module. */
+TEST(library_bin, MOD_084_non_module_error_names_module) {
+  register_loader(int_loader);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "Module") != NULL, "message: %s", mod_err.message);
+}
+
 static const char* blob_path(const char* name) {
   static char buf[4096];
   char rel[256];

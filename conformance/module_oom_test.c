@@ -163,3 +163,127 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
   API(TVMFFIObjectDecRef)(basic);
   conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
 }
+
+/* MOD-081: ffi.SystemLib of a new prefix with any allocation failing
+ * returns a library module or -1 with MemoryError, never success without
+ * a module. */
+TEST(module_oom, MOD_081_system_lib_out_of_memory) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf81_f", (void*)sys_answer),
+               0);
+  TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char prefix[64]; /* a new prefix each step: a made module is kept */
+      snprintf(prefix, sizeof prefix, "conf81_%d_%ld_", sticky, w.n);
+      TVMFFIAny a = mod_str(prefix), r;
+      int rc = armed_call(&w, fn, &a, 1, &r);
+      if (rc != 0) {
+        expect_memory_error(&w, "ffi.SystemLib");
+        mod_release(&a);
+        continue;
+      }
+      int32_t got = r.type_index;
+      int found = -1;
+      if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "conf81_f", 0);
+      mod_release(&r);
+      mod_release(&a);
+      cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
+      cr_assert_eq(found, 1, "allocation %ld failed: the module lacks conf81_f", w.n);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  conf_alloc_done(points, "ffi.SystemLib");
+}
+
+/* MOD-082: ffi.ModuleGlobalsAdd with any allocation failing pins the
+ * module (0) or returns -1 with MemoryError; a 0 always means pinned. */
+TEST(module_oom, MOD_082_globals_add_out_of_memory) {
+  const char* path = mod_lib_path("libmod_other.so");
+  TVMFFIObjectHandle mod = mod_load("libmod_other.so");
+  TVMFFIObjectHandle fn = mod_global("ffi.ModuleGlobalsAdd");
+  TVMFFIAny a = mod_obj(mod), r;
+  ConfAllocWalk w = conf_alloc_walk(0);
+  int pinned = 0;
+  while (!pinned && conf_alloc_next(&w)) {
+    int rc = armed_call(&w, fn, &a, 1, &r);
+    if (rc == 0) {
+      pinned = 1;
+      break;
+    }
+    expect_memory_error(&w, "ffi.ModuleGlobalsAdd");
+  }
+  if (!pinned) cr_assert_eq(API(TVMFFIFunctionCall)(fn, &a, 1, &r), 0, "fails after the walk");
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+  cr_assert(mod_is_loaded(path), "allocation %ld failed: 0 but the module is not pinned", w.n);
+  cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0); /* the runtime's reference */
+  cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove");
+  conf_alloc_done(w.points, "ffi.ModuleGlobalsAdd");
+}
+
+/* ---- a system library with a library_bin blob ---- */
+
+/* The blob (testdata/lib_like_kinds.bin: `_lib` importing a `_libx` and a
+ * `_lix` module) sits in a zeroed writable array, as a system library's data
+ * would. */
+static __attribute__((aligned(8))) unsigned char conf85_blob[512];
+static TVMFFIObjectHandle conf85_module; /* what the loader hands out */
+
+/* Allocates nothing itself: a new reference to a module made beforehand. */
+static int conf85_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  API(TVMFFIObjectIncRef)(conf85_module);
+  *result = mod_obj(conf85_module);
+  return 0;
+}
+
+/* MOD-085: ffi.SystemLib of a new prefix whose `<prefix>__tvm_ffi__library_bin`
+ * is registered, with any allocation failing, returns the module tree or -1
+ * with MemoryError, never success without a module and never a crash. */
+TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
+  FILE* f = fopen(conf_runfile("conformance/testdata/lib_like_kinds.bin"), "rb");
+  cr_assert_not_null(f);
+  size_t got_bytes = fread(conf85_blob, 1, sizeof conf85_blob, f);
+  fclose(f);
+  cr_assert_gt(got_bytes, 8);
+  conf85_module = mod_load("libmod_other.so");
+  TVMFFIObjectHandle loader = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, conf85_loader, NULL, &loader), 0);
+  const char* loader_names[2] = {"ffi.Module.load_from_bytes._libx",
+                                 "ffi.Module.load_from_bytes._lix"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray ln = {loader_names[i], strlen(loader_names[i])};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&ln, loader, 1), 0);
+  }
+  API(TVMFFIObjectDecRef)(loader);
+  TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char prefix[64], symbol[128];
+      snprintf(prefix, sizeof prefix, "conf85_%d_%ld_", sticky, w.n);
+      snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, conf85_blob), 0);
+      TVMFFIAny a = mod_str(prefix), r;
+      int rc = armed_call(&w, fn, &a, 1, &r);
+      if (rc != 0) {
+        expect_memory_error(&w, "ffi.SystemLib");
+        continue;
+      }
+      int32_t got = r.type_index;
+      int found = -1;
+      if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "other_fn", 1);
+      mod_release(&r);
+      cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
+      cr_assert_eq(found, 1, "allocation %ld failed: the _libx module is not imported", w.n);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(conf85_module);
+  conf_alloc_done(points, "ffi.SystemLib");
+}

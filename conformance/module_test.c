@@ -134,6 +134,29 @@ TEST(module, MOD_005_bad_format) {
             "message: %s", mod_err.message);
 }
 
+/* MOD-080: a path without '.' fails even when its whole text names a
+ * registered loader; that loader is never called. */
+TEST(module, MOD_080_no_dot_never_dispatches) {
+  register_global("ffi.Module.load_from_file.tffinodot80", test_format_loader);
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path("tffinodot80", &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strstr(mod_err.message, "tffinodot80") != NULL, "message: %s", mod_err.message);
+  cr_expect_eq(seen_calls, 0, "the loader of the whole path ran %d times", seen_calls);
+}
+
+/* MOD-083: the unregistered-format error shows the format as `.<format>`
+ * besides the loader's name. */
+TEST(module, MOD_083_unregistered_format_shown) {
+  TVMFFIObjectHandle mod = NULL;
+  cr_assert_eq(mod_load_path("/tmp/x.tffinosuchformat", &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strstr(mod_err.message, "`.tffinosuchformat`") != NULL, "message: %s",
+            mod_err.message);
+  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_file.tffinosuchformat") != NULL,
+            "message: %s", mod_err.message);
+}
+
 /* MOD-006: a missing file: the path and dlopen's reason. */
 TEST(module, MOD_006_missing_file) {
   TVMFFIObjectHandle mod = (void*)1;

@@ -2,6 +2,8 @@
  * out: what releasing a module releases, imports and their cycle check,
  * the ffi.Module* globals' argument errors, host loaders, pinned modules,
  * the system library's context symbol and re-registered symbols. */
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <strings.h>
 
@@ -687,6 +689,18 @@ TEST(module_wiring, MOD_049_unsized_blob_bounded_by_segment) {
   if (mod) API(TVMFFIObjectDecRef)(mod);
 }
 
+/* MOD-086: that refusal is the one of nbytes itself (offset 0), as for a
+ * sized symbol (LIB-029): the segment's end is the symbol's extent. */
+TEST(module_wiring, MOD_086_unsized_blob_nbytes_named) {
+  HOSTILE_INPUT("an unbounded reader runs off the mapped segment");
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_huge_unsized.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+  cr_expect(strstr(mod_err.message, "offset 0:") != NULL, "message: %s", mod_err.message);
+  cr_expect(strstr(mod_err.message, "field nbytes:") != NULL, "message: %s", mod_err.message);
+  if (mod) API(TVMFFIObjectDecRef)(mod);
+}
+
 enum { LEVELS = 30 };
 
 /* MOD-050: the cycle check of ffi.ModuleImportModule visits each module
@@ -717,4 +731,68 @@ TEST(module_wiring, MOD_050_cycle_check_visits_each_module_once) {
   release_all(a, LEVELS + 1);
   release_all(b, LEVELS + 1);
   API(TVMFFIObjectDecRef)(top);
+}
+
+/* ---- system-library blobs at the edge of their segment ---- */
+
+typedef struct {
+  uintptr_t addr, end;
+} SegmentEnd;
+
+static int segment_end_cb(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  SegmentEnd* q = data;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr - lo < ph->p_memsz) {
+      q->end = lo + ph->p_memsz;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* One past the last byte of the loaded segment holding `p`. */
+static unsigned char* segment_end(const void* p) {
+  SegmentEnd q = {(uintptr_t)p, 0};
+  cr_assert_neq(dl_iterate_phdr(segment_end_cb, &q), 0, "no loaded segment holds %p", p);
+  return (unsigned char*)q.end;
+}
+
+/* ffi.SystemLib(prefix) with `<prefix>__tvm_ffi__library_bin` registered as
+ * `blob`: must fail with the ValueError of nbytes at offset 0. */
+static void expect_blob_past_segment(const char* prefix, void* blob) {
+  char symbol[128];
+  snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, blob), 0);
+  TVMFFIAny a = mod_str(prefix), r = mod_none();
+  cr_expect_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "%s: the blob was accepted", prefix);
+  cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s", prefix, mod_err.message);
+  cr_expect(strstr(mod_err.message, "offset 0:") != NULL, "%s: %s", prefix, mod_err.message);
+  cr_expect(strstr(mod_err.message, "field nbytes:") != NULL, "%s: %s", prefix, mod_err.message);
+  mod_release(&r);
+}
+
+static unsigned char conf87_bss[64];
+
+/* MOD-087: a system-library blob (a registered address) whose nbytes runs
+ * one byte past the loaded segment holding it, or which sits on the
+ * segment's last byte, is refused as nbytes at offset 0, whatever sized
+ * symbol the address lies inside. */
+TEST(module_wiring, MOD_087_system_blob_bounded_by_segment) {
+  HOSTILE_INPUT("an unbounded reader runs off the mapped segment");
+  /* Inside a sized symbol (512 bytes), 16 bytes before its end. */
+  void* h = dlopen(mod_lib_path("libmod_blob_env.so"), RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(h, "%s", dlerror());
+  unsigned char* sym = dlsym(h, "__tvm_ffi__library_bin");
+  cr_assert_not_null(sym);
+  unsigned char* blob = sym + 496;
+  uint64_t nbytes = (uint64_t)(segment_end(blob) - blob) - 8 + 1;
+  memcpy(blob, &nbytes, sizeof nbytes);
+  expect_blob_past_segment("conf87a_", blob);
+  /* The last byte of this program's segment holding its zeroed data. */
+  (void)conf87_bss[0];
+  expect_blob_past_segment("conf87b_", segment_end(conf87_bss) - 1);
+  dlclose(h);
 }
