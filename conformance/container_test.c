@@ -340,3 +340,25 @@ TEST(container, ARR_009_container_globals_registered) {
     }
   }
 }
+
+/* SHP-020: shapes of 0 to 24 extents hold exactly their arguments, lie
+ * within the storage they were allocated with and leave nothing allocated
+ * once released (counted through TVMFFISetCustomAllocator). */
+TEST(container, SHP_020_shapes_freed_within_storage) {
+  TVMFFIAny args[32];
+  for (int i = 0; i < 32; ++i) args[i] = core_int(1000 + i);
+  core_count_begin();
+  for (int n = 0; n <= 24; ++n) {
+    TVMFFIAny out;
+    memset(&out, 0, sizeof out);
+    cr_assert_eq(call("ffi.Shape", args, n, &out), 0, "%d extents", n);
+    cr_assert_eq(out.type_index, kTVMFFIShape);
+    TVMFFIShapeCell cell;
+    memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+    cr_expect_eq(cell.size, (size_t)n);
+    for (int i = 0; i < n && i < (int)cell.size; ++i)
+      cr_expect_eq(cell.data[i], 1000 + i, "%d extents: extent %d", n, i);
+    core_release(&out);
+  }
+  core_count_end("shapes of 0 to 24 extents made and released");
+}

@@ -152,6 +152,10 @@ TEST(dtype, DT_006_default_widths) {
       {"float", kDLFloat, 32, 1}, {"bfloat", kDLBfloat, 16, 1},
       {"handle", kDLOpaqueHandle, 64, 1}, {"bool", kDLBool, 8, 1},
       {"int0", kDLInt, 32, 1},    {"floatx2", kDLFloat, 32, 2},
+      /* the short spellings take the same defaults for a width of 0 */
+      {"i0", kDLInt, 32, 1},      {"u0", kDLUInt, 32, 1},
+      {"f0", kDLFloat, 32, 1},    {"f0x2", kDLFloat, 32, 2},
+      {"bf0", kDLBfloat, 16, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
 }
@@ -230,7 +234,8 @@ TEST(dtype, DT_011_result_is_owned_string) {
   expect_format((DLDataType){kDLFloat6_e3m2fn, 6, (uint16_t)-2}, "float6_e3m2fnxvscalex2");
 }
 
-/* DT-012: NULL arguments are refused with ValueError naming them. */
+/* DT-012: NULL arguments are refused with ValueError naming them; ToString
+ * leaves out None when it refuses a NULL dtype. */
 TEST(dtype, DT_012_null_arguments_refused) {
   HOSTILE_INPUT("TVMFFIDataTypeFromString(NULL, ...) dereferences NULL");
   DLDataType t = {kDLInt, 8, 1};
@@ -240,8 +245,11 @@ TEST(dtype, DT_012_null_arguments_refused) {
   core_expect_raised("ValueError", "str");
   cr_expect_eq(API(TVMFFIDataTypeFromString)(&in, NULL), -1);
   core_expect_raised("ValueError", "out");
+  memset(&out, 0xcd, sizeof out);
   cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
   core_expect_raised("ValueError", "dtype");
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL dtype: type_index %d",
+               out.type_index);
   DLDataType f32 = {kDLFloat, 32, 1};
   cr_expect_eq(API(TVMFFIDataTypeToString)(&f32, NULL), -1);
   core_expect_raised("ValueError", "out");
@@ -259,6 +267,10 @@ TEST(dtype, DT_013_bounded_input) {
   cr_expect_eq(parse("int16x45", 7, &t), 0);
   cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "int16x4|5: got {%u, %u, %u}",
             t.code, t.bits, t.lanes);
+  /* The "_" that may start a float4 lane count is past the size here. */
+  cr_expect_eq(parse("float4_e2m1fn_x2", 13, &t), 0);
+  cr_expect(t.code == kDLFloat4_e2m1fn && t.bits == 4 && t.lanes == 1,
+            "float4_e2m1fn|_x2: got {%u, %u, %u}", t.code, t.bits, t.lanes);
   cr_expect_eq(parse("int168", 5, &t), 0);
   cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}",
             t.code, t.bits, t.lanes);
@@ -287,4 +299,43 @@ TEST(dtype, DT_016_scalable_count_past_int16_refused) {
   cr_expect_eq(rc, -1, "\"int8xvscalex32769\" accepted as {%u, %u, %u}", got.code, got.bits,
                got.lanes);
   if (rc == -1) core_expect_raised("ValueError", "int8xvscalex32769");
+}
+
+/* DT-030: the narrow float formats take only plain "xN" lanes: a scalable
+ * "xvscalexN" after one is refused with ValueError. */
+TEST(dtype, DT_030_narrow_float_not_scalable) {
+  static const char* const inputs[] = {"float8_e4m3fnxvscalex4", "float4_e2m1fnxvscalex2",
+                                       "fp6_e2m3fnxvscalex8"};
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; ++i) {
+    DLDataType got = {7, 7, 7};
+    int rc = parse(inputs[i], strlen(inputs[i]), &got);
+    cr_expect_eq(rc, -1, "\"%s\" accepted as {%u, %u, %u}", inputs[i], got.code, got.bits,
+                 got.lanes);
+    if (rc == -1) core_expect_raised("ValueError", "");
+  }
+}
+
+/* DT-031: "xvscale" with no lane count after it is either read as one lane
+ * (the pinned release does) or refused with a ValueError quoting the input. */
+TEST(dtype, DT_031_xvscale_without_count) {
+  static const char* const inputs[] = {"int8xvscale", "float32xvscale"};
+  static const DLDataType as_one_lane[] = {{kDLInt, 8, 1}, {kDLFloat, 32, 1}};
+  for (size_t i = 0; i < 2; ++i) {
+    DLDataType got = {7, 7, 7};
+    if (parse(inputs[i], strlen(inputs[i]), &got) == 0) {
+      cr_expect(got.code == as_one_lane[i].code && got.bits == as_one_lane[i].bits &&
+                    got.lanes == 1,
+                "\"%s\": got {%u, %u, %u}", inputs[i], got.code, got.bits, got.lanes);
+    } else {
+      core_expect_raised("ValueError", inputs[i]);
+    }
+  }
+}
+
+/* DT-032: ToString writes no lane suffix for lanes 0 and for 0xFFFF (-1 as
+ * int16): neither is a vector of more than one lane. */
+TEST(dtype, DT_032_degenerate_lanes_unwritten) {
+  expect_format((DLDataType){kDLInt, 8, 0xFFFF}, "int8");
+  expect_format((DLDataType){kDLInt, 8, 0}, "int8");
+  expect_format((DLDataType){kDLInt, 8, 0xFFFE}, "int8xvscalex2");
 }

@@ -367,6 +367,24 @@ TEST(library_bin, LIB_032_empty_kind) { expect_malformed("LIB-032"); }
  * child_indices, a kind's length or bytes, the payload's length or bytes. */
 TEST(library_bin, LIB_033_truncated) { expect_malformed("LIB-033"); }
 
+/* LIB-080: a long import tree (an indptr of 2000 entries, 1999 modules)
+ * whose nbytes ends before the first kind is refused like a short one: the
+ * loading process survives and gets a ValueError at offset 16024, field
+ * kind. The vectors are decoded in full before the entries fail, so a
+ * decoder that writes them past what it allocated corrupts the heap. */
+TEST(library_bin, LIB_080_long_import_tree_truncated) {
+  register_loader(testkind_loader); /* inherited by the child */
+  ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env_large.so"),
+                                   blob_path("long_indptr_truncated.bin"));
+  cr_assert(o.exited, "the loading process was killed by signal %d", o.signal);
+  cr_assert_eq(o.rc, -1, "the load succeeded (returned type index %d)", o.result_type);
+  cr_expect_str_eq(o.error.kind, "ValueError", "raised %s: %s", o.error.kind, o.error.message);
+  cr_expect(strstr(o.error.message, "offset 16024:") != NULL, "message lacks 'offset 16024:': %s",
+            o.error.message);
+  cr_expect(strstr(o.error.message, "field kind:") != NULL, "message lacks 'field kind:': %s",
+            o.error.message);
+}
+
 /* LIB-034: no malformed blob crashes the loading process. */
 TEST(library_bin, LIB_034_no_blob_crashes) {
   register_loader(testkind_loader);

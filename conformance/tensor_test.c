@@ -253,6 +253,16 @@ TEST(tensor, TEN_053_zero_dimension_imports) {
   cr_expect_eq(dl->strides[2], 1, "the last stride of a compact tensor is 1");
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 1);
+  /* The zero last: the product of the dimensions before it overflows. */
+  p.shape[1] = (int64_t)1 << 40;
+  p.shape[2] = 0;
+  t = tensor_import_v(&p, 0, 1);
+  dl = tensor_dl(t);
+  cr_expect_eq(dl->shape[0], (int64_t)1 << 40);
+  cr_expect_eq(dl->shape[1], (int64_t)1 << 40);
+  cr_expect_eq(dl->shape[2], 0);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 2);
 }
 
 /* TEN-054: an import whose size in bits (elements x bits x lanes)
@@ -307,6 +317,17 @@ TEST(tensor, TEN_055_contiguity_every_dimension) {
                  (long long)bad[i][0], (long long)bad[i][1], (long long)bad[i][2]);
     if (rc == -1) core_expect_raised("RuntimeError", "contiguous");
   }
+  /* Only the ndim extents are judged: a 0 stored just before the shape
+   * does not make the tensor empty. */
+  int64_t padded_shape[4] = {0, 2, 3, 4};
+  p.v.dl_tensor.shape = padded_shape + 1;
+  memcpy(p.strides, bad[0], sizeof bad[0]);
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p.v, 0, 1, &out);
+  if (rc == 0) API(TVMFFIObjectDecRef)(out);
+  cr_expect_eq(rc, -1, "strides {7, 3, 1} accepted when a 0 lies before the shape");
+  if (rc == -1) core_expect_raised("RuntimeError", "contiguous");
+  p.v.dl_tensor.shape = p.shape;
   cr_expect_eq(p.deleted, 0);
   p.strides[0] = 12;
   p.strides[1] = 4;

@@ -97,6 +97,9 @@ BLOBS = {
     # offset 32: child_indices of 2^40 elements
     'huge_children.bin': blob(vec([0, 0]) + u64(1 << 40) + u64(0) * 4),
     # offset 40: a kind length with its top bit set (2^63 + 4)
+    # offset 16024, for libmod_blob_env_large.so (the long_ blobs): an indptr of 2000 entries
+    # (1999 modules without imports), then nbytes ends before the first kind
+    'long_indptr_truncated.bin': blob(vec([0] * 2000) + vec([])),
     'huge_string_high_bit.bin': blob(vec([0, 0]) + vec([]) + u64((1 << 63) | 4) + b'_lib'),
     # offset 56: nbytes leaves 7 bytes of the first kind's length
     'truncated_kind_length_7.bin': blob(TRUNCATABLE, nbytes=55),
@@ -112,6 +115,6 @@ BLOBS = {
 
 if __name__ == '__main__':
     for name, data in BLOBS.items():
-        assert len(data) <= 512, name
+        assert len(data) <= (32768 if name.startswith('long_') else 512), name
         with open(os.path.join(HERE, name), 'wb') as f:
             f.write(data)

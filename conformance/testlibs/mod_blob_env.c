@@ -8,7 +8,9 @@
 
 #include "mod_common.h"
 
+#ifndef CONF_BLOB_CAPACITY /* blob_env_large sets a larger one */
 #define CONF_BLOB_CAPACITY 512
+#endif
 
 CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY];
 
