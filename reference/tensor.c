@@ -93,16 +93,6 @@ int tffi_dltensor_is_contiguous(const DLTensor* t) {
   return 1;
 }
 
-void tffi_fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* strides) {
-  int64_t step = 1;
-  for (int32_t i = ndim - 1; i >= 0; --i) {
-    strides[i] = step;
-    /* Only an empty tensor (a zero dimension) can overflow here, and its
-     * strides are never stepped over: saturate instead of wrapping. */
-    if (__builtin_mul_overflow(step, shape[i], &step)) step = INT64_MAX;
-  }
-}
-
 uint64_t tffi_tensor_flags(const TVMFFIObject* tensor) {
   return ((const TffiTensor*)tensor)->flags;
 }
@@ -151,7 +141,7 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
     }
   } else {
     /* Compact strides, made in the same pass that copies the shape (as
-     * tffi_fill_compact_strides does, saturating for empty tensors). */
+     * a compact layout has, saturating for empty tensors). */
     int64_t step = 1;
     for (size_t i = ndim; i-- > 0;) {
       int64_t d = proto->shape[i];

@@ -45,9 +45,6 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
  */
 int tffi_dltensor_is_contiguous(const DLTensor* t);
 
-/* Writes the compact row-major strides of `shape[0..ndim)` to `strides`. */
-void tffi_fill_compact_strides(const int64_t* shape, int32_t ndim, int64_t* strides);
-
 /*
  * What a tensor does when its last strong reference goes: `release(ctx)`,
  * exactly once. A NULL release means the tensor owns nothing beyond itself
