@@ -22,7 +22,9 @@ _Static_assert(TFFI_BODY_OFFSET >= sizeof(TVMFFIObjectAllocHeader),
 static void tffi_default_delete_space(void* body) { tffi_free((char*)body - TFFI_BODY_OFFSET); }
 
 void* tffi_allocator_default_body(size_t size) {
-  if (size > SIZE_MAX - TFFI_BODY_OFFSET) return NULL;
+  /* No object is larger than PTRDIFF_MAX; asking malloc for more is a bug
+   * memory checkers report, so the request is refused here. */
+  if (size > PTRDIFF_MAX - TFFI_BODY_OFFSET) return NULL;
   char* block = tffi_malloc(TFFI_BODY_OFFSET + size);
   if (block == NULL) return NULL;
   void* body = block + TFFI_BODY_OFFSET;
