@@ -11,10 +11,13 @@ unmutated others into a libtvm_ffi.so, and the conformance binaries run
 against it through TVMFFI_IMPL, the way a vendor runs them against their
 own library. Test data and tools are never built from mutated code.
 
-A mutant is build-broken (does not compile), killed (some test fails),
-timed out (killed by the clock: counted as killed, shown apart), equivalent
-(survived, and tools/mutants/equivalent.txt explains why no test can tell),
-or survived. The score is killed / (compiled - equivalent). With --asan,
+A mutant is build-broken (does not compile), same code (it compiles to
+an object byte-identical to the unmutated one: trivially equivalent, so no
+test runs), killed (some test fails), timed out (killed by the clock:
+counted as killed, shown apart), equivalent (survived, and
+tools/mutants/equivalent.txt explains why no test can tell), or survived.
+The score is killed / (compiled - same code - equivalent). Mutants whose
+objects are identical to an earlier mutant's take its verdict without a rerun. With --asan,
 survivors are run once more against an ASan+UBSan build of the same mutant
 (a second column: what only a sanitizer sees).
 """
@@ -36,9 +39,11 @@ import time
 HERE = os.path.dirname(os.path.realpath(__file__))
 MUTATOR = ["universalmutator==1.14.1", "tabulate==0.10.0"]
 # Bazel's flags for //reference:runtime, less -Werror: a warning is no reason
-# to drop a mutant, but an undeclared function is (it would be a wrong ABI).
+# to drop a mutant, but an undeclared function is (it would be a wrong ABI),
+# and so is a function that can end without its value: its result is
+# undefined, and what -O2 leaves in the register is luck, not behaviour.
 CFLAGS = ["-std=c17", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
-          "-w", "-Werror=implicit-function-declaration", "-Werror=int-conversion"]
+          "-w", "-Werror=implicit-function-declaration", "-Werror=int-conversion", "-Werror=return-type"]
 ASAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 LDLIBS = ["-ldl", "-lpthread"]
 
@@ -160,8 +165,11 @@ class Builder:
         return os.path.join(where or self.objdir, os.path.basename(src)[:-2] + ".o")
 
     def _compile(self, path, obj):
-        cmd = ["cc"] + self.flags + self.includes + ["-c", path, "-o", obj]
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        # From the source's own folder, by its bare name: the object then
+        # records the same file name for a mutant as for the original, so
+        # identical code gives identical bytes.
+        cmd = ["cc"] + self.flags + self.includes + ["-c", os.path.basename(path), "-o", obj]
+        res = subprocess.run(cmd, cwd=os.path.dirname(path), capture_output=True, text=True)
         if res.returncode != 0:
             raise BuildError(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "cc failed")
 
@@ -181,9 +189,15 @@ class Builder:
         staged = os.path.join(tmp, os.path.basename(src))
         shutil.copyfile(mutant_path, staged)
         self._compile(staged, obj)
+        with open(obj, "rb") as f:
+            code = f.read()
         lib = os.path.join(tmp, "libtvm_ffi.so")
         self.link(lib, replaced=src, mutant_obj=obj)
-        return lib
+        return lib, hashlib.sha1(code).hexdigest()
+
+    def original_digest(self, src):
+        with open(self._obj(src), "rb") as f:
+            return hashlib.sha1(f.read()).hexdigest()
 
 
 class BuildError(Exception):
@@ -272,19 +286,32 @@ def order_binaries(suite, src, kills):
     return sorted(names, key=lambda n: (-kills.get((src, n), 0), not n.startswith(stem), n))
 
 
-def judge(suite, builder, mutant, kills, env_extra=None):
+def judge(suite, builder, mutant, kills, seen, env_extra=None):
+    """The verdict of one mutant. `seen` maps object digests to the verdicts
+    already given: the same code cannot be told apart by any test."""
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            lib = builder.mutant_library(mutant.src, mutant.path, tmp)
+            lib, digest = builder.mutant_library(mutant.src, mutant.path, tmp)
         except BuildError as e:
             return "build-broken", str(e)
-        for name in order_binaries(suite, mutant.src, kills):
-            verdict, detail = suite.run(name, lib, env_extra)
-            if verdict == "fail":
-                kills[(mutant.src, name)] = kills.get((mutant.src, name), 0) + 1
-                return "killed", detail
-            if verdict == "timeout":
-                return "timed out", detail
+        if digest == builder.original_digest(mutant.src):
+            return "same code", "compiles to the unmutated object"
+        if digest in seen:
+            status, detail, where = seen[digest]
+            return status, "same code as %s; %s" % (where, detail)
+        status, detail = judge_library(suite, lib, mutant, kills, env_extra)
+        seen[digest] = (status, detail, "%s:%d" % (mutant.src, mutant.line))
+        return status, detail
+
+
+def judge_library(suite, lib, mutant, kills, env_extra):
+    for name in order_binaries(suite, mutant.src, kills):
+        verdict, detail = suite.run(name, lib, env_extra)
+        if verdict == "fail":
+            kills[(mutant.src, name)] = kills.get((mutant.src, name), 0) + 1
+            return "killed", detail
+        if verdict == "timeout":
+            return "timed out", detail
     return "survived", ""
 
 
@@ -300,7 +327,7 @@ def asan_env():
 
 # ---- report -------------------------------------------------------------------
 
-COLUMNS = ["build-broken", "killed", "timed out", "equivalent", "survived"]
+COLUMNS = ["build-broken", "same code", "killed", "timed out", "equivalent", "survived"]
 
 
 def tally(mutants):
@@ -338,7 +365,7 @@ def print_table(rows, total, asan):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", nargs="*", help="runtime sources to mutate (default: every reference/*.c)")
-    ap.add_argument("--sample", type=int, default=300, help="compiled mutants to judge (0: all)")
+    ap.add_argument("--sample", type=int, default=300, help="mutants to judge that compile to changed code (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--asan", action="store_true", help="run survivors again under ASan+UBSan")
@@ -368,13 +395,13 @@ def main(argv=None):
     log("mutants: unmutated runtime passes all %d binaries" % len(suite.binaries))
 
     pool = generate(root, files, work)
-    # Mutants are drawn in a seeded order until --sample of them compile, so
-    # the sample size counts mutants that really changed the runtime.
+    # Mutants are drawn in a seeded order until --sample of them compile to
+    # changed code, so the sample counts mutants that really changed the runtime.
     order = list(pool)
     random.Random(args.seed).shuffle(order)
     want = args.sample if args.sample > 0 else len(order)
     equivalent = load_equivalent(os.path.join(HERE, "equivalent.txt"))
-    kills = {}
+    kills, seen = {}, {}
     chosen = []
     compiled = 0
     running = {}
@@ -382,7 +409,7 @@ def main(argv=None):
         while order or running:
             while order and len(running) < max(1, args.jobs) and compiled + len(running) < want:
                 m = order.pop(0)
-                running[ex.submit(judge, suite, builder, m, kills)] = m
+                running[ex.submit(judge, suite, builder, m, kills, seen)] = m
             if not running:
                 break
             finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
@@ -393,7 +420,7 @@ def main(argv=None):
                     status, detail = "equivalent", equivalent[m.key]
                 m.status, m.detail = status, detail
                 chosen.append(m)
-                compiled += status != "build-broken"
+                compiled += status not in ("build-broken", "same code")
                 log("[%d/%d] %s:%d %s%s" % (compiled, want, m.src, m.line, status,
                                               (" (" + detail[:110] + ")") if detail else ""))
     chosen.sort(key=lambda m: (m.src, m.line))
@@ -404,7 +431,7 @@ def main(argv=None):
         abuilder = Builder(root, suite, work, sanitize=True)
         env = asan_env()
         for m in survivors:
-            status, detail = judge(suite, abuilder, m, {}, env)
+            status, detail = judge(suite, abuilder, m, {}, {}, env)
             m.asan = status if status in ("killed", "timed out") else "survived"
 
     rows, total = tally(chosen)
@@ -414,8 +441,9 @@ def main(argv=None):
                                           m.diff.rstrip()))
     elapsed = time.time() - started
     score = total["score"]
-    print("\nmutants: %d drawn from %d (seed %d), %d compiled, score %s, %.0f s" % (
+    print("\nmutants: %d drawn from %d (seed %d), %d compiled, %d to changed code, score %s, %.0f s" % (
         len(chosen), len(pool), args.seed, len(chosen) - total["build-broken"],
+        len(chosen) - total["build-broken"] - total["same code"],
         "-" if score is None else "%.1f%%" % (100 * score), elapsed))
     if args.json:
         out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), args.json)
