@@ -43,7 +43,7 @@ MUTATOR = ["universalmutator==1.14.1", "tabulate==0.10.0"]
 # and so is a function that can end without its value: its result is
 # undefined, and what -O2 leaves in the register is luck, not behaviour.
 CFLAGS = ["-std=c17", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
-          "-w", "-Werror=implicit-function-declaration", "-Werror=int-conversion", "-Werror=return-type"]
+          "-Werror=implicit-function-declaration", "-Werror=int-conversion", "-Werror=return-type"]
 ASAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 LDLIBS = ["-ldl", "-lpthread"]
 
