@@ -34,6 +34,7 @@ typedef struct {
   TVMFFIObjectHandle mod;       /* the module it came from */
   TVMFFIObjectHandle load_file; /* ffi.ModuleLoadFromFile */
   const char* libs[3];          /* bench_lib_{1,100,10000}.so */
+  int (*empty)(void* self);     /* the baseline's callee: returns 0 */
 } BenchRuntime;
 
 typedef struct {
