@@ -49,6 +49,24 @@ static void tffi_release_legacy(void* ctx) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
+/* An import with require_alignment or require_contiguous asked: the
+ * tensor's own checks come first, then the requirements. */
+__attribute__((noinline)) static int tffi_import_required(const char* api,
+                                                          DLManagedTensorVersioned* from,
+                                                          const char* arg_name,
+                                                          int32_t require_alignment,
+                                                          int32_t require_contiguous,
+                                                          TVMFFIObject** out) {
+  if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0 ||
+      tffi_check_requirements(api, &from->dl_tensor, arg_name, require_alignment,
+                              require_contiguous) != 0 ||
+      tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {
+    return -1;
+  }
+  tffi_tensor_set_flags(*out, from->flags);
+  return 0;
+}
+
 int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
                                  const char* arg_name, int32_t require_alignment,
                                  int32_t require_contiguous, TVMFFIObject** out) {
@@ -64,17 +82,12 @@ int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s.flags: padded sub-byte types are not supported",
                       api, arg_name);
   }
-  if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0) return -1;
-  if ((require_alignment != 0 || require_contiguous != 0) &&
-      tffi_check_requirements(api, &from->dl_tensor, arg_name, require_alignment,
-                              require_contiguous)) {
-    return -1;
+  if (require_alignment != 0 || require_contiguous != 0) {
+    return tffi_import_required(api, from, arg_name, require_alignment, require_contiguous, out);
   }
-  if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0) {
-    return -1;
-  }
-  tffi_tensor_set_flags(*out, from->flags);
-  return 0;
+  /* None asked (the common case): checks, object and flags in one call. */
+  return tffi_tensor_import(api, &from->dl_tensor, arg_name, tffi_release_versioned, from,
+                            from->flags, out);
 }
 
 int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,

@@ -46,11 +46,11 @@ static inline void* tffi_object_alloc(size_t size, int32_t type_index,
 }
 
 /* As tffi_object_alloc with only the header initialised
- * (tffi_object_alloc_uninit_from). */
+ * (tffi_object_alloc_uninit_from, its default path inline). */
 static inline void* tffi_object_alloc_uninit(size_t size, int32_t type_index,
                                              void (*deleter)(void* self, int flags)) {
   int custom;
-  void* obj = tffi_object_alloc_uninit_from(size, type_index, deleter, &custom);
+  void* obj = tffi_object_alloc_uninit_inline(size, type_index, deleter, &custom);
   if (obj == NULL && !custom) tffi_raise_oom(size);
   return obj;
 }

@@ -34,12 +34,8 @@ void* tffi_object_alloc_uninit_from(size_t size, int32_t type_index,
   } else {
     obj = tffi_allocate_custom(allocator, size, type_index, custom);
   }
-  if (obj == NULL) return NULL;
   /* Allocators hand back uninitialised storage: the header is set here. */
-  obj->combined_ref_count = TFFI_REF_BOTH_ONE;
-  obj->type_index = type_index;
-  obj->__padding = 0;
-  obj->deleter = deleter;
+  if (obj != NULL) tffi_object_init_header(obj, type_index, deleter);
   return obj;
 }
 

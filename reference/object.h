@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
+#include "allocator.h"
+
 /* A new object starts with one strong reference and the weak reference that
  * all strong references hold together. */
 #define TFFI_REF_STRONG_ONE ((uint64_t)1)
@@ -29,6 +31,30 @@ void* tffi_object_alloc_from(size_t size, int32_t type_index,
  * which need not be zero-filled first. */
 void* tffi_object_alloc_uninit_from(size_t size, int32_t type_index,
                                     void (*deleter)(void* self, int flags), int* custom);
+
+/* The header of a new object: one strong reference (and the weak one all
+ * strong ones hold together), its type index and deleter. */
+static inline void tffi_object_init_header(TVMFFIObject* obj, int32_t type_index,
+                                           void (*deleter)(void* self, int flags)) {
+  obj->combined_ref_count = TFFI_REF_BOTH_ONE;
+  obj->type_index = type_index;
+  obj->__padding = 0;
+  obj->deleter = deleter;
+}
+
+/* As tffi_object_alloc_uninit_from, the default allocator's path (that of
+ * nearly every allocation) inline in the caller: strings and tensors are
+ * born on hot paths. A registered custom allocator goes out of line. */
+static inline void* tffi_object_alloc_uninit_inline(size_t size, int32_t type_index,
+                                                    void (*deleter)(void* self, int flags),
+                                                    int* custom) {
+  if (__builtin_expect(tffi_allocator_custom() != NULL, 0))
+    return tffi_object_alloc_uninit_from(size, type_index, deleter, custom);
+  *custom = 0;
+  TVMFFIObject* obj = tffi_allocator_default_body(size);
+  if (obj != NULL) tffi_object_init_header(obj, type_index, deleter);
+  return obj;
+}
 
 /* As tffi_object_alloc_from, for code that runs while an error is being
  * raised (which must not raise again). */

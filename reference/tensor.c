@@ -43,7 +43,12 @@ int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
   return tffi_dltensor_check_in(NULL, t, arg_name);
 }
 
-int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
+/* The checks of tffi_dltensor_check_in, inlined into tffi_tensor_new_in so
+ * that an import is one function from the checks to the copy (the error
+ * paths stay calls). */
+static inline __attribute__((always_inline)) int tffi_check_shape(const char* api,
+                                                                  const DLTensor* t,
+                                                                  const char* arg_name) {
   if (t == NULL) return tffi_bad_tensor(api, arg_name, " is NULL");
   if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
     return tffi_bad_tensor(api, arg_name, ".ndim is %d, outside [0, %d]", t->ndim,
@@ -76,6 +81,10 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
     return tffi_bad_tensor(api, arg_name, ": byte size overflows int64");
   }
   return 0;
+}
+
+int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
+  return tffi_check_shape(api, t, arg_name);
 }
 
 int tffi_dltensor_is_contiguous(const DLTensor* t) {
@@ -116,14 +125,10 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
   return tffi_tensor_new_in(NULL, proto, arg_name, release, ctx, out);
 }
 
-int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, TVMFFIObject** out) {
-  if (tffi_dltensor_check_in(api, proto, arg_name) != 0) return -1;
-  return tffi_tensor_new_checked(proto, release, ctx, out);
-}
-
-int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
-                            TVMFFIObject** out) {
+/* tffi_tensor_new_checked's body, inlined into tffi_tensor_new_in too. */
+static inline __attribute__((always_inline)) int tffi_build(const DLTensor* proto,
+                                                            TffiTensorRelease release, void* ctx,
+                                                            TVMFFIObject** out) {
   size_t ndim = (size_t)proto->ndim; /* at most TFFI_TENSOR_MAX_NDIM */
   /* Every field is written below: no zero-fill. */
   TffiTensor* t = tffi_object_alloc_uninit(sizeof(TffiTensor) + 2 * ndim * sizeof(int64_t),
@@ -155,6 +160,25 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
   t->flags = 0;
   *out = &t->header;
   return 0;
+}
+
+int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
+                            TVMFFIObject** out) {
+  return tffi_build(proto, release, ctx, out);
+}
+
+int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, uint64_t flags,
+                       TVMFFIObject** out) {
+  if (tffi_check_shape(api, proto, arg_name) != 0) return -1;
+  if (tffi_build(proto, release, ctx, out) != 0) return -1;
+  tffi_tensor_set_flags(*out, flags);
+  return 0;
+}
+
+int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, TVMFFIObject** out) {
+  return tffi_tensor_import(api, proto, arg_name, release, ctx, 0, out);
 }
 
 static void tffi_release_source(void* ctx) { tffi_decref(ctx); }

@@ -67,6 +67,12 @@ int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelea
 int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
                        TffiTensorRelease release, void* ctx, TVMFFIObject** out);
 
+/* As tffi_tensor_new_in, then tffi_tensor_set_flags(*out, flags): a whole
+ * DLPack import in one call (its hot path). */
+int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, uint64_t flags,
+                       TVMFFIObject** out);
+
 /* As tffi_tensor_new for a prototype that already passed
  * tffi_dltensor_check (checking twice costs a fifth of an import). */
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
