@@ -106,14 +106,17 @@ static int tffi_check_indptr(TffiCursor* c, size_t indptr_at, size_t children_at
 static int tffi_check_acyclic(TffiCursor* c, size_t children_at) {
   TffiLibraryBin* b = c->out;
   size_t n = b->num_modules;
-  uint8_t* state = tffi_calloc(n, 1);
-  size_t* next_edge = tffi_malloc(n * sizeof(size_t)); /* per module on the path */
-  size_t* stack = tffi_malloc(n * sizeof(size_t));
+  /* One block for the three arrays (n <= the blob's size / 8, so the
+   * product cannot wrap): next_edge and stack, then the states. */
+  size_t* next_edge = tffi_malloc(n ? n * (2 * sizeof(size_t) + 1) : 1);
   int rc = 0;
-  if (state == NULL || next_edge == NULL || stack == NULL) {
+  if (next_edge == NULL) {
     rc = tffi_raise_oom(n * (2 * sizeof(size_t) + 1));
     goto done;
   }
+  size_t* stack = next_edge + n;
+  uint8_t* state = (uint8_t*)(stack + n);
+  memset(state, 0, n);
   for (size_t root = 0; root < n && rc == 0; ++root) {
     if (state[root] != 0) continue;
     size_t depth = 0;
@@ -142,9 +145,7 @@ static int tffi_check_acyclic(TffiCursor* c, size_t children_at) {
     }
   }
 done:
-  tffi_free(state);
   tffi_free(next_edge);
-  tffi_free(stack);
   return rc;
 }
 

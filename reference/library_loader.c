@@ -56,7 +56,9 @@ static size_t tffi_symbol_extent(const void* blob) {
 /* Calls ffi.Module.load_from_bytes.<kind>(payload) and checks it gave a
  * module. *out is a new reference. */
 static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out) {
-  char* name = tffi_prefixed("ffi.Module.load_from_bytes.", e->kind, e->kind_size);
+  char buf[96];
+  char* name =
+      tffi_prefixed_in(buf, sizeof buf, "ffi.Module.load_from_bytes.", e->kind, e->kind_size);
   if (name == NULL) return -1;
   TVMFFIObject* loader = NULL;
   int rc = tffi_global_get(name, strlen(name), &loader);
@@ -81,7 +83,7 @@ static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out
   tffi_any_release(&result);
   tffi_any_release(&arg);
   if (loader) tffi_decref(loader);
-  tffi_free(name);
+  tffi_prefixed_done(name, buf);
   return rc;
 }
 

@@ -210,6 +210,16 @@ static int tffi_modules_add(TffiModules* set, TVMFFIObject* m) {
  * Module locks are taken one at a time (snapshots), never nested. `seen`
  * keeps a DAG of shared imports from being walked once per path. */
 static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
+  /* A module that imports nothing (every module a library_bin entry makes,
+   * when it is linked) reaches only itself: no walk, no allocation. */
+  TffiModule* leaf = (TffiModule*)from;
+  pthread_mutex_lock(&leaf->lock);
+  size_t direct = leaf->imports.n;
+  pthread_mutex_unlock(&leaf->lock);
+  if (from == target || direct == 0) {
+    *found = from == target;
+    return 0;
+  }
   TffiModules seen = {0};  /* borrowed: each is also on the stack or done */
   TffiModules stack = {0}; /* holds a reference to each entry */
   int rc = 0;

@@ -6,6 +6,19 @@
 #include "error.h"
 #include "mem.h"
 
+char* tffi_prefixed_in(char* buf, size_t cap, const char* prefix, const char* name, size_t len) {
+  size_t plen = strlen(prefix);
+  if (len >= cap || plen >= cap - len) return tffi_prefixed(prefix, name, len);
+  memcpy(buf, prefix, plen);
+  if (len) memcpy(buf + plen, name, len);
+  buf[plen + len] = '\0';
+  return buf;
+}
+
+void tffi_prefixed_done(char* name, const char* buf) {
+  if (name != buf) tffi_free(name);
+}
+
 char* tffi_prefixed(const char* prefix, const char* name, size_t len) {
   size_t plen = strlen(prefix);
   if (len > SIZE_MAX - plen - 1) {
