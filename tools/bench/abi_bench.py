@@ -197,8 +197,10 @@ def main() -> int:
         raise SystemExit("abi_bench: valgrind is not installed (tools/bootstrap.sh)")
     result = measure(core, args)
     print_table(result)
-    path = args.json or os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", "."),
-                                     "abi_bench.json")
+    # A relative --json is taken from where `bazel run` was started, not
+    # from the runfiles directory the driver runs in.
+    path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", "."),
+                        args.json or "abi_bench.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
     print(f"JSON written to {path}", file=sys.stderr)
