@@ -73,8 +73,7 @@ static TffiStreams* tffi_streams_get_or_create(void) {
    * exit, and any other key would be someone else's data. */
   pthread_once(&tffi_streams_once, tffi_streams_key_init);
   if (tffi_streams_key_error != 0) {
-    tffi_raise(TFFI_RUNTIME_ERROR, "TVMFFIEnvSetStream: the process has no thread-specific key "
-               "left for the thread's stream table");
+    tffi_raise(TFFI_RUNTIME_ERROR, "TVMFFIEnvSetStream: no thread-specific key left for streams");
     return NULL;
   }
   TffiStreams* s = tffi_calloc(1, sizeof *s);
