@@ -205,6 +205,50 @@ TEST(env, ENV_013_get_hostile_is_null) {
   if (err) API(TVMFFIObjectDecRef)(err);
 }
 
+/* ENV-090: the first type and id past the accepted range are refused, as
+ * the huge ones are: a caller gets the same range from every runtime. */
+TEST(env, ENV_090_first_values_past_range_refused) {
+  expect_set_refused(1024, 0, "device_type");
+  expect_set_refused(1024, 3, "device_type");
+  expect_set_refused(2, 65536, "device_id");
+  expect_set_refused(100, 65536, "device_id");
+  expect_set_refused(1023, 65536, "device_id");
+  /* The last accepted values still work beside them. */
+  cr_assert_eq(API(TVMFFIEnvSetStream)(1023, 65535, S(0x70), NULL), 0);
+  cr_expect_eq(API(TVMFFIEnvGetStream)(1023, 65535), S(0x70));
+  API(TVMFFIEnvSetStream)(1023, 65535, NULL, NULL);
+}
+
+/* A refused SetStream whose ValueError names the call, `part` and the
+ * refused value as the caller wrote it in decimal. */
+static void expect_refusal_quotes(int32_t type, int32_t id, const char* part, const char* value) {
+  cr_expect_eq(API(TVMFFIEnvSetStream)(type, id, S(0x60), NULL), -1, "(%d, %d) accepted", type, id);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
+            "(%d, %d) refused without an error raised", type, id);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const char* want[] = {"TVMFFIEnvSetStream", part, value};
+  for (int i = 0; i < 3; ++i) {
+    cr_expect(memmem(cell->message.data, cell->message.size, want[i], strlen(want[i])) != NULL,
+              "(%d, %d): the message does not contain \"%s\": %.*s", type, id, want[i],
+              (int)cell->message.size, cell->message.data);
+  }
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* ENV-091: the ValueError of a refused device type or id names
+ * TVMFFIEnvSetStream, the argument and the refused value. */
+TEST(env, ENV_091_refusal_quotes_value) {
+  HOSTILE_INPUT("upstream 0.1.16 indexes its table with a negative type or id (segfault); "
+                 "see spec/deviations.md ENV-009");
+  expect_refusal_quotes(-7, 0, "device_type", "-7");
+  expect_refusal_quotes(1 << 28, 5, "device_type", "268435456");
+  expect_refusal_quotes(1024, 0, "device_type", "1024");
+  expect_refusal_quotes(2, -9, "device_id", "-9");
+  expect_refusal_quotes(2, 70001, "device_id", "70001");
+  expect_refusal_quotes(31, INT32_MAX, "device_id", "2147483647");
+}
+
 /* ---- tensor allocation ---- */
 
 static int alloc_a_calls, alloc_b_calls;

@@ -411,3 +411,63 @@ TEST(env_oom, ENV_050_memory_error_names_the_call) {
   for (int before = 0; before < 10; ++before) points += walk_set_stream(100, 3, before, 0, 1);
   conf_alloc_done(points, "TVMFFIEnvSetStream");
 }
+
+/* Live allocations left behind by a thread that ran one stream step. */
+static long stream_step_leaves(StreamStep* s) {
+  pthread_t t;
+  conf_alloc_count_start();
+  if (pthread_create(&t, NULL, stream_step, s) != 0) {
+    conf_alloc_count_stop();
+    cr_assert_fail("pthread_create failed");
+  }
+  pthread_join(t, NULL);
+  return conf_alloc_count_stop();
+}
+
+/* ENV-092: the first TVMFFIEnvSetStream of a thread, with 40 more
+ * thread-specific keys in use in the process (so that the thread library
+ * allocates when a thread stores its first value under a new key) and one
+ * of the call's allocations failing (or all from the n-th on): 0 with the
+ * stream stored and nothing raised, or -1 with a MemoryError naming the
+ * call and the pair unset; either way the thread, once exited, leaves no
+ * more allocations behind than one whose call had memory to spare. */
+TEST(env_oom, ENV_092_first_stream_many_keys_allocation_fails) {
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  conf_alloc_require();
+  static pthread_key_t keys[40];
+  for (int i = 0; i < 40; ++i) cr_assert_eq(pthread_key_create(&keys[i], NULL), 0);
+  ConfAllocWalk spare = {.n = 1L << 30}; /* arms a failure no call reaches */
+  StreamStep base_step = {.w = &spare, .type = 2, .id = 0};
+  stream_step_leaves(&base_step); /* warm: what a first thread sets up once */
+  long base = stream_step_leaves(&base_step);
+  cr_assert(base_step.rc == 0 && base_step.after == (void*)0xabc0 && base_step.kind[0] == '\0',
+            "TVMFFIEnvSetStream(2, 0) with memory to spare: returned %d, stream %p, raised '%s'",
+            base_step.rc, base_step.after, base_step.kind);
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      StreamStep s = {.w = &w, .type = 2, .id = 0};
+      long left = stream_step_leaves(&s);
+      if (s.rc == 0) {
+        cr_assert(s.after == (void*)0xabc0 && s.kind[0] == '\0',
+                  "allocation %ld failed (sticky %d): returned 0 with stream %p and '%s' raised",
+                  w.n, sticky, s.after, s.kind);
+      } else {
+        cr_assert(s.rc == -1 && strcmp(s.kind, "MemoryError") == 0 && s.after == NULL,
+                  "allocation %ld failed (sticky %d): returned %d with '%s' raised, stream %p",
+                  w.n, sticky, s.rc, s.kind, s.after);
+        cr_assert(sticky || s.names_call, "allocation %ld failed: the MemoryError does not name "
+                  "TVMFFIEnvSetStream", w.n);
+      }
+      cr_assert(s.again_rc == 0 && s.again_after == (void*)0xdef0,
+                "right after allocation %ld failed: returned %d, stream %p", w.n, s.again_rc,
+                s.again_after);
+      cr_assert_eq(left, base, "allocation %ld failed (sticky %d): the thread left %ld live "
+                   "allocations behind, one with memory to spare %ld", w.n, sticky, left, base);
+    }
+    points += w.points;
+  }
+  for (int i = 0; i < 40; ++i) pthread_key_delete(keys[i]);
+  conf_alloc_done(points, "TVMFFIEnvSetStream");
+}

@@ -10,12 +10,12 @@
  * accepted range) go to a small list that grows with the number of pairs
  * set, never with the size of an id.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #include <tvm/ffi/extra/c_env_api.h>
 
-#include "arg.h"
 #include "error.h"
 #include "mem.h"
 #include "vec.h"
@@ -24,6 +24,10 @@
  * hostile id is refused instead of sizing anything. */
 #define TFFI_STREAM_MAX_TYPE 1024
 #define TFFI_STREAM_MAX_ID 65536
+
+/* The bounds as text, so that a refusal's message quotes them. */
+#define TFFI_STREAM_TEXT_(x) #x
+#define TFFI_STREAM_TEXT(x) TFFI_STREAM_TEXT_(x)
 
 /* The fast table: device types up to 31 (DLPack defines up to 18) and up
  * to 16 devices of each. */
@@ -47,8 +51,11 @@ typedef struct {
 static _Thread_local TffiStreams* tffi_streams __attribute__((tls_model("initial-exec")));
 
 /* A thread's table is released when the thread exits. */
-static pthread_key_t tffi_streams_key;
+/* PTHREAD_KEYS_MAX is no key: should the key never be made, a use fails
+ * instead of touching key 0, which is someone else's. */
+static pthread_key_t tffi_streams_key = PTHREAD_KEYS_MAX;
 static pthread_once_t tffi_streams_once = PTHREAD_ONCE_INIT;
+static int tffi_streams_key_error; /* pthread_key_create's result */
 
 static void tffi_streams_release(void* table) {
   TffiStreams* s = table;
@@ -56,19 +63,30 @@ static void tffi_streams_release(void* table) {
   tffi_free(s);
 }
 
-static void tffi_streams_key_init(void) { pthread_key_create(&tffi_streams_key, tffi_streams_release); }
+static void tffi_streams_key_init(void) {
+  tffi_streams_key_error = pthread_key_create(&tffi_streams_key, tffi_streams_release);
+}
 
 static TffiStreams* tffi_streams_get_or_create(void) {
   if (tffi_streams != NULL) return tffi_streams;
+  /* Without a key of its own the table could not be released at thread
+   * exit, and any other key would be someone else's data. */
+  pthread_once(&tffi_streams_once, tffi_streams_key_init);
+  if (tffi_streams_key_error != 0) {
+    tffi_raise(TFFI_RUNTIME_ERROR, "TVMFFIEnvSetStream: no thread-specific key left for streams");
+    return NULL;
+  }
   TffiStreams* s = tffi_calloc(1, sizeof *s);
   if (s == NULL) {
     tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIEnvSetStream: out of memory for the thread's stream table");
     return NULL;
   }
-  pthread_once(&tffi_streams_once, tffi_streams_key_init);
+  /* Fails only for memory: past the first 32 keys, the thread library
+   * allocates a thread's slots on the first value it stores. */
   if (pthread_setspecific(tffi_streams_key, s) != 0) {
     tffi_free(s);
-    tffi_raise(TFFI_RUNTIME_ERROR, "cannot register the stream table for thread exit");
+    tffi_raise(TFFI_MEMORY_ERROR,
+               "TVMFFIEnvSetStream: out of memory registering the thread's stream table");
     return NULL;
   }
   tffi_streams = s;
@@ -76,10 +94,8 @@ static TffiStreams* tffi_streams_get_or_create(void) {
 }
 
 static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t type, int32_t id) {
-  for (size_t i = 0; i < s->more.n; ++i) {
-    const TffiStreamEntry* e = &s->more.items[i];
+  for (const TffiStreamEntry* e = s->more.items; e < s->more.items + s->more.n; ++e)
     if (e->device_type == type && e->device_id == id) return e->stream;
-  }
   return NULL;
 }
 
@@ -109,15 +125,13 @@ static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
                                 TVMFFIStreamHandle stream, TVMFFIStreamHandle* old) {
   for (size_t i = 0; i < s->more.n; ++i) {
     TffiStreamEntry* e = &s->more.items[i];
-    if (e->device_type == type && e->device_id == id) {
-      *old = e->stream;
-      if (stream == NULL) {
-        tffi_stream_remove(s, i);
-      } else {
-        e->stream = stream;
-      }
-      return 0;
-    }
+    if (e->device_type != type || e->device_id != id) continue;
+    *old = e->stream;
+    if (stream == NULL)
+      tffi_stream_remove(s, i);
+    else
+      e->stream = stream;
+    return 0;
   }
   *old = NULL;
   return stream == NULL ? 0 : tffi_stream_append(s, type, id, stream);
@@ -126,12 +140,12 @@ static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
 int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
                        TVMFFIStreamHandle* opt_out_original_stream) {
   if (device_type < 0 || device_type >= TFFI_STREAM_MAX_TYPE) {
-    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream", "device_type",
-                          "%d is outside [0, %d)", device_type, TFFI_STREAM_MAX_TYPE);
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream: device_type %d is outside [0, "
+                      TFFI_STREAM_TEXT(TFFI_STREAM_MAX_TYPE) ")", device_type);
   }
   if (device_id < 0 || device_id >= TFFI_STREAM_MAX_ID) {
-    return tffi_arg_error(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream", "device_id",
-                          "%d is outside [0, %d)", device_id, TFFI_STREAM_MAX_ID);
+    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream: device_id %d is outside [0, "
+                      TFFI_STREAM_TEXT(TFFI_STREAM_MAX_ID) ")", device_id);
   }
   TffiStreams* s = tffi_streams_get_or_create();
   if (s == NULL) return -1;
