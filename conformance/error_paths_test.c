@@ -130,6 +130,22 @@ TEST(err_paths, ERR_070_backtrace_nul_terminated) {
   cr_assert_str_eq(cell->backtrace.data, "frame 1\nframe 2\n");
   cell->update_backtrace(err, &more, kTVMFFIBacktraceUpdateModeReplace);
   cr_assert_str_eq(cell->backtrace.data, "frame 2\n");
+  TVMFFIByteArray none = {"", 0};
+  cell->update_backtrace(err, &none, kTVMFFIBacktraceUpdateModeReplace);
+  cr_assert_str_eq(cell->backtrace.data, "", "replaced by no bytes: not followed by a NUL");
+  API(TVMFFIObjectDecRef)(err);
+  /* Empty backtraces too: one made empty, and the one of a raised error. */
+  err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &none, &err), 0);
+  cr_assert_str_eq(TVMFFIErrorGetCellPtr(err)->backtrace.data, "", "an empty backtrace not "
+                   "followed by a NUL");
+  API(TVMFFIObjectDecRef)(err);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "raised");
+  err = core_take_raised();
+  cr_assert_not_null(err);
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->backtrace.data[cell->backtrace.size], '\0',
+               "the backtrace of a raised error is not followed by a NUL");
   conf_alloc_scribble(0);
   API(TVMFFIObjectDecRef)(err);
 }

@@ -178,3 +178,43 @@ TEST(err_slot, ERR_071_backtrace_during_thread_exit) {
   cr_assert_eq(exit_frame_whole, 1, "the backtrace asked for during thread exit: %s",
                exit_frame_whole < 0 ? "the deleter never ran" : "the frame was not whole");
 }
+
+/* ERR-075: each MemoryError moved out after a raise that ran out of memory
+ * is a reference the mover owns: two held at once are two objects, or one
+ * whose strong count rose by one when the second was moved out and is back
+ * where it was once the second is released. */
+TEST(err_slot, ERR_075_memory_errors_held_at_once_are_counted) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle held[2] = {NULL, NULL};
+  uint32_t strong[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    conf_alloc_fail_from(0);
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+    conf_alloc_off();
+    conf_api.TVMFFIErrorMoveFromRaised(&held[i]);
+    if (held[i]) strong[i] = core_strong(held[i]);
+  }
+  cr_assert(held[0] && held[1], "nothing raised while memory ran out");
+  const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(held[0]);
+  int memory_error = cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0;
+  uint32_t after_release = 0;
+  if (held[0] == held[1]) {
+    conf_api.TVMFFIObjectDecRef(held[1]);
+    after_release = core_strong(held[0]);
+  } else {
+    conf_api.TVMFFIObjectDecRef(held[1]);
+  }
+  conf_api.TVMFFIObjectDecRef(held[0]);
+  if (held[0] != held[1]) return; /* two objects, each its own reference */
+  cr_assert(memory_error, "one object moved out twice is not a MemoryError");
+  cr_assert_eq(strong[1], strong[0] + 1,
+               "the MemoryError held twice has strong count %u, %u with one reference held",
+               strong[1], strong[0]);
+  cr_assert_eq(after_release, strong[0],
+               "releasing the second reference left strong count %u, expected %u", after_release,
+               strong[0]);
+}
