@@ -218,3 +218,26 @@ TEST(err_slot, ERR_075_memory_errors_held_at_once_are_counted) {
                "releasing the second reference left strong count %u, expected %u", after_release,
                strong[0]);
 }
+
+/* ERR-076: a MemoryError moved out after a raise that ran out of memory
+ * holds the one weak reference all strong references share, as any object
+ * the API returns does (OBJ-003), and at least the mover's strong one. */
+TEST(err_slot, ERR_076_memory_error_reference_counts) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  for (int round = 0; round < 3; ++round) {
+    TVMFFIObjectHandle err = NULL;
+    conf_alloc_fail_from(0);
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+    conf_alloc_off();
+    conf_api.TVMFFIErrorMoveFromRaised(&err);
+    cr_assert_not_null(err, "round %d: nothing raised while memory ran out", round);
+    uint32_t weak = core_weak(err), strong = core_strong(err);
+    conf_api.TVMFFIObjectDecRef(err);
+    cr_assert_eq(weak, 1, "round %d: weak count %u, expected 1", round, weak);
+    cr_assert_geq(strong, 1, "round %d: strong count %u", round, strong);
+  }
+}
