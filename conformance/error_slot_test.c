@@ -241,3 +241,29 @@ TEST(err_slot, ERR_076_memory_error_reference_counts) {
     cr_assert_geq(strong, 1, "round %d: strong count %u", round, strong);
   }
 }
+
+/* ERR-078: the backtrace of a MemoryError raised because memory ran out
+ * holds no NUL byte within its size and is followed by one (ERR-070). */
+TEST(err_slot, ERR_078_memory_error_backtrace_is_text) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle err = NULL;
+  conf_alloc_fail_from(0);
+  conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+  conf_alloc_off();
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  cr_assert_not_null(err, "nothing raised while memory ran out");
+  const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  int memory_error = cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0;
+  TVMFFIByteArray bt = cell->backtrace;
+  int nul_inside = bt.data != NULL && memchr(bt.data, 0, bt.size) != NULL;
+  int nul_after = bt.data != NULL && bt.data[bt.size] == '\0';
+  conf_api.TVMFFIObjectDecRef(err);
+  if (!memory_error) cr_skip_test("the asked-for error was made with every allocation failing");
+  cr_assert_not_null(bt.data, "the MemoryError's backtrace data is NULL");
+  cr_assert(!nul_inside, "the MemoryError's backtrace (%zu bytes) holds a NUL byte", bt.size);
+  cr_assert(nul_after, "the MemoryError's backtrace is not followed by a NUL byte");
+}
