@@ -30,6 +30,7 @@ enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
 /* Per thread, in the executable's static TLS: reading it never allocates. */
 static _Thread_local struct {
   int scribble;
+  int guard;
   int mode;
   long target;
   long seen;
@@ -56,6 +57,52 @@ long conf_alloc_off(void) {
 long conf_alloc_seen(void) { return conf_alloc_state.seen; }
 
 void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
+
+void conf_alloc_guard(int on) { conf_alloc_state.guard = on; }
+
+static long conf_alloc_overrun_count;
+long conf_alloc_overruns(void) { return __atomic_load_n(&conf_alloc_overrun_count, __ATOMIC_SEQ_CST); }
+
+/* A guarded block: this head, the bytes asked for, then the guard. The
+ * head keeps the pointer handed out 16-byte aligned, and its magic sits
+ * where glibc keeps a chunk's size, which never takes that value, so free
+ * tells guarded blocks from the others. */
+typedef struct {
+  size_t size;
+  uint64_t magic;
+} ConfGuardHead;
+
+#define CONF_GUARD_MAGIC 0x5a5a6775617264a5ull
+#define CONF_GUARD_BYTES 16
+#define CONF_GUARD_BYTE 0xA5
+
+static ConfGuardHead* conf_guard_head(void* p) {
+#ifdef CONF_ALLOC_SANITIZER
+  (void)p;
+  return NULL; /* never made here, and the bytes before a block are the sanitizer's */
+#else
+  if (p == NULL) return NULL;
+  ConfGuardHead* h = (ConfGuardHead*)p - 1;
+  return h->magic == CONF_GUARD_MAGIC ? h : NULL;
+#endif
+}
+
+/* Counts an overrun when the guard of h changed. */
+__attribute__((unused)) static void conf_guard_check(const ConfGuardHead* h) {
+  const unsigned char* guard = (const unsigned char*)(h + 1) + h->size;
+  for (int i = 0; i < CONF_GUARD_BYTES; ++i) {
+    if (guard[i] != CONF_GUARD_BYTE) {
+      __atomic_add_fetch(&conf_alloc_overrun_count, 1, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+}
+
+/* The bytes a live block holds: those asked for when guarded. */
+__attribute__((unused)) static size_t conf_block_bytes(void* p) {
+  ConfGuardHead* h = conf_guard_head(p);
+  return h ? h->size : malloc_usable_size(p);
+}
 
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
@@ -93,7 +140,7 @@ __attribute__((unused)) static size_t conf_alloc_asked(size_t size) {
 __attribute__((unused)) static void* conf_alloc_counted(void* p, long delta) {
   if (p != NULL && __atomic_load_n(&conf_alloc_counting, __ATOMIC_RELAXED)) {
     __atomic_add_fetch(&conf_alloc_live_blocks, delta, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&conf_alloc_bytes, delta * (long)malloc_usable_size(p), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&conf_alloc_bytes, delta * (long)conf_block_bytes(p), __ATOMIC_RELAXED);
   }
   return p;
 }
@@ -127,9 +174,21 @@ static void* conf_alloc_scribbled(void* p, size_t size) {
   return p;
 }
 
+static void* conf_guard_alloc(size_t size) {
+  if (size > SIZE_MAX / 2) return NULL;
+  ConfGuardHead* h = __libc_malloc(sizeof *h + size + CONF_GUARD_BYTES);
+  if (h == NULL) return NULL;
+  h->size = size;
+  h->magic = CONF_GUARD_MAGIC;
+  memset((char*)(h + 1) + size, CONF_GUARD_BYTE, CONF_GUARD_BYTES);
+  return h + 1;
+}
+
 void* malloc(size_t size) {
   conf_alloc_asked(size);
-  return conf_alloc_fails() ? NULL : conf_alloc_scribbled(conf_alloc_counted(__libc_malloc(size), 1), size);
+  if (conf_alloc_fails()) return NULL;
+  void* p = conf_alloc_state.guard ? conf_guard_alloc(size) : __libc_malloc(size);
+  return conf_alloc_scribbled(conf_alloc_counted(p, 1), size);
 }
 
 void* calloc(size_t n, size_t size) {
@@ -142,6 +201,14 @@ void* calloc(size_t n, size_t size) {
 void* realloc(void* ptr, size_t size) {
   conf_alloc_asked(size);
   if (size != 0 && conf_alloc_fails()) return NULL;
+  ConfGuardHead* h = conf_guard_head(ptr);
+  if (h != NULL) { /* moves to a new guarded block; free checks the old guard */
+    void* p = size != 0 ? conf_guard_alloc(size) : NULL;
+    if (size != 0 && p == NULL) return NULL;
+    if (p != NULL) memcpy(p, ptr, h->size < size ? h->size : size);
+    free(ptr);
+    return conf_alloc_counted(p, 1);
+  }
   long old_bytes = ptr ? (long)malloc_usable_size(ptr) : 0;
   void* p = __libc_realloc(ptr, size);
   if (ptr != NULL && (p != NULL || size == 0) &&
@@ -155,6 +222,12 @@ void* realloc(void* ptr, size_t size) {
 
 void free(void* ptr) {
   conf_alloc_counted(ptr, -1);
+  ConfGuardHead* h = conf_guard_head(ptr);
+  if (h != NULL) {
+    conf_guard_check(h);
+    h->magic = 0;
+    ptr = h;
+  }
   __libc_free(ptr);
 }
 

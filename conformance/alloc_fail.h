@@ -46,6 +46,15 @@ long conf_alloc_seen(void);
  * realloc's growth is left as it comes). Silently off under sanitizers. */
 void conf_alloc_scribble(int on);
 
+/* While on, blocks the calling thread gets from malloc carry 16 guard
+ * bytes right after the size asked for (the pointer stays 16-byte aligned);
+ * a block whose guard changed by the time it is freed (or reallocated) adds
+ * one to a process-wide count of overruns: a write of even one byte past
+ * what was asked for is seen. Silently off under sanitizers, which see
+ * such writes themselves. */
+void conf_alloc_guard(int on);
+long conf_alloc_overruns(void);
+
 /*
  * Leak measurement on any implementation: while counting is on, every
  * thread's successful allocations add one to a process-wide count of live

@@ -174,3 +174,31 @@ TEST(err_input, ERR_073_unknown_update_mode_appends) {
     API(TVMFFIObjectDecRef)(err);
   }
 }
+
+/* Moves the raised error out and demands exactly this kind and message. */
+static void expect_raised_exactly(const char* kind, const char* message, const char* call) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "%s raised nothing", call);
+  cr_assert(bytes_are(cell_of(err)->kind, kind) && bytes_are(cell_of(err)->message, message),
+            "%s raised '%.*s: %.*s', expected '%s: %s'", call, (int)cell_of(err)->kind.size,
+            cell_of(err)->kind.data, (int)cell_of(err)->message.size, cell_of(err)->message.data,
+            kind, message);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* ERR-077: the raising functions read a NULL kind, message or message_parts
+ * as empty, and a negative part count as zero, instead of crashing. */
+TEST(err_input, ERR_077_null_strings_read_as_empty) {
+  HOSTILE_INPUT("NULL kind, message and message_parts; a negative part count");
+  const char* parts[] = {"a", NULL, "bc"};
+  API(TVMFFIErrorSetRaisedFromCStr)(NULL, "message");
+  expect_raised_exactly("", "message", "TVMFFIErrorSetRaisedFromCStr(NULL, \"message\")");
+  API(TVMFFIErrorSetRaisedFromCStr)("KeyError", NULL);
+  expect_raised_exactly("KeyError", "", "TVMFFIErrorSetRaisedFromCStr(\"KeyError\", NULL)");
+  API(TVMFFIErrorSetRaisedFromCStrParts)(NULL, parts, 3);
+  expect_raised_exactly("", "abc", "TVMFFIErrorSetRaisedFromCStrParts(NULL, parts, 3)");
+  API(TVMFFIErrorSetRaisedFromCStrParts)("KeyError", NULL, 2);
+  expect_raised_exactly("KeyError", "", "TVMFFIErrorSetRaisedFromCStrParts(\"KeyError\", NULL, 2)");
+  API(TVMFFIErrorSetRaisedFromCStrParts)("KeyError", parts, -1);
+  expect_raised_exactly("KeyError", "", "TVMFFIErrorSetRaisedFromCStrParts(\"KeyError\", parts, -1)");
+}

@@ -130,6 +130,22 @@ TEST(err_paths, ERR_070_backtrace_nul_terminated) {
   cr_assert_str_eq(cell->backtrace.data, "frame 1\nframe 2\n");
   cell->update_backtrace(err, &more, kTVMFFIBacktraceUpdateModeReplace);
   cr_assert_str_eq(cell->backtrace.data, "frame 2\n");
+  TVMFFIByteArray none = {"", 0};
+  cell->update_backtrace(err, &none, kTVMFFIBacktraceUpdateModeReplace);
+  cr_assert_str_eq(cell->backtrace.data, "", "replaced by no bytes: not followed by a NUL");
+  API(TVMFFIObjectDecRef)(err);
+  /* Empty backtraces too: one made empty, and the one of a raised error. */
+  err = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &none, &err), 0);
+  cr_assert_str_eq(TVMFFIErrorGetCellPtr(err)->backtrace.data, "", "an empty backtrace not "
+                   "followed by a NUL");
+  API(TVMFFIObjectDecRef)(err);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "raised");
+  err = core_take_raised();
+  cr_assert_not_null(err);
+  cell = TVMFFIErrorGetCellPtr(err);
+  cr_assert_eq(cell->backtrace.data[cell->backtrace.size], '\0',
+               "the backtrace of a raised error is not followed by a NUL");
   conf_alloc_scribble(0);
   API(TVMFFIObjectDecRef)(err);
 }
@@ -147,4 +163,96 @@ TEST(err_paths, ERR_072_backtrace_text_is_lines) {
     cr_assert_eq(bt->data[bt->size], '\0', "no NUL after the text");
     cr_assert_eq(bt->data[bt->size - 1], '\n', "the text does not end with a newline");
   }
+}
+
+/* ERR-074: making errors and updating their backtraces writes no byte past
+ * the memory allocated for them: with guard bytes after every block malloc
+ * hands the test thread, none has changed by the time the block is freed. */
+TEST(err_paths, ERR_074_error_writes_stay_in_bounds) {
+  (void)API(TVMFFIErrorCreate), (void)API(TVMFFIErrorSetRaisedFromCStr);
+  (void)API(TVMFFIErrorSetRaisedFromCStrParts), (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  static const char text[] = "0123456789abcdef0123456789abcdef0123456789";
+  long before = conf_alloc_overruns(), failed = -1;
+  conf_alloc_guard(1);
+  for (size_t n = 0; n <= 40 && failed < 0; ++n) {
+    TVMFFIByteArray k = {text, n % 12}, m = {text, n}, b = {text, n}, more = {text + 1, n * 7 % 41};
+    TVMFFIObjectHandle err = NULL;
+    if (conf_api.TVMFFIErrorCreate(&k, &m, &b, &err) != 0) {
+      failed = (long)n;
+      break;
+    }
+    TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+    cell->update_backtrace(err, &more, kTVMFFIBacktraceUpdateModeAppend);
+    cell->update_backtrace(err, &more, kTVMFFIBacktraceUpdateModeReplace);
+    cell->update_backtrace(err, &b, kTVMFFIBacktraceUpdateModeAppend);
+    conf_api.TVMFFIObjectDecRef(err);
+    char msg[41];
+    memcpy(msg, text, n);
+    msg[n] = '\0';
+    const char* parts[] = {msg, NULL, text + 40 - n % 7};
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", msg);
+    conf_api.TVMFFIErrorSetRaisedFromCStrParts("KeyError", parts, 3);
+    conf_api.TVMFFIErrorMoveFromRaised(&err);
+    if (err) conf_api.TVMFFIObjectDecRef(err);
+  }
+  conf_alloc_guard(0);
+  cr_assert_eq(failed, -1, "TVMFFIErrorCreate failed with texts of %ld bytes", failed);
+  cr_assert_eq(conf_alloc_overruns() - before, 0,
+               "%ld blocks were written past the size they were allocated with",
+               conf_alloc_overruns() - before);
+}
+
+/* Checks a MemoryError raised by a failed call as ERR-059 says; returns 1
+ * when err is one. */
+static int memory_error_checked(TVMFFIObjectHandle err, const char* call, long n) {
+  if (err == NULL) return 0;
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  if (!bytes_are(cell->kind, "MemoryError")) return 0;
+  cr_assert_gt(cell->message.size, 0, "%s, allocation %ld failed: a MemoryError with an empty "
+               "message", call, n);
+  cr_assert_null(memchr(cell->message.data, 0, cell->message.size),
+                 "%s, allocation %ld failed: a MemoryError whose message holds a NUL byte", call, n);
+  return 1;
+}
+
+/* ERR-059, for the MemoryErrors of calls that run out of memory with an
+ * error object still to be had: raising from parts, making a heap string
+ * or an opaque object. Each has a non-empty message without NUL bytes. */
+TEST(err_paths, ERR_059_memory_error_of_failed_calls_well_formed) {
+  (void)API(TVMFFIErrorSetRaisedFromCStrParts), (void)API(TVMFFIStringFromByteArray);
+  (void)API(TVMFFIObjectCreateOpaque);
+  TVMFFIByteArray in = {heap_text, sizeof heap_text - 1};
+  const char* parts[] = {"argument `x` ", NULL, heap_text};
+  static const char* const calls[] = {"TVMFFIErrorSetRaisedFromCStrParts",
+                                      "TVMFFIStringFromByteArray", "TVMFFIObjectCreateOpaque"};
+  long points = 0, memory_errors = 0;
+  /* A raise before the walks: what fails is the calls' own memory, not the
+   * thread's first use of its error slot. */
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  for (int pass = 0; pass < 6; ++pass) {
+    int call = pass / 2;
+    ConfAllocWalk w = conf_alloc_walk(pass % 2);
+    while (conf_alloc_next(&w)) {
+      TVMFFIAny s = {0};
+      TVMFFIObjectHandle obj = NULL;
+      conf_alloc_arm(&w);
+      if (call == 0)
+        conf_api.TVMFFIErrorSetRaisedFromCStrParts("ValueError", parts, 3);
+      else if (call == 1)
+        conf_api.TVMFFIStringFromByteArray(&in, &s);
+      else
+        conf_api.TVMFFIObjectCreateOpaque(NULL, kTVMFFIOpaquePyObject, NULL, &obj);
+      conf_alloc_disarm(&w);
+      core_release(&s);
+      if (obj) conf_api.TVMFFIObjectDecRef(obj);
+      TVMFFIObjectHandle err = core_take_raised();
+      memory_errors += memory_error_checked(err, calls[call], w.n);
+      if (err) conf_api.TVMFFIObjectDecRef(err);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIStringFromByteArray");
+  if (memory_errors == 0) cr_skip_test("no MemoryError was raised while memory ran out");
 }

@@ -178,3 +178,92 @@ TEST(err_slot, ERR_071_backtrace_during_thread_exit) {
   cr_assert_eq(exit_frame_whole, 1, "the backtrace asked for during thread exit: %s",
                exit_frame_whole < 0 ? "the deleter never ran" : "the frame was not whole");
 }
+
+/* ERR-075: each MemoryError moved out after a raise that ran out of memory
+ * is a reference the mover owns: two held at once are two objects, or one
+ * whose strong count rose by one when the second was moved out and is back
+ * where it was once the second is released. */
+TEST(err_slot, ERR_075_memory_errors_held_at_once_are_counted) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle held[2] = {NULL, NULL};
+  uint32_t strong[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    conf_alloc_fail_from(0);
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+    conf_alloc_off();
+    conf_api.TVMFFIErrorMoveFromRaised(&held[i]);
+    if (held[i]) strong[i] = core_strong(held[i]);
+  }
+  cr_assert(held[0] && held[1], "nothing raised while memory ran out");
+  const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(held[0]);
+  int memory_error = cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0;
+  uint32_t after_release = 0;
+  if (held[0] == held[1]) {
+    conf_api.TVMFFIObjectDecRef(held[1]);
+    after_release = core_strong(held[0]);
+  } else {
+    conf_api.TVMFFIObjectDecRef(held[1]);
+  }
+  conf_api.TVMFFIObjectDecRef(held[0]);
+  if (held[0] != held[1]) return; /* two objects, each its own reference */
+  cr_assert(memory_error, "one object moved out twice is not a MemoryError");
+  cr_assert_eq(strong[1], strong[0] + 1,
+               "the MemoryError held twice has strong count %u, %u with one reference held",
+               strong[1], strong[0]);
+  cr_assert_eq(after_release, strong[0],
+               "releasing the second reference left strong count %u, expected %u", after_release,
+               strong[0]);
+}
+
+/* ERR-076: a MemoryError moved out after a raise that ran out of memory
+ * holds the one weak reference all strong references share, as any object
+ * the API returns does (OBJ-003), and at least the mover's strong one. */
+TEST(err_slot, ERR_076_memory_error_reference_counts) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  for (int round = 0; round < 3; ++round) {
+    TVMFFIObjectHandle err = NULL;
+    conf_alloc_fail_from(0);
+    conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+    conf_alloc_off();
+    conf_api.TVMFFIErrorMoveFromRaised(&err);
+    cr_assert_not_null(err, "round %d: nothing raised while memory ran out", round);
+    uint32_t weak = core_weak(err), strong = core_strong(err);
+    conf_api.TVMFFIObjectDecRef(err);
+    cr_assert_eq(weak, 1, "round %d: weak count %u, expected 1", round, weak);
+    cr_assert_geq(strong, 1, "round %d: strong count %u", round, strong);
+  }
+}
+
+/* ERR-078: the backtrace of a MemoryError raised because memory ran out
+ * holds no NUL byte within its size and is followed by one (ERR-070). */
+TEST(err_slot, ERR_078_memory_error_backtrace_is_text) {
+  (void)API(TVMFFIErrorSetRaisedFromCStr), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIObjectDecRef);
+  conf_alloc_require();
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm up");
+  API(TVMFFIObjectDecRef)(core_take_raised());
+  TVMFFIObjectHandle err = NULL;
+  conf_alloc_fail_from(0);
+  conf_api.TVMFFIErrorSetRaisedFromCStr("ValueError", "no memory left to make this error");
+  conf_alloc_off();
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  cr_assert_not_null(err, "nothing raised while memory ran out");
+  const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  int memory_error = cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0;
+  TVMFFIByteArray bt = cell->backtrace;
+  int nul_inside = bt.data != NULL && memchr(bt.data, 0, bt.size) != NULL;
+  int nul_after = bt.data != NULL && bt.data[bt.size] == '\0';
+  conf_api.TVMFFIObjectDecRef(err);
+  if (!memory_error) cr_skip_test("the asked-for error was made with every allocation failing");
+  cr_assert_not_null(bt.data, "the MemoryError's backtrace data is NULL");
+  cr_assert(!nul_inside, "the MemoryError's backtrace (%zu bytes) holds a NUL byte", bt.size);
+  cr_assert(nul_after, "the MemoryError's backtrace is not followed by a NUL byte");
+}

@@ -251,6 +251,20 @@ TEST(err, ERR_011_parts_concatenate) {
   API(TVMFFIObjectDecRef)(err);
 }
 
+/* ERR-011: only the first n parts are read: an entry after them is not
+ * part of the message. */
+TEST(err, ERR_011_only_n_parts_read) {
+  const char* parts[] = {"first", " second", " not a part"};
+  for (int32_t n = 0; n <= 2; ++n) {
+    API(TVMFFIErrorSetRaisedFromCStrParts)("ValueError", parts, n);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_not_null(err);
+    expect_str(TVMFFIErrorGetCellPtr(err)->message, n == 0 ? "" : n == 1 ? "first" : "first second",
+               "message");
+    API(TVMFFIObjectDecRef)(err);
+  }
+}
+
 /* ERR-012: NULL parts are skipped. */
 TEST(err, ERR_012_null_parts_skipped) {
   const char* parts[] = {NULL, "a", NULL, NULL, "bc", NULL};

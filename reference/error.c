@@ -75,8 +75,9 @@ static void tffi_error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByt
   /* Any mode but Replace appends, as upstream reads it. */
   size_t keep = update_mode == kTVMFFIBacktraceUpdateModeReplace ? 0 : err->cell.backtrace.size;
   /* Sizes no allocation can hold are refused before malloc sees them (as
-   * in tffi_error_new); the sum below then cannot overflow. */
-  if (backtrace->size > SIZE_MAX / 4 || keep > SIZE_MAX / 4) return;
+   * in tffi_error_new). keep is the size of a backtrace this function
+   * allocated, so below PTRDIFF_MAX: the sum below cannot overflow. */
+  if (backtrace->size > SIZE_MAX / 4) return;
   char* buf = tffi_malloc(keep + backtrace->size + 1);
   if (buf == NULL) return; /* the old backtrace stays: better than none */
   if (keep) memcpy(buf, err->cell.backtrace.data, keep);
