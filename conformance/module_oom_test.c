@@ -7,8 +7,10 @@
 #include "alloc_fail.h"
 #include "module_support.h"
 
-/* After a step that returned nonzero: a MemoryError was raised. */
-static void expect_memory_error(const ConfAllocWalk* w, const char* what) {
+/* After a step that returned nonzero: it returned -1, the one error code
+ * of a raised error, and the error raised is a MemoryError. */
+static void expect_memory_error(const ConfAllocWalk* w, const char* what, int rc) {
+  cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
   mod_take_error();
   cr_assert_str_eq(mod_err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
                    w->n, mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
@@ -41,7 +43,7 @@ static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char*
   while (conf_alloc_next(&w)) {
     int rc = armed_call(&w, fn, args, 3, &r);
     if (rc != 0) {
-      expect_memory_error(&w, global);
+      expect_memory_error(&w, global, rc);
       continue;
     }
     int32_t got = r.type_index;
@@ -112,7 +114,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
     while (conf_alloc_next(&w)) {
       int rc = armed_call(&w, fn, args, 2, &r);
       if (rc == 0) break; /* imported: the walk is over */
-      expect_memory_error(&w, "ffi.ModuleImportModule");
+      expect_memory_error(&w, "ffi.ModuleImportModule", rc);
       cr_assert_eq(mod_implements(basic, "other_fn", 1), 0,
                    "allocation %ld failed: the import was kept", w.n);
     }
@@ -152,7 +154,7 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
         cr_assert_not_null(out, "allocation %ld failed: 0 but no function", w.n);
         continue;
       }
-      expect_memory_error(&w, "TVMFFIEnvModLookupFromImports");
+      expect_memory_error(&w, "TVMFFIEnvModLookupFromImports", rc);
     }
     points += w.points;
     TVMFFIObjectHandle out = NULL;
@@ -180,7 +182,7 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
       TVMFFIAny a = mod_str(prefix), r;
       int rc = armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
-        expect_memory_error(&w, "ffi.SystemLib");
+        expect_memory_error(&w, "ffi.SystemLib", rc);
         mod_release(&a);
         continue;
       }
@@ -213,7 +215,7 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
       pinned = 1;
       break;
     }
-    expect_memory_error(&w, "ffi.ModuleGlobalsAdd");
+    expect_memory_error(&w, "ffi.ModuleGlobalsAdd", rc);
   }
   if (!pinned) cr_assert_eq(API(TVMFFIFunctionCall)(fn, &a, 1, &r), 0, "fails after the walk");
   API(TVMFFIObjectDecRef)(fn);
@@ -271,7 +273,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       TVMFFIAny a = mod_str(prefix), r;
       int rc = armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
-        expect_memory_error(&w, "ffi.SystemLib");
+        expect_memory_error(&w, "ffi.SystemLib", rc);
         continue;
       }
       int32_t got = r.type_index;

@@ -50,6 +50,9 @@ TEST(module_wiring, MOD_027_release_drops_imports) {
   TVMFFIAny r;
   cr_assert_eq(lookup_call(m[0], "other_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
   cr_expect_eq(r.v_int64, 42);
+  /* A second function found, from the second import: both are held. */
+  cr_assert_eq(lookup_call(m[0], "third_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r.v_int64, 43);
   release_all(&m[1], 2);
   cr_expect(mod_is_loaded(other_path), "an imported library was unloaded while imported");
   cr_expect(mod_is_loaded(third_path), "an imported library was unloaded while imported");

@@ -691,3 +691,56 @@ TEST(reflection, RFL_026_edge_field_geometry_taken) {
   }
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 4);
 }
+
+/* RFL-041: field names are compared as whole byte strings of their size. */
+TEST(reflection, RFL_041_field_names_compared_whole) {
+  int32_t t = new_type("conformance.refl.Prefixes");
+  static const TVMFFIByteArray names[] = {{"a", 1}, {"ab", 2}, {"x\0", 2}, {"x", 1}};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIFieldInfo f = field_named("unused");
+    f.name = names[i];
+    f.offset = 24 + 8 * i;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "field %d (%zu bytes) refused", i,
+                 names[i].size);
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) API(TVMFFIObjectDecRef)(err);
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_fields, 4);
+  for (int i = 0; i < 4; ++i) {
+    cr_expect_eq(info->fields[i].name.size, names[i].size);
+    cr_expect_eq(memcmp(info->fields[i].name.data, names[i].data, names[i].size), 0);
+  }
+  /* Still one name each: the same bytes again are refused. */
+  TVMFFIFieldInfo again = field_named("unused");
+  again.name = names[2];
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &again), -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_expect_not_null(err, "a refused duplicate raised nothing");
+  if (err) API(TVMFFIObjectDecRef)(err);
+}
+
+/* RFL-042: a TVMFFIByteArray* value whose data is NULL with a nonzero size,
+ * as a method or as a field default, is refused with a ValueError. */
+TEST(reflection, RFL_042_null_byte_array_value_refused) {
+  HOSTILE_INPUT("upstream reads the NULL data");
+  int32_t t = new_type("conformance.refl.NullBytesValue");
+  TVMFFIByteArray broken = {NULL, 1};
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  m.method.type_index = kTVMFFIByteArrayPtr;
+  m.method.v_ptr = &broken;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+  core_expect_raised("ValueError", NULL);
+  TVMFFIFieldInfo f = field_named("f");
+  f.flags |= kTVMFFIFieldFlagBitMaskHasDefault;
+  memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+  f.default_value_or_factory.type_index = kTVMFFIByteArrayPtr;
+  f.default_value_or_factory.v_ptr = &broken;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("ValueError", NULL);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+}

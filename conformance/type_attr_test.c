@@ -274,6 +274,12 @@ TEST(type_attr, TAT_013_null_arguments_refused) {
   core_expect_raised("ValueError", "attr_name");
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
   core_expect_raised("ValueError", "attr_name");
+  /* Any nonzero size, one byte included. */
+  TVMFFIByteArray one = {NULL, 1};
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &one, &v), -1);
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&one));
+  core_expect_raised("ValueError", "attr_name");
   cr_expect_null(column("conformance.attr.nulls"));
 }
 
