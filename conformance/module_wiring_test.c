@@ -244,6 +244,8 @@ TEST(module_wiring, MOD_031_argument_errors) {
   TVMFFIAny path = mod_int(1);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect_eq(mod_call("ffi.SystemLib", &path, 1, &r), -1, "ffi.SystemLib accepted an int prefix");
+  cr_expect_str_eq(mod_err.kind, "TypeError");
   API(TVMFFIObjectDecRef)(mod);
 }
 

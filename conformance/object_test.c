@@ -85,6 +85,32 @@ TEST(object, OBJ_006_weak_reference_keeps_storage) {
                (unsigned long long)w.header.combined_ref_count);
 }
 
+/* Drops the test's own weak reference from inside the strong deleter, the
+ * way a weak handle's owner destroyed by those contents would. */
+static void watched_delete_dropping_weak(void* self, int flags) {
+  watched_delete(self, flags);
+  Watched* w = self;
+  if (flags == kTVMFFIObjectDeleterFlagBitMaskStrong &&
+      __atomic_fetch_sub(&w->header.combined_ref_count, ONE_WEAK, __ATOMIC_ACQ_REL) == ONE_WEAK)
+    watched_delete(self, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
+/* OBJ-050: the other weak reference released during the strong deleter
+ * leaves the shared one last: the releasing call gives the storage back
+ * with a weak-flag deleter call of its own, once. */
+TEST(object, OBJ_050_weak_released_inside_strong_deleter) {
+  Watched w = watched_new(ONE_STRONG | 2 * ONE_WEAK);
+  w.header.deleter = watched_delete_dropping_weak;
+  API(TVMFFIObjectDecRef)(&w.header);
+  cr_expect_eq(w.calls, 2, "deleter calls: expected 2, got %d", w.calls);
+  cr_expect_eq(w.flags[0], kTVMFFIObjectDeleterFlagBitMaskStrong, "first flags: got %d",
+               w.flags[0]);
+  cr_expect_eq(w.flags[1], kTVMFFIObjectDeleterFlagBitMaskWeak, "second flags: got %d",
+               w.flags[1]);
+  cr_expect_eq(w.header.combined_ref_count, 0, "count after: %#llx",
+               (unsigned long long)w.header.combined_ref_count);
+}
+
 enum { kThreads = 8, kRounds = 100000 };
 
 static void* churn(void* obj) {
