@@ -2,6 +2,7 @@
  * registered types, as TVMFFIGetTypeInfo shows them. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core_support.h"
@@ -743,4 +744,48 @@ TEST(reflection, RFL_042_null_byte_array_value_refused) {
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
   cr_expect_eq(info->num_fields, 0);
   cr_expect_eq(info->num_methods, 0);
+}
+
+/* RFL-043: a 4096-byte name and 2^20-byte doc and metadata are kept whole. */
+TEST(reflection, RFL_043_long_texts_taken) {
+  int32_t t = new_type("conformance.refl.LongTexts");
+  enum { kName = 4096, kText = 1 << 20 };
+  char* name = malloc(kName);
+  char* big = malloc(kText);
+  cr_assert(name && big);
+  memset(name, 'n', kName);
+  memset(big, 'd', kText);
+  big[kText - 1] = 'e';
+  TVMFFIFieldInfo f = field_named("unused");
+  f.name = (TVMFFIByteArray){name, kName};
+  f.doc = (TVMFFIByteArray){big, kText};
+  f.metadata = (TVMFFIByteArray){big, kText};
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "long field texts refused");
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = (TVMFFIByteArray){name, kName};
+  m.doc = (TVMFFIByteArray){big, kText};
+  m.metadata = (TVMFFIByteArray){big, kText};
+  m.method = core_int(1);
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0, "long method texts refused");
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.doc = (TVMFFIByteArray){big, kText};
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0, "a long type doc refused");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_fields, 1);
+  cr_assert_eq(info->num_methods, 1);
+  cr_assert_not_null(info->metadata);
+  const TVMFFIByteArray* got[] = {&info->fields[0].name, &info->fields[0].doc,
+                                  &info->fields[0].metadata, &info->methods[0].name,
+                                  &info->methods[0].doc, &info->methods[0].metadata,
+                                  &info->metadata->doc};
+  for (int i = 0; i < 7; ++i) {
+    const char* want = i == 0 || i == 3 ? name : big;
+    size_t size = i == 0 || i == 3 ? kName : kText;
+    cr_expect_eq(got[i]->size, size, "text %d: %zu bytes", i, got[i]->size);
+    cr_expect(got[i]->size == size && memcmp(got[i]->data, want, size) == 0, "text %d differs", i);
+  }
+  free(name);
+  free(big);
 }
