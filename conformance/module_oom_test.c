@@ -129,6 +129,51 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
   conf_alloc_done(points, "ffi.ModuleImportModule");
 }
 
+static void clear_imports_of(TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+}
+
+/* MOD-096: an import that would close a cycle, with any allocation
+ * failing, is refused (MemoryError or the cycle's RuntimeError), never
+ * made: running out of memory must not cut the cycle check short. The
+ * chain is long enough that the check's bookkeeping has to grow. */
+TEST(module_oom, MOD_096_cycle_check_out_of_memory) {
+  enum { kChain = 10 };
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    TVMFFIObjectHandle m[kChain];
+    m[0] = mod_load("libmod_basic.so");
+    for (int i = 1; i + 1 < kChain; ++i) m[i] = mod_load("libmod_other.so");
+    m[kChain - 1] = mod_load("libmod_third.so");
+    TVMFFIAny r;
+    for (int i = 0; i + 1 < kChain; ++i) {
+      TVMFFIAny a[2] = {mod_obj(m[i]), mod_obj(m[i + 1])};
+      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0, "link %d", i);
+    }
+    /* The last importing the first closes the chain into a cycle. */
+    TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
+    TVMFFIAny closing[2] = {mod_obj(m[kChain - 1]), mod_obj(m[0])};
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      int rc = armed_call(&w, fn, closing, 2, &r);
+      cr_assert_eq(rc, -1, "allocation %ld failed: the cyclic import returned %d", w.n, rc);
+      mod_take_error();
+      cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 ||
+                    strcmp(mod_err.kind, "RuntimeError") == 0,
+                "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+      cr_assert_eq(mod_implements(m[kChain - 1], "other_fn", 1), 0,
+                   "allocation %ld failed: the last module reaches the first one's imports", w.n);
+    }
+    points += w.points;
+    API(TVMFFIObjectDecRef)(fn);
+    for (int i = 0; i < kChain; ++i) clear_imports_of(m[i]);
+    for (int i = 0; i < kChain; ++i) API(TVMFFIObjectDecRef)(m[i]);
+  }
+  conf_alloc_done(points, "ffi.ModuleImportModule");
+}
+
 /* MOD-043: TVMFFIEnvModLookupFromImports with any allocation failing finds
  * the function or returns -1 with MemoryError, never the RuntimeError of a
  * name that does not exist. */
