@@ -636,9 +636,9 @@ TEST(reflection, RFL_024_non_function_setter_refused) {
  * type_index. */
 TEST(reflection, RFL_025_default_value_kinds) {
   int32_t t = new_type("conformance.refl.Defaults");
-  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType};
+  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType, kTVMFFIUnchanged};
   char name[32];
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     snprintf(name, sizeof name, "good%d", i);
     TVMFFIFieldInfo f = field_named(name);
     f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
@@ -667,8 +667,9 @@ TEST(reflection, RFL_025_default_value_kinds) {
     API(TVMFFIObjectDecRef)(err);
   }
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
-  cr_expect_eq(info->num_fields, 3);
+  cr_expect_eq(info->num_fields, 4);
   cr_expect_eq(info->fields[0].default_value_or_factory.type_index, kTVMFFINone);
+  cr_expect_eq(info->fields[3].default_value_or_factory.type_index, kTVMFFIUnchanged);
 }
 
 /* RFL-026: the edges of a possible field are taken: size 0, offset 0,
