@@ -222,6 +222,11 @@ TEST(module_wiring, MOD_031_argument_errors) {
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  TVMFFIAny no_mod[2] = {mod_int(3), mod_str("so")};
+  cr_expect_eq(mod_call("ffi.ModuleInspectSource", no_mod, 2, &r), -1,
+               "ffi.ModuleInspectSource accepted an int module");
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#0") != NULL, "message: %s", mod_err.message);
   a[1] = mod_int(1);
   a[2] = mod_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
