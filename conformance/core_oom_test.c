@@ -476,6 +476,23 @@ static void attr_check(void* p, int rc, const ConfAllocWalk* w) {
   core_take_raised(); /* a lookup of a missing column may raise */
 }
 
+/* A new column only: type_index kTVMFFINone stores no value. */
+static int column_step(void* p) {
+  AttrCtx* c = p;
+  snprintf(c->name, sizeof c->name, "__conformance_oom_column_%d__", c->step++);
+  TVMFFIByteArray n = {c->name, strlen(c->name)};
+  TVMFFIAny none;
+  memset(&none, 0, sizeof none);
+  return conf_api.TVMFFITypeRegisterAttr(kTVMFFINone, &n, &none);
+}
+
+static void column_check(void* p, int rc, const ConfAllocWalk* w) {
+  AttrCtx* c = p;
+  TVMFFIByteArray n = {c->name, strlen(c->name)};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&n);
+  if (rc == 0) cr_assert_not_null(col, "allocation %ld failed: 0 but no column `%s`", w->n, c->name);
+}
+
 /* TAT-014: TVMFFITypeRegisterAttr of a new column when an allocation
  * fails: -1 with a MemoryError and no value stored, or 0 with the value
  * in the column. */
@@ -483,6 +500,10 @@ TEST(core_oom, TAT_014_register_attr_allocation_fails) {
   (void)API(TVMFFITypeRegisterAttr), (void)API(TVMFFIGetTypeAttrColumn);
   AttrCtx c = {refl_type("conformance.oom.Attrs"), 0, ""};
   walk("TVMFFITypeRegisterAttr", attr_step, attr_check, &c);
+  /* Then 150 more columns, each walked: whatever the runtime keeps its
+   * columns in has to grow somewhere on the way. */
+  AttrCtx cols = {kTVMFFINone, 0, ""};
+  for (int i = 0; i < 75; ++i) walk("TVMFFITypeRegisterAttr", column_step, column_check, &cols);
 }
 
 /* ---- refused calls leak nothing ----------------------------------------- */

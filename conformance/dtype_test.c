@@ -174,6 +174,9 @@ static const char* const malformed[] = {
     "int-8",   "uint8x4x2", "float8_e9m9",   "float6_e4m3",  "float4_e3m2fn",
     "int8x",   "int8x0",    "float8_e4m3x0", "int8x65536",   "int256",
     "bool8x",  "f8_",       "handlex",       "int4294967296",
+    /* the short spellings without the digit they need */
+    "i",       "ix4",       "u",             "ux2",          "f",
+    "fx2",     "bf",        "bfx2",
 };
 #define NMALFORMED (sizeof malformed / sizeof *malformed)
 

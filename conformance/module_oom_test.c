@@ -7,8 +7,10 @@
 #include "alloc_fail.h"
 #include "module_support.h"
 
-/* After a step that returned nonzero: a MemoryError was raised. */
-static void expect_memory_error(const ConfAllocWalk* w, const char* what) {
+/* After a step that returned nonzero: it returned -1, the one error code
+ * of a raised error, and the error raised is a MemoryError. */
+static void expect_memory_error(const ConfAllocWalk* w, const char* what, int rc) {
+  cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
   mod_take_error();
   cr_assert_str_eq(mod_err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
                    w->n, mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
@@ -41,7 +43,7 @@ static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char*
   while (conf_alloc_next(&w)) {
     int rc = armed_call(&w, fn, args, 3, &r);
     if (rc != 0) {
-      expect_memory_error(&w, global);
+      expect_memory_error(&w, global, rc);
       continue;
     }
     int32_t got = r.type_index;
@@ -112,7 +114,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
     while (conf_alloc_next(&w)) {
       int rc = armed_call(&w, fn, args, 2, &r);
       if (rc == 0) break; /* imported: the walk is over */
-      expect_memory_error(&w, "ffi.ModuleImportModule");
+      expect_memory_error(&w, "ffi.ModuleImportModule", rc);
       cr_assert_eq(mod_implements(basic, "other_fn", 1), 0,
                    "allocation %ld failed: the import was kept", w.n);
     }
@@ -123,6 +125,51 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
     API(TVMFFIObjectDecRef)(fn);
     API(TVMFFIObjectDecRef)(other);
     API(TVMFFIObjectDecRef)(basic);
+  }
+  conf_alloc_done(points, "ffi.ModuleImportModule");
+}
+
+static void clear_imports_of(TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+}
+
+/* MOD-096: an import that would close a cycle, with any allocation
+ * failing, is refused (MemoryError or the cycle's RuntimeError), never
+ * made: running out of memory must not cut the cycle check short. The
+ * chain is long enough that the check's bookkeeping has to grow. */
+TEST(module_oom, MOD_096_cycle_check_out_of_memory) {
+  enum { kChain = 10 };
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    TVMFFIObjectHandle m[kChain];
+    m[0] = mod_load("libmod_basic.so");
+    for (int i = 1; i + 1 < kChain; ++i) m[i] = mod_load("libmod_other.so");
+    m[kChain - 1] = mod_load("libmod_third.so");
+    TVMFFIAny r;
+    for (int i = 0; i + 1 < kChain; ++i) {
+      TVMFFIAny a[2] = {mod_obj(m[i]), mod_obj(m[i + 1])};
+      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0, "link %d", i);
+    }
+    /* The last importing the first closes the chain into a cycle. */
+    TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
+    TVMFFIAny closing[2] = {mod_obj(m[kChain - 1]), mod_obj(m[0])};
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      int rc = armed_call(&w, fn, closing, 2, &r);
+      cr_assert_eq(rc, -1, "allocation %ld failed: the cyclic import returned %d", w.n, rc);
+      mod_take_error();
+      cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 ||
+                    strcmp(mod_err.kind, "RuntimeError") == 0,
+                "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+      cr_assert_eq(mod_implements(m[kChain - 1], "other_fn", 1), 0,
+                   "allocation %ld failed: the last module reaches the first one's imports", w.n);
+    }
+    points += w.points;
+    API(TVMFFIObjectDecRef)(fn);
+    for (int i = 0; i < kChain; ++i) clear_imports_of(m[i]);
+    for (int i = 0; i < kChain; ++i) API(TVMFFIObjectDecRef)(m[i]);
   }
   conf_alloc_done(points, "ffi.ModuleImportModule");
 }
@@ -152,7 +199,7 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
         cr_assert_not_null(out, "allocation %ld failed: 0 but no function", w.n);
         continue;
       }
-      expect_memory_error(&w, "TVMFFIEnvModLookupFromImports");
+      expect_memory_error(&w, "TVMFFIEnvModLookupFromImports", rc);
     }
     points += w.points;
     TVMFFIObjectHandle out = NULL;
@@ -180,7 +227,7 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
       TVMFFIAny a = mod_str(prefix), r;
       int rc = armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
-        expect_memory_error(&w, "ffi.SystemLib");
+        expect_memory_error(&w, "ffi.SystemLib", rc);
         mod_release(&a);
         continue;
       }
@@ -213,7 +260,7 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
       pinned = 1;
       break;
     }
-    expect_memory_error(&w, "ffi.ModuleGlobalsAdd");
+    expect_memory_error(&w, "ffi.ModuleGlobalsAdd", rc);
   }
   if (!pinned) cr_assert_eq(API(TVMFFIFunctionCall)(fn, &a, 1, &r), 0, "fails after the walk");
   API(TVMFFIObjectDecRef)(fn);
@@ -271,7 +318,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       TVMFFIAny a = mod_str(prefix), r;
       int rc = armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
-        expect_memory_error(&w, "ffi.SystemLib");
+        expect_memory_error(&w, "ffi.SystemLib", rc);
         continue;
       }
       int32_t got = r.type_index;

@@ -143,6 +143,14 @@ TEST(module, MOD_080_no_dot_never_dispatches) {
   cr_expect_str_eq(mod_err.kind, "RuntimeError");
   cr_expect(strstr(mod_err.message, "tffinodot80") != NULL, "message: %s", mod_err.message);
   cr_expect_eq(seen_calls, 0, "the loader of the whole path ran %d times", seen_calls);
+  /* A long path is named too, from its start. */
+  static char longpath[5001];
+  memset(longpath, 'a', sizeof longpath - 1);
+  memcpy(longpath, "tffinodot80long", 15);
+  cr_expect_eq(mod_load_path(longpath, &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strstr(mod_err.message, "tffinodot80longaaaaaaaa") != NULL, "message: %.200s",
+            mod_err.message);
 }
 
 /* MOD-083: the unregistered-format error shows the format as `.<format>`

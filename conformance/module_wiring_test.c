@@ -4,6 +4,7 @@
  * the system library's context symbol and re-registered symbols. */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <strings.h>
 
@@ -50,6 +51,9 @@ TEST(module_wiring, MOD_027_release_drops_imports) {
   TVMFFIAny r;
   cr_assert_eq(lookup_call(m[0], "other_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
   cr_expect_eq(r.v_int64, 42);
+  /* A second function found, from the second import: both are held. */
+  cr_assert_eq(lookup_call(m[0], "third_fn", &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(r.v_int64, 43);
   release_all(&m[1], 2);
   cr_expect(mod_is_loaded(other_path), "an imported library was unloaded while imported");
   cr_expect(mod_is_loaded(third_path), "an imported library was unloaded while imported");
@@ -218,6 +222,11 @@ TEST(module_wiring, MOD_031_argument_errors) {
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
   cr_expect(strstr(mod_err.message, "#1") != NULL, "message: %s", mod_err.message);
+  TVMFFIAny no_mod[2] = {mod_int(3), mod_str("so")};
+  cr_expect_eq(mod_call("ffi.ModuleInspectSource", no_mod, 2, &r), -1,
+               "ffi.ModuleInspectSource accepted an int module");
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "#0") != NULL, "message: %s", mod_err.message);
   a[1] = mod_int(1);
   a[2] = mod_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
@@ -240,6 +249,8 @@ TEST(module_wiring, MOD_031_argument_errors) {
   }
   TVMFFIAny path = mod_int(1);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect_eq(mod_call("ffi.SystemLib", &path, 1, &r), -1, "ffi.SystemLib accepted an int prefix");
   cr_expect_str_eq(mod_err.kind, "TypeError");
   API(TVMFFIObjectDecRef)(mod);
 }
@@ -328,6 +339,50 @@ TEST(module_wiring, MOD_034_lookup_handles_are_kept) {
   cr_expect_eq(r1.v_ptr, r2.v_ptr, "a later lookup gave another handle");
   API(TVMFFIObjectDecRef)(twice);
   release_all(m, 2);
+}
+
+typedef struct {
+  pthread_barrier_t* gate;
+  void* ctx;
+  TVMFFIObjectHandle out;
+  int rc;
+} Racer;
+
+static void* race_lookup(void* arg) {
+  Racer* r = arg;
+  pthread_barrier_wait(r->gate);
+  r->rc = conf_api.TVMFFIEnvModLookupFromImports(r->ctx, "other_fn", &r->out);
+  return NULL;
+}
+
+/* MOD-095: lookups of one name racing through a fresh module all get the
+ * handle the first one kept. */
+TEST(module_wiring, MOD_095_concurrent_lookups_share_one_handle) {
+  enum { kRacers = 8, kRounds = 100 };
+  for (int round = 0; round < kRounds; ++round) {
+    TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
+    cr_assert_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
+    TVMFFIObjectHandle get_ctx = mod_get_function(m[0], "get_ctx", 0);
+    TVMFFIAny r;
+    cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+    API(TVMFFIObjectDecRef)(get_ctx);
+    pthread_barrier_t gate;
+    cr_assert_eq(pthread_barrier_init(&gate, NULL, kRacers), 0);
+    Racer racers[kRacers];
+    pthread_t threads[kRacers];
+    for (int i = 0; i < kRacers; ++i) {
+      racers[i] = (Racer){&gate, r.v_ptr, NULL, -9};
+      cr_assert_eq(pthread_create(&threads[i], NULL, race_lookup, &racers[i]), 0);
+    }
+    for (int i = 0; i < kRacers; ++i) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&gate);
+    for (int i = 0; i < kRacers; ++i) {
+      cr_assert_eq(racers[i].rc, 0, "round %d, thread %d: returned %d", round, i, racers[i].rc);
+      cr_assert_eq(racers[i].out, racers[0].out,
+                   "round %d: threads 0 and %d got different handles for one name", round, i);
+    }
+    release_all(m, 2);
+  }
 }
 
 /* MOD-035: a path holding a NUL byte is refused with ValueError; the load

@@ -85,6 +85,32 @@ TEST(object, OBJ_006_weak_reference_keeps_storage) {
                (unsigned long long)w.header.combined_ref_count);
 }
 
+/* Drops the test's own weak reference from inside the strong deleter, the
+ * way a weak handle's owner destroyed by those contents would. */
+static void watched_delete_dropping_weak(void* self, int flags) {
+  watched_delete(self, flags);
+  Watched* w = self;
+  if (flags == kTVMFFIObjectDeleterFlagBitMaskStrong &&
+      __atomic_fetch_sub(&w->header.combined_ref_count, ONE_WEAK, __ATOMIC_ACQ_REL) == ONE_WEAK)
+    watched_delete(self, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
+/* OBJ-050: the other weak reference released during the strong deleter
+ * leaves the shared one last: the releasing call gives the storage back
+ * with a weak-flag deleter call of its own, once. */
+TEST(object, OBJ_050_weak_released_inside_strong_deleter) {
+  Watched w = watched_new(ONE_STRONG | 2 * ONE_WEAK);
+  w.header.deleter = watched_delete_dropping_weak;
+  API(TVMFFIObjectDecRef)(&w.header);
+  cr_expect_eq(w.calls, 2, "deleter calls: expected 2, got %d", w.calls);
+  cr_expect_eq(w.flags[0], kTVMFFIObjectDeleterFlagBitMaskStrong, "first flags: got %d",
+               w.flags[0]);
+  cr_expect_eq(w.flags[1], kTVMFFIObjectDeleterFlagBitMaskWeak, "second flags: got %d",
+               w.flags[1]);
+  cr_expect_eq(w.header.combined_ref_count, 0, "count after: %#llx",
+               (unsigned long long)w.header.combined_ref_count);
+}
+
 enum { kThreads = 8, kRounds = 100000 };
 
 static void* churn(void* obj) {
@@ -331,6 +357,47 @@ TEST(object, OBJ_040_objects_within_their_allocation) {
   API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error made while counting");
   core_expect_raised("RuntimeError", "while counting");
   core_count_end("strings, bytes, an opaque object, a function and an error");
+}
+
+/* OBJ-051: the header of an object the API makes has its 4 padding bytes
+ * zero, even from an allocator that hands back dirty storage. */
+TEST(object, OBJ_051_header_padding_zero) {
+  /* Dirty storage where the implementation takes the counting allocator;
+   * its own allocator's otherwise. */
+  const char* why = NULL;
+  int counted = core_count_try_begin(&why);
+  if (!counted) {
+    /* Dirty the heap: freed blocks of these sizes come back first. */
+    void* blocks[16];
+    for (int i = 0; i < 16; ++i) {
+      blocks[i] = malloc(32 + 16 * (size_t)i);
+      if (blocks[i]) memset(blocks[i], 0xCD, 32 + 16 * (size_t)i);
+    }
+    for (int i = 0; i < 16; ++i) free(blocks[i]);
+  }
+  TVMFFIByteArray in = {"a heap value long enough to need its own storage", 48};
+  TVMFFIAny s, b;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
+  cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
+  TVMFFIObjectHandle opaque = NULL, fn = NULL, err = NULL;
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject,
+                                             noop_handle_delete, &opaque),
+               0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x6, noop_call, NULL, &fn), 0);
+  API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error with a clean header");
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  cr_assert_not_null(err);
+  const TVMFFIObject* made[] = {s.v_obj, b.v_obj, opaque, fn, err};
+  static const char* const what[] = {"string", "bytes", "opaque object", "function", "error"};
+  for (int i = 0; i < 5; ++i)
+    cr_expect_eq(made[i]->__padding, 0u, "%s: padding %#x", what[i], made[i]->__padding);
+  core_release(&s);
+  core_release(&b);
+  API(TVMFFIObjectDecRef)(opaque);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(err);
+  if (counted) core_count_end("the objects whose headers were read");
+  else cr_log_info("plain storage: %s", why);
 }
 
 static int weak_test_deletes;

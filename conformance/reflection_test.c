@@ -2,6 +2,7 @@
  * registered types, as TVMFFIGetTypeInfo shows them. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core_support.h"
@@ -535,6 +536,8 @@ TEST(reflection, RFL_018_impossible_field_geometry_refused) {
   } bad[] = {
       {-8, 8, 24, "size"},      {8, 8, -24, "offset"},   {8, 0, 24, "alignment"},
       {8, 3, 24, "alignment"},  {8, -8, 24, "alignment"},
+      /* the first value past each edge */
+      {-1, 8, 24, "size"},      {8, 8, -1, "offset"},    {8, -1, 24, "alignment"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
     TVMFFIFieldInfo f = field_named("x");
@@ -635,9 +638,9 @@ TEST(reflection, RFL_024_non_function_setter_refused) {
  * type_index. */
 TEST(reflection, RFL_025_default_value_kinds) {
   int32_t t = new_type("conformance.refl.Defaults");
-  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType};
+  static const int32_t good[] = {kTVMFFINone, kTVMFFIDevice, kTVMFFIDataType, kTVMFFIUnchanged};
   char name[32];
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     snprintf(name, sizeof name, "good%d", i);
     TVMFFIFieldInfo f = field_named(name);
     f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
@@ -666,8 +669,9 @@ TEST(reflection, RFL_025_default_value_kinds) {
     API(TVMFFIObjectDecRef)(err);
   }
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
-  cr_expect_eq(info->num_fields, 3);
+  cr_expect_eq(info->num_fields, 4);
   cr_expect_eq(info->fields[0].default_value_or_factory.type_index, kTVMFFINone);
+  cr_expect_eq(info->fields[3].default_value_or_factory.type_index, kTVMFFIUnchanged);
 }
 
 /* RFL-026: the edges of a possible field are taken: size 0, offset 0,
@@ -690,4 +694,101 @@ TEST(reflection, RFL_026_edge_field_geometry_taken) {
     core_take_raised();
   }
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 4);
+}
+
+/* RFL-041: field names are compared as whole byte strings of their size. */
+TEST(reflection, RFL_041_field_names_compared_whole) {
+  int32_t t = new_type("conformance.refl.Prefixes");
+  static const TVMFFIByteArray names[] = {{"a", 1}, {"ab", 2}, {"x\0", 2}, {"x", 1}};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIFieldInfo f = field_named("unused");
+    f.name = names[i];
+    f.offset = 24 + 8 * i;
+    cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "field %d (%zu bytes) refused", i,
+                 names[i].size);
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) API(TVMFFIObjectDecRef)(err);
+  }
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_fields, 4);
+  for (int i = 0; i < 4; ++i) {
+    cr_expect_eq(info->fields[i].name.size, names[i].size);
+    cr_expect_eq(memcmp(info->fields[i].name.data, names[i].data, names[i].size), 0);
+  }
+  /* Still one name each: the same bytes again are refused. */
+  TVMFFIFieldInfo again = field_named("unused");
+  again.name = names[2];
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &again), -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_expect_not_null(err, "a refused duplicate raised nothing");
+  if (err) API(TVMFFIObjectDecRef)(err);
+}
+
+/* RFL-042: a TVMFFIByteArray* value whose data is NULL with a nonzero size,
+ * as a method or as a field default, is refused with a ValueError. */
+TEST(reflection, RFL_042_null_byte_array_value_refused) {
+  HOSTILE_INPUT("upstream reads the NULL data");
+  int32_t t = new_type("conformance.refl.NullBytesValue");
+  TVMFFIByteArray broken = {NULL, 1};
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  m.method.type_index = kTVMFFIByteArrayPtr;
+  m.method.v_ptr = &broken;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+  core_expect_raised("ValueError", NULL);
+  TVMFFIFieldInfo f = field_named("f");
+  f.flags |= kTVMFFIFieldFlagBitMaskHasDefault;
+  memset(&f.default_value_or_factory, 0, sizeof f.default_value_or_factory);
+  f.default_value_or_factory.type_index = kTVMFFIByteArrayPtr;
+  f.default_value_or_factory.v_ptr = &broken;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  core_expect_raised("ValueError", NULL);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_expect_eq(info->num_fields, 0);
+  cr_expect_eq(info->num_methods, 0);
+}
+
+/* RFL-043: a 4096-byte name and 2^20-byte doc and metadata are kept whole. */
+TEST(reflection, RFL_043_long_texts_taken) {
+  int32_t t = new_type("conformance.refl.LongTexts");
+  enum { kName = 4096, kText = 1 << 20 };
+  char* name = malloc(kName);
+  char* big = malloc(kText);
+  cr_assert(name && big);
+  memset(name, 'n', kName);
+  memset(big, 'd', kText);
+  big[kText - 1] = 'e';
+  TVMFFIFieldInfo f = field_named("unused");
+  f.name = (TVMFFIByteArray){name, kName};
+  f.doc = (TVMFFIByteArray){big, kText};
+  f.metadata = (TVMFFIByteArray){big, kText};
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), 0, "long field texts refused");
+  TVMFFIMethodInfo m;
+  memset(&m, 0, sizeof m);
+  m.name = (TVMFFIByteArray){name, kName};
+  m.doc = (TVMFFIByteArray){big, kText};
+  m.metadata = (TVMFFIByteArray){big, kText};
+  m.method = core_int(1);
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), 0, "long method texts refused");
+  TVMFFITypeMetadata md;
+  memset(&md, 0, sizeof md);
+  md.doc = (TVMFFIByteArray){big, kText};
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0, "a long type doc refused");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
+  cr_assert_eq(info->num_fields, 1);
+  cr_assert_eq(info->num_methods, 1);
+  cr_assert_not_null(info->metadata);
+  const TVMFFIByteArray* got[] = {&info->fields[0].name, &info->fields[0].doc,
+                                  &info->fields[0].metadata, &info->methods[0].name,
+                                  &info->methods[0].doc, &info->methods[0].metadata,
+                                  &info->metadata->doc};
+  for (int i = 0; i < 7; ++i) {
+    const char* want = i == 0 || i == 3 ? name : big;
+    size_t size = i == 0 || i == 3 ? kName : kText;
+    cr_expect_eq(got[i]->size, size, "text %d: %zu bytes", i, got[i]->size);
+    cr_expect(got[i]->size == size && memcmp(got[i]->data, want, size) == 0, "text %d differs", i);
+  }
+  free(name);
+  free(big);
 }

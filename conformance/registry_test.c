@@ -569,3 +569,14 @@ TEST(registry, FN_120_name_read_within_its_size) {
   API(TVMFFIObjectDecRef)(fn);
   munmap(map, (size_t)page * 3);
 }
+
+/* FN-121: the TypeError of FN-033 names the function and the argument. */
+TEST(registry, FN_121_method_info_type_error_named) {
+  TVMFFIMethodInfo info = method_info(NAME("conformance.fn121"), NULL);
+  info.method.type_index = kTVMFFIInt;
+  info.method.v_int64 = 3;
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
+  core_expect_raised("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo");
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
+  core_expect_raised("TypeError", "method");
+}

@@ -152,6 +152,9 @@ TEST(symbol, SYM_011_getter_errors_propagate) {
             mod_err.message);
   cr_expect_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "bad_meta", 0, &r), -1);
   cr_expect_str_eq(mod_err.kind, "TypeError");
+  /* Bytes are not a str, even when they are small enough to live inline. */
+  cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "bytes_doc", 0, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
   mod_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }

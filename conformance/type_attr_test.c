@@ -274,6 +274,12 @@ TEST(type_attr, TAT_013_null_arguments_refused) {
   core_expect_raised("ValueError", "attr_name");
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
   core_expect_raised("ValueError", "attr_name");
+  /* Any nonzero size, one byte included. */
+  TVMFFIByteArray one = {NULL, 1};
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &one, &v), -1);
+  core_expect_raised("ValueError", "attr_name");
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&one));
+  core_expect_raised("ValueError", "attr_name");
   cr_expect_null(column("conformance.attr.nulls"));
 }
 
@@ -293,4 +299,23 @@ TEST(type_attr, TAT_016_huge_name_refused) {
     TVMFFIObjectHandle err = core_take_raised();
     if (err) API(TVMFFIObjectDecRef)(err);
   }
+}
+
+/* TAT-017: a 4096-byte attr_name works like any other. */
+TEST(type_attr, TAT_017_long_name_taken) {
+  int32_t t = new_type("conformance.attr.LongName");
+  static char name[4096];
+  memset(name, 'n', sizeof name);
+  memcpy(name, "conformance.attr.long", 21);
+  TVMFFIByteArray n = {name, sizeof name};
+  TVMFFIAny v = core_int(4096);
+  cr_assert_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), 0, "a 4096-byte attr_name refused");
+  const TVMFFITypeAttrColumn* c = API(TVMFFIGetTypeAttrColumn)(&n);
+  cr_assert_not_null(c, "no column under the 4096-byte name");
+  const TVMFFIAny* e = entry(c, t);
+  cr_assert_not_null(e);
+  cr_expect_eq(e->type_index, kTVMFFIInt);
+  cr_expect_eq(e->v_int64, 4096);
+  TVMFFIByteArray shorter = {name, sizeof name - 1};
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&shorter), "found by a name one byte shorter");
 }

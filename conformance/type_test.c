@@ -366,3 +366,26 @@ TEST(type, TYP_021_null_empty_key_is_the_empty_key) {
   core_expect_raised_any_kind("``");
   cr_expect_eq(got, 7);
 }
+
+/* TYP-022: a type's key, built-in or registered, ends with a NUL byte right
+ * after its size. Sixteen consecutive key lengths put that byte at every
+ * offset of an allocation granule. */
+TEST(type, TYP_022_type_key_nul_terminated) {
+  const TVMFFITypeInfo* object = API(TVMFFIGetTypeInfo)(kTVMFFIObject);
+  cr_assert_not_null(object);
+  cr_expect_eq(object->type_key.data[object->type_key.size], '\0', "ffi.Object's key");
+  char key[80];
+  for (int extra = 0; extra < 16; ++extra) {
+    int n = snprintf(key, sizeof key, "conformance.typ.nul.%02d.", extra);
+    memset(key + n, 'k', (size_t)(24 + extra));
+    key[n + 24 + extra] = '\0';
+    int32_t index = alloc_index(key, 1, 0, kTVMFFIObject);
+    cr_assert_geq(index, kTVMFFIDynObjectBegin, "cannot register `%s`", key);
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+    cr_assert_not_null(info);
+    cr_expect_eq(info->type_key.size, strlen(key));
+    cr_expect_eq(info->type_key.data[info->type_key.size], '\0',
+                 "the key of %zu bytes is followed by %#x", info->type_key.size,
+                 (unsigned char)info->type_key.data[info->type_key.size]);
+  }
+}

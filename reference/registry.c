@@ -113,10 +113,10 @@ int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
 
 /* Links a new entry; the table takes a reference to fn. Lock held. */
 static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
-  TffiEntry* e = tffi_malloc(sizeof *e + len + 1);
+  /* No terminating NUL: a name is only ever compared with its length. */
+  TffiEntry* e = tffi_malloc(sizeof *e + len);
   if (e == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   if (len) memcpy(e->name, name, len);
-  e->name[len] = '\0';
   e->hash = hash;
   e->len = len;
   e->fn = fn;

@@ -90,6 +90,23 @@ CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args
   return conf_lib_return_int(result, 5);
 }
 
+/* A doc getter that returns bytes (a small bytes value, no object) where a
+ * str is due. */
+CONF_EXPORT int __tvm_ffi_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result) {
+  (void)handle, (void)args, (void)num_args;
+  return conf_lib_return_int(result, 0);
+}
+CONF_EXPORT int __tvm_ffi__doc_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                         TVMFFIAny* result) {
+  (void)handle, (void)args, (void)num_args;
+  result->type_index = kTVMFFISmallBytes;
+  result->small_str_len = 3;
+  result->v_int64 = 0;
+  memcpy(result->v_bytes, "doc", 3);
+  return 0;
+}
+
 /* A metadata getter that fails. */
 CONF_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
                                     TVMFFIAny* result) {
