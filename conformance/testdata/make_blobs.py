@@ -111,6 +111,25 @@ BLOBS = {
     # only start like "_lib" are ordinary kinds with payloads
     'lib_like_kinds.bin': blob(vec([0, 2, 2, 2]) + vec([1, 2]) + s('_lib') + s('_libx') +
                                s('p1') + s('_lix') + s('p2')),
+    # valid: module 1 is imported by the root and by module 3 (0 -> [1, 3],
+    # 1 -> [2], 3 -> [1]); a search that leaves modules marked as on its
+    # path when it moves on takes module 3's import for a cycle
+    'shared_import.bin': blob(vec([0, 2, 3, 3, 4]) + vec([1, 3, 2, 1]) + s('_lib') +
+                              s('testkind') + s('a') + s('testkind') + s('b') + s('testkind') +
+                              s('c')),
+    # offset 80: 0 -> 1 -> 2 -> 1, and module 3 imports module 1 too; the
+    # search stops at the first cycle
+    'import_cycle_then_shared.bin': blob(vec([0, 1, 2, 3, 4]) + vec([1, 2, 1, 1]) + s('_lib') +
+                                         s('testkind') + s('a') + s('testkind') + s('b') +
+                                         s('testkind') + s('c')),
+    # valid, for libmod_blob_env_large.so: 64 modules sharing imports along
+    # exponentially many paths. _lib imports module 63; module k imports
+    # k - 1 and k - 2 (module 2 imports 1, module 1 nothing), so a walk
+    # that revisits shared modules takes about 2^44 steps, from the root
+    # or from the modules in index order.
+    'long_shared_imports.bin': blob(vec([0, 1, 1] + [2 + 2 * (k - 3) for k in range(3, 65)]) +
+                                    vec([63, 1] + [i for k in range(3, 64) for i in (k - 1, k - 2)]) +
+                                    s('_lib') + b''.join(s('dagkind') + s(b'') for _ in range(63))),
 }
 
 if __name__ == '__main__':
