@@ -129,7 +129,7 @@ BLOBS = {
     # or from the modules in index order.
     'long_shared_imports.bin': blob(vec([0, 1, 1] + [2 + 2 * (k - 3) for k in range(3, 65)]) +
                                     vec([63, 1] + [i for k in range(3, 64) for i in (k - 1, k - 2)]) +
-                                    s('_lib') + b''.join(s('dagkind') + s(b'') for _ in range(63))),
+                                    s('_lib') + b''.join(s('dagkind') + s('x') for _ in range(63))),
 }
 
 if __name__ == '__main__':
