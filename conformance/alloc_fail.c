@@ -30,6 +30,7 @@ enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
 /* Per thread, in the executable's static TLS: reading it never allocates. */
 static _Thread_local struct {
   int scribble;
+  int zero_null;
   int mode;
   long target;
   long seen;
@@ -56,6 +57,8 @@ long conf_alloc_off(void) {
 long conf_alloc_seen(void) { return conf_alloc_state.seen; }
 
 void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
+
+void conf_alloc_zero_null(int on) { conf_alloc_state.zero_null = on; }
 
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
@@ -128,11 +131,13 @@ static void* conf_alloc_scribbled(void* p, size_t size) {
 }
 
 void* malloc(size_t size) {
+  if (size == 0 && conf_alloc_state.zero_null) return NULL;
   conf_alloc_asked(size);
   return conf_alloc_fails() ? NULL : conf_alloc_scribbled(conf_alloc_counted(__libc_malloc(size), 1), size);
 }
 
 void* calloc(size_t n, size_t size) {
+  if ((n == 0 || size == 0) && conf_alloc_state.zero_null) return NULL;
   conf_alloc_asked(size != 0 && n > SIZE_MAX / size ? SIZE_MAX : n * size);
   return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_calloc(n, size), 1);
 }

@@ -235,6 +235,27 @@ TEST(library_bin, LIB_010_padding_ignored) {
   API(TVMFFIObjectDecRef)(mod);
 }
 
+/* LIB-084: a blob with an empty vector (padded.bin: no child indices)
+ * loads where malloc(0) returns NULL, as C allows: a decoder must not take
+ * that NULL for running out of memory. */
+TEST(library_bin, LIB_084_zero_size_allocations) {
+  conf_alloc_require(); /* the interposer owns malloc */
+  TVMFFIObjectHandle mod;
+  setenv("CONF_TEST_LIBRARY_BIN", blob_path("padded.bin"), 1);
+  TVMFFIAny arg = mod_str(mod_lib_path("libmod_blob_env.so")), r = mod_none();
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  conf_alloc_zero_null(1);
+  int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &r);
+  conf_alloc_zero_null(0);
+  API(TVMFFIObjectDecRef)(load);
+  if (rc != 0) mod_take_error();
+  cr_assert_eq(rc, 0, "the load failed: %s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(r.type_index, kTVMFFIModule);
+  mod = r.v_obj;
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
 /* LIB-036: only the kind `_lib` itself is the library: kinds that start
  * like it (`_libx`, `_lix`) are ordinary kinds whose payloads go to their
  * loaders. */
