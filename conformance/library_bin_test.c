@@ -351,6 +351,7 @@ static const Malformed malformed[] = {
     {"LIB-021", "zero_modules.bin", 8, "import_tree.indptr"},
     {"LIB-022", "indptr_nonzero_start.bin", 16, "import_tree.indptr"},
     {"LIB-023", "indptr_decreasing.bin", 32, "import_tree.indptr"},
+    {"LIB-023", "indptr_decreasing_inner.bin", 32, "import_tree.indptr"},
     {"LIB-024", "indptr_past_children.bin", 32, "import_tree.indptr"},
     {"LIB-024", "indptr_short_of_children.bin", 24, "import_tree.indptr"},
     {"LIB-025", "child_out_of_range.bin", 40, "import_tree.child_indices"},

@@ -46,6 +46,11 @@ BLOBS = {
     # offset 32: indptr goes 0, 1, 0
     'indptr_decreasing.bin':
         blob(vec([0, 1, 0]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
+    # offset 32: indptr goes 0, 2, 1, 2: it decreases before its last
+    # element, which matches the 2 child indices
+    'indptr_decreasing_inner.bin':
+        blob(vec([0, 2, 1, 2]) + vec([1, 2]) + s('_lib') + s('testkind') + s('x') +
+             s('testkind') + s('y')),
     # offset 32: indptr ends at 4 but there is 1 child index
     'indptr_past_children.bin':
         blob(vec([0, 4, 4]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
