@@ -367,6 +367,7 @@ static const Malformed malformed[] = {
     {"LIB-027", "huge_string_high_bit.bin", 40, "kind"},
     {"LIB-028", "huge_vector.bin", 8, "import_tree.indptr"},
     {"LIB-028", "huge_children.bin", 32, "import_tree.child_indices"},
+    {"LIB-028", "children_count_past_end.bin", 32, "import_tree.child_indices"},
     {"LIB-029", "nbytes_past_symbol.bin", 0, "nbytes"},
     {"LIB-030", "trailing_bytes.bin", 52, "entries"},
     {"LIB-031", "duplicate_lib.bin", 60, "kind"},

@@ -101,6 +101,8 @@ BLOBS = {
     'huge_payload.bin': blob(vec([0, 0]) + vec([]) + s('testkind') + u64(1 << 40)),
     # offset 32: child_indices of 2^40 elements
     'huge_children.bin': blob(vec([0, 0]) + u64(1 << 40) + u64(0) * 4),
+    # offset 32: child_indices claims 2 elements (16 bytes) where 14 are left
+    'children_count_past_end.bin': blob(vec([0, 2]) + u64(2) + u64(0) + b'\x00' * 6),
     # offset 40: a kind length with its top bit set (2^63 + 4)
     # offset 16024, for libmod_blob_env_large.so (the long_ blobs): an indptr of 2000 entries
     # (1999 modules without imports), then nbytes ends before the first kind
