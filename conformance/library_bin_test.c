@@ -362,6 +362,7 @@ static const Malformed malformed[] = {
     {"LIB-026", "import_cycle_late.bin", 72, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_unreachable.bin", 64, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_then_shared.bin", 80, "import_tree.child_indices"},
+    {"LIB-026", "self_import_twice.bin", 56, "import_tree.child_indices"},
     {"LIB-027", "huge_string.bin", 40, "kind"},
     {"LIB-027", "huge_payload.bin", 56, "payload"},
     {"LIB-027", "huge_string_high_bit.bin", 40, "kind"},

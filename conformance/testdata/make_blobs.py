@@ -97,6 +97,11 @@ BLOBS = {
     # offset 64: 1 -> 2 -> 1, not reachable from module 0
     'import_cycle_unreachable.bin': blob(vec([0, 0, 1, 2]) + vec([2, 1]) + s('_lib') +
                                          s('testkind') + s('a') + s('testkind') + s('b')),
+    # offset 56: 0 -> [1], 1 -> [1, 1]: the first of module 1's two
+    # self-imports closes the cycle (a search that goes on after it finds
+    # the second)
+    'self_import_twice.bin': blob(vec([0, 1, 3]) + vec([1, 1, 1]) + s('_lib') + s('testkind') +
+                                  s('a')),
     # offset 56: a payload of 2^40 bytes
     'huge_payload.bin': blob(vec([0, 0]) + vec([]) + s('testkind') + u64(1 << 40)),
     # offset 32: child_indices of 2^40 elements
