@@ -505,6 +505,31 @@ TEST(library_bin, LIB_082_refusals_say_why) {
   }
 }
 
+/* LIB-085: the reason tells an empty kind (LIB-032) from a kind whose
+ * length is cut short or runs past the blob (LIB-027, LIB-033): only the
+ * first says "empty". */
+TEST(library_bin, LIB_085_empty_kind_told_apart) {
+  register_loader(testkind_loader); /* inherited by the children */
+  int checked = 0;
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
+    const Malformed* m = &malformed[i];
+    int empty = strcmp(m->clause, "LIB-032") == 0;
+    int cut = (strcmp(m->clause, "LIB-027") == 0 || strcmp(m->clause, "LIB-033") == 0) &&
+              strcmp(m->field, "kind") == 0;
+    if (!empty && !cut) continue;
+    checked++;
+    ModOutcome o = load_malformed("libmod_blob_env.so", m->file);
+    cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
+    cr_assert_eq(o.rc, -1, "%s: the load succeeded", m->file);
+    const char* at = strstr(o.error.message, "field kind:");
+    cr_assert(at != NULL, "%s: message lacks 'field kind:': %s", m->file, o.error.message);
+    int says_empty = strstr(at, "empty") != NULL;
+    cr_expect_eq(says_empty, empty, "%s: the reason %s 'empty': %s", m->file,
+                 empty ? "lacks" : "says", o.error.message);
+  }
+  cr_assert_gt(checked, 4);
+}
+
 /* LIB-034: no malformed blob crashes the loading process. */
 TEST(library_bin, LIB_034_no_blob_crashes) {
   register_loader(testkind_loader);
