@@ -31,6 +31,7 @@ enum { CONF_ALLOC_OFF, CONF_ALLOC_NTH, CONF_ALLOC_FROM };
 static _Thread_local struct {
   int scribble;
   int guard;
+  int zero_null;
   int mode;
   long target;
   long seen;
@@ -103,6 +104,8 @@ __attribute__((unused)) static size_t conf_block_bytes(void* p) {
   ConfGuardHead* h = conf_guard_head(p);
   return h ? h->size : malloc_usable_size(p);
 }
+
+void conf_alloc_zero_null(int on) { conf_alloc_state.zero_null = on; }
 
 static int conf_alloc_counting;
 static long conf_alloc_live_blocks;
@@ -185,6 +188,7 @@ static void* conf_guard_alloc(size_t size) {
 }
 
 void* malloc(size_t size) {
+  if (size == 0 && conf_alloc_state.zero_null) return NULL;
   conf_alloc_asked(size);
   if (conf_alloc_fails()) return NULL;
   void* p = conf_alloc_state.guard ? conf_guard_alloc(size) : __libc_malloc(size);
@@ -192,6 +196,7 @@ void* malloc(size_t size) {
 }
 
 void* calloc(size_t n, size_t size) {
+  if ((n == 0 || size == 0) && conf_alloc_state.zero_null) return NULL;
   conf_alloc_asked(size != 0 && n > SIZE_MAX / size ? SIZE_MAX : n * size);
   return conf_alloc_fails() ? NULL : conf_alloc_counted(__libc_calloc(n, size), 1);
 }

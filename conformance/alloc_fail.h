@@ -55,6 +55,12 @@ void conf_alloc_scribble(int on);
 void conf_alloc_guard(int on);
 long conf_alloc_overruns(void);
 
+/* While on, malloc(0) and calloc of zero bytes return NULL on the calling
+ * thread, as C allows them to (glibc returns a unique pointer instead), so
+ * code that takes NULL from a zero-size request for out of memory shows.
+ * Silently off under sanitizers. */
+void conf_alloc_zero_null(int on);
+
 /*
  * Leak measurement on any implementation: while counting is on, every
  * thread's successful allocations add one to a process-wide count of live

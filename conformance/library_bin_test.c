@@ -235,6 +235,27 @@ TEST(library_bin, LIB_010_padding_ignored) {
   API(TVMFFIObjectDecRef)(mod);
 }
 
+/* LIB-084: a blob with an empty vector (padded.bin: no child indices)
+ * loads where malloc(0) returns NULL, as C allows: a decoder must not take
+ * that NULL for running out of memory. */
+TEST(library_bin, LIB_084_zero_size_allocations) {
+  conf_alloc_require(); /* the interposer owns malloc */
+  TVMFFIObjectHandle mod;
+  setenv("CONF_TEST_LIBRARY_BIN", blob_path("padded.bin"), 1);
+  TVMFFIAny arg = mod_str(mod_lib_path("libmod_blob_env.so")), r = mod_none();
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  conf_alloc_zero_null(1);
+  int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &r);
+  conf_alloc_zero_null(0);
+  API(TVMFFIObjectDecRef)(load);
+  if (rc != 0) mod_take_error();
+  cr_assert_eq(rc, 0, "the load failed: %s: %s", mod_err.kind, mod_err.message);
+  cr_assert_eq(r.type_index, kTVMFFIModule);
+  mod = r.v_obj;
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
 /* LIB-036: only the kind `_lib` itself is the library: kinds that start
  * like it (`_libx`, `_lix`) are ordinary kinds whose payloads go to their
  * loaders. */
@@ -254,6 +275,68 @@ TEST(library_bin, LIB_036_lib_like_kinds_are_ordinary) {
   release_seen();
 }
 
+/* The loader of kind "dagkind": call k returns a fresh load of
+ * libmod_other.so (k even) or libmod_third.so (k odd), and counts. */
+static int dag_calls;
+static int dagkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  int k = dag_calls++;
+  TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
+  TVMFFIAny path = mod_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
+  int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
+  API(TVMFFIObjectDecRef)(fn);
+  return rc;
+}
+
+/* LIB-081: a well-formed blob whose 64 modules share imports along about
+ * 2^44 paths (the root, `_lib`, imports module 63; module k imports k - 1
+ * and k - 2) loads: each entry's loader runs once and the imports are
+ * those listed. The lookups below stop at their first match, so they take
+ * a few steps on any implementation; a loader that walks every path of
+ * the graph never returns (the timeout guards against a hang, it is no
+ * performance threshold: a correct load takes milliseconds). */
+TEST(library_bin, LIB_081_shared_imports_load_once, .timeout = 300) {
+  dag_calls = 0;
+  register_loader_for("dagkind", dagkind_loader);
+  setenv("CONF_TEST_LIBRARY_BIN", blob_path("long_shared_imports.bin"), 1);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(mod_load_path(mod_lib_path("libmod_blob_env_large.so"), &mod), 0, "%s: %s",
+               mod_err.kind, mod_err.message);
+  cr_expect_eq(dag_calls, 63, "the loader ran %d times for 63 entries", dag_calls);
+  cr_expect_eq(mod_implements(mod, "ping", 0), 1, "the root is not the library");
+  TVMFFIObjectHandle fn = mod_get_function(mod, "which", 1);
+  cr_assert_not_null(fn, "`which` is not reachable from the root");
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the root's import is not module 63 (call 62)");
+  API(TVMFFIObjectDecRef)(fn);
+  fn = mod_get_function(mod, "third_fn", 1);
+  cr_assert_not_null(fn, "module 63 does not import module 62");
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 43);
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+/* LIB-004: a module imported by several modules is loaded once and
+ * imported by each: 0 -> [1, 3], 1 -> [2], 3 -> [1]. */
+TEST(library_bin, LIB_004_shared_import_loaded_once) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(load_blob_here("shared_import.bin", &mod), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  cr_assert_eq(seen.calls, 3, "the loader ran %d times for 3 entries", seen.calls);
+  TVMFFIObjectHandle fn = mod_get_function(mod, "which", 1);
+  cr_assert_not_null(fn);
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the root's first import is not module 1");
+  API(TVMFFIObjectDecRef)(fn);
+  cr_expect_eq(mod_implements(mod, "third_fn", 1), 1, "module 1 does not import module 2");
+  cr_expect_eq(mod_implements(seen.returned[0], "third_fn", 1), 1,
+               "module 1 does not import module 2");
+  cr_expect_eq(mod_implements(seen.returned[2], "third_fn", 0), 0);
+  cr_expect_eq(mod_implements(seen.returned[2], "third_fn", 1), 1,
+               "module 3 does not import module 1");
+  API(TVMFFIObjectDecRef)(mod);
+  release_seen();
+}
+
 /* ---- malformed blobs, each loaded in a child process ---- */
 
 typedef struct {
@@ -268,6 +351,7 @@ static const Malformed malformed[] = {
     {"LIB-021", "zero_modules.bin", 8, "import_tree.indptr"},
     {"LIB-022", "indptr_nonzero_start.bin", 16, "import_tree.indptr"},
     {"LIB-023", "indptr_decreasing.bin", 32, "import_tree.indptr"},
+    {"LIB-023", "indptr_decreasing_inner.bin", 32, "import_tree.indptr"},
     {"LIB-024", "indptr_past_children.bin", 32, "import_tree.indptr"},
     {"LIB-024", "indptr_short_of_children.bin", 24, "import_tree.indptr"},
     {"LIB-025", "child_out_of_range.bin", 40, "import_tree.child_indices"},
@@ -277,11 +361,14 @@ static const Malformed malformed[] = {
     {"LIB-026", "self_import.bin", 40, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_late.bin", 72, "import_tree.child_indices"},
     {"LIB-026", "import_cycle_unreachable.bin", 64, "import_tree.child_indices"},
+    {"LIB-026", "import_cycle_then_shared.bin", 80, "import_tree.child_indices"},
+    {"LIB-026", "self_import_twice.bin", 56, "import_tree.child_indices"},
     {"LIB-027", "huge_string.bin", 40, "kind"},
     {"LIB-027", "huge_payload.bin", 56, "payload"},
     {"LIB-027", "huge_string_high_bit.bin", 40, "kind"},
     {"LIB-028", "huge_vector.bin", 8, "import_tree.indptr"},
     {"LIB-028", "huge_children.bin", 32, "import_tree.child_indices"},
+    {"LIB-028", "children_count_past_end.bin", 32, "import_tree.child_indices"},
     {"LIB-029", "nbytes_past_symbol.bin", 0, "nbytes"},
     {"LIB-030", "trailing_bytes.bin", 52, "entries"},
     {"LIB-031", "duplicate_lib.bin", 60, "kind"},
@@ -296,6 +383,23 @@ static const Malformed malformed[] = {
     {"LIB-033", "truncated_payload.bin", 84, "payload"},
 };
 
+/* Whether `rest`, the text after "field F:", says why: something other
+ * than blanks. */
+static int has_reason(const char* rest) {
+  while (*rest == ' ') ++rest;
+  return *rest != '\0';
+}
+
+/* A load of `file` through `lib` in a child process whose fresh heap
+ * blocks are garbage (0xA5), not the zeros a new heap often holds, so a
+ * decoder reading bytes it never wrote goes wrong visibly. */
+static ModOutcome load_malformed(const char* lib, const char* file) {
+  conf_alloc_scribble(1);
+  ModOutcome o = mod_load_isolated(mod_lib_path(lib), blob_path(file));
+  conf_alloc_scribble(0);
+  return o;
+}
+
 /* Checks every malformed blob of `clause`: the child survived, the load
  * returned -1 with ValueError, and the message says "offset N:" and
  * "field F:" (the form `library_bin: offset N: field F: reason`). */
@@ -306,7 +410,7 @@ static void expect_malformed(const char* clause) {
     const Malformed* m = &malformed[i];
     if (strcmp(m->clause, clause) != 0) continue;
     checked++;
-    ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"), blob_path(m->file));
+    ModOutcome o = load_malformed("libmod_blob_env.so", m->file);
     cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
     cr_assert_eq(o.rc, -1, "%s: the load succeeded (returned type index %d)", m->file,
                  o.result_type);
@@ -374,8 +478,7 @@ TEST(library_bin, LIB_033_truncated) { expect_malformed("LIB-033"); }
  * decoder that writes them past what it allocated corrupts the heap. */
 TEST(library_bin, LIB_080_long_import_tree_truncated) {
   register_loader(testkind_loader); /* inherited by the child */
-  ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env_large.so"),
-                                   blob_path("long_indptr_truncated.bin"));
+  ModOutcome o = load_malformed("libmod_blob_env_large.so", "long_indptr_truncated.bin");
   cr_assert(o.exited, "the loading process was killed by signal %d", o.signal);
   cr_assert_eq(o.rc, -1, "the load succeeded (returned type index %d)", o.result_type);
   cr_expect_str_eq(o.error.kind, "ValueError", "raised %s: %s", o.error.kind, o.error.message);
@@ -385,15 +488,118 @@ TEST(library_bin, LIB_080_long_import_tree_truncated) {
             o.error.message);
 }
 
+/* LIB-082: every refusal of a malformed blob says why: the message goes
+ * on after "field F:" with a reason. */
+TEST(library_bin, LIB_082_refusals_say_why) {
+  register_loader(testkind_loader); /* inherited by the children */
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
+    const Malformed* m = &malformed[i];
+    ModOutcome o = load_malformed("libmod_blob_env.so", m->file);
+    cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
+    cr_assert_eq(o.rc, -1, "%s: the load succeeded", m->file);
+    char want[64];
+    snprintf(want, sizeof want, "field %s:", m->field);
+    const char* at = strstr(o.error.message, want);
+    cr_expect(at != NULL && has_reason(at + strlen(want)), "%s: no reason after '%s': %s",
+              m->file, want, o.error.message);
+  }
+}
+
+/* LIB-085: the reason tells an empty kind (LIB-032) from a kind whose
+ * length is cut short or runs past the blob (LIB-027, LIB-033): only the
+ * first says "empty". */
+TEST(library_bin, LIB_085_empty_kind_told_apart) {
+  register_loader(testkind_loader); /* inherited by the children */
+  int checked = 0;
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
+    const Malformed* m = &malformed[i];
+    int empty = strcmp(m->clause, "LIB-032") == 0;
+    int cut = (strcmp(m->clause, "LIB-027") == 0 || strcmp(m->clause, "LIB-033") == 0) &&
+              strcmp(m->field, "kind") == 0;
+    if (!empty && !cut) continue;
+    checked++;
+    ModOutcome o = load_malformed("libmod_blob_env.so", m->file);
+    cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
+    cr_assert_eq(o.rc, -1, "%s: the load succeeded", m->file);
+    const char* at = strstr(o.error.message, "field kind:");
+    cr_assert(at != NULL, "%s: message lacks 'field kind:': %s", m->file, o.error.message);
+    int says_empty = strstr(at, "empty") != NULL;
+    cr_expect_eq(says_empty, empty, "%s: the reason %s 'empty': %s", m->file,
+                 empty ? "lacks" : "says", o.error.message);
+  }
+  cr_assert_gt(checked, 4);
+}
+
 /* LIB-034: no malformed blob crashes the loading process. */
 TEST(library_bin, LIB_034_no_blob_crashes) {
   register_loader(testkind_loader);
   for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
-    ModOutcome o = mod_load_isolated(mod_lib_path("libmod_blob_env.so"),
-                                     blob_path(malformed[i].file));
+    ModOutcome o = load_malformed("libmod_blob_env.so", malformed[i].file);
     cr_expect(o.exited, "%s: the loading process was killed by signal %d", malformed[i].file,
               o.signal);
   }
+}
+
+/* ---- a refusal that runs out of memory ---- */
+
+/* testdata/import_cycle.bin, as a system library's data would hold it. */
+static __attribute__((aligned(8))) unsigned char cycle_blob[512];
+static TVMFFIObjectHandle cycle_module; /* what the loader hands out */
+
+/* Allocates nothing itself: a new reference to a module made beforehand. */
+static int premade_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  API(TVMFFIObjectIncRef)(cycle_module);
+  *result = mod_obj(cycle_module);
+  return 0;
+}
+
+/* LIB-083: a malformed blob is refused however memory runs out: ffi.SystemLib
+ * of a new prefix whose `<prefix>__tvm_ffi__library_bin` is import_cycle.bin
+ * (0 -> 1 -> 2 -> 1), with any allocation failing (once, or from there on),
+ * returns -1 with ValueError or MemoryError, never a module; with nothing
+ * failing, ValueError. */
+TEST(library_bin, LIB_083_refusal_out_of_memory) {
+  conf_alloc_require();
+  FILE* f = fopen(blob_path("import_cycle.bin"), "rb");
+  cr_assert_not_null(f);
+  size_t got_bytes = fread(cycle_blob, 1, sizeof cycle_blob, f);
+  fclose(f);
+  cr_assert_gt(got_bytes, 8);
+  cycle_module = mod_load("libmod_other.so");
+  register_loader(premade_loader);
+  TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char prefix[64], symbol[128];
+      snprintf(prefix, sizeof prefix, "lib83_%d_%ld_", sticky, w.n);
+      snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, cycle_blob), 0);
+      TVMFFIAny a = mod_str(prefix), r = mod_none();
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIFunctionCall(fn, &a, 1, &r);
+      conf_alloc_disarm(&w);
+      int32_t got = r.type_index;
+      if (rc == 0) mod_release(&r);
+      cr_assert_eq(rc, -1, "allocation %ld failed (%ld injected): the load succeeded (type index "
+                   "%d)", w.n, w.injected, got);
+      mod_take_error();
+      if (w.injected == 0) {
+        cr_assert_str_eq(mod_err.kind, "ValueError", "nothing failed: raised %s: %s",
+                         mod_err.kind, mod_err.message);
+      } else {
+        cr_assert(strcmp(mod_err.kind, "ValueError") == 0 ||
+                      strcmp(mod_err.kind, "MemoryError") == 0,
+                  "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+      }
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  API(TVMFFIObjectDecRef)(cycle_module);
+  conf_alloc_done(points, "ffi.SystemLib");
 }
 
 /* ---- memory given back ---- */

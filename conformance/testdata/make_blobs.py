@@ -46,6 +46,11 @@ BLOBS = {
     # offset 32: indptr goes 0, 1, 0
     'indptr_decreasing.bin':
         blob(vec([0, 1, 0]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
+    # offset 32: indptr goes 0, 2, 1, 2: it decreases before its last
+    # element, which matches the 2 child indices
+    'indptr_decreasing_inner.bin':
+        blob(vec([0, 2, 1, 2]) + vec([1, 2]) + s('_lib') + s('testkind') + s('x') +
+             s('testkind') + s('y')),
     # offset 32: indptr ends at 4 but there is 1 child index
     'indptr_past_children.bin':
         blob(vec([0, 4, 4]) + vec([1]) + s('_lib') + s('testkind') + s('x')),
@@ -92,10 +97,17 @@ BLOBS = {
     # offset 64: 1 -> 2 -> 1, not reachable from module 0
     'import_cycle_unreachable.bin': blob(vec([0, 0, 1, 2]) + vec([2, 1]) + s('_lib') +
                                          s('testkind') + s('a') + s('testkind') + s('b')),
+    # offset 56: 0 -> [1], 1 -> [1, 1]: the first of module 1's two
+    # self-imports closes the cycle (a search that goes on after it finds
+    # the second)
+    'self_import_twice.bin': blob(vec([0, 1, 3]) + vec([1, 1, 1]) + s('_lib') + s('testkind') +
+                                  s('a')),
     # offset 56: a payload of 2^40 bytes
     'huge_payload.bin': blob(vec([0, 0]) + vec([]) + s('testkind') + u64(1 << 40)),
     # offset 32: child_indices of 2^40 elements
     'huge_children.bin': blob(vec([0, 0]) + u64(1 << 40) + u64(0) * 4),
+    # offset 32: child_indices claims 2 elements (16 bytes) where 14 are left
+    'children_count_past_end.bin': blob(vec([0, 2]) + u64(2) + u64(0) + b'\x00' * 6),
     # offset 40: a kind length with its top bit set (2^63 + 4)
     # offset 16024, for libmod_blob_env_large.so (the long_ blobs): an indptr of 2000 entries
     # (1999 modules without imports), then nbytes ends before the first kind
@@ -111,6 +123,25 @@ BLOBS = {
     # only start like "_lib" are ordinary kinds with payloads
     'lib_like_kinds.bin': blob(vec([0, 2, 2, 2]) + vec([1, 2]) + s('_lib') + s('_libx') +
                                s('p1') + s('_lix') + s('p2')),
+    # valid: module 1 is imported by the root and by module 3 (0 -> [1, 3],
+    # 1 -> [2], 3 -> [1]); a search that leaves modules marked as on its
+    # path when it moves on takes module 3's import for a cycle
+    'shared_import.bin': blob(vec([0, 2, 3, 3, 4]) + vec([1, 3, 2, 1]) + s('_lib') +
+                              s('testkind') + s('a') + s('testkind') + s('b') + s('testkind') +
+                              s('c')),
+    # offset 80: 0 -> 1 -> 2 -> 1, and module 3 imports module 1 too; the
+    # search stops at the first cycle
+    'import_cycle_then_shared.bin': blob(vec([0, 1, 2, 3, 4]) + vec([1, 2, 1, 1]) + s('_lib') +
+                                         s('testkind') + s('a') + s('testkind') + s('b') +
+                                         s('testkind') + s('c')),
+    # valid, for libmod_blob_env_large.so: 64 modules sharing imports along
+    # exponentially many paths. _lib imports module 63; module k imports
+    # k - 1 and k - 2 (module 2 imports 1, module 1 nothing), so a walk
+    # that revisits shared modules takes about 2^44 steps, from the root
+    # or from the modules in index order.
+    'long_shared_imports.bin': blob(vec([0, 1, 1] + [2 + 2 * (k - 3) for k in range(3, 65)]) +
+                                    vec([63, 1] + [i for k in range(3, 64) for i in (k - 1, k - 2)]) +
+                                    s('_lib') + b''.join(s('dagkind') + s('x') for _ in range(63))),
 }
 
 if __name__ == '__main__':
