@@ -52,7 +52,6 @@ static void tffi_release_legacy(void* ctx) {
 int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
                                  const char* arg_name, int32_t require_alignment,
                                  int32_t require_contiguous, TVMFFIObject** out) {
-  if (from == NULL) return tffi_arg_null(api, arg_name);
   /* A different major version means a different layout: nothing past the
    * version field may be read. */
   if (from->version.major != DLPACK_MAJOR_VERSION) {
