@@ -140,14 +140,25 @@ TEST(dlpack, TEN_009_alignment_counts_byte_offset) {
   cr_expect_eq(p.deleted, 1);
 }
 
-/* TEN-010: non-contiguous strides under require_contiguous: RuntimeError. */
+/* TEN-010: non-contiguous strides under require_contiguous: RuntimeError.
+ * Any nonzero value asks for it (-1 and INT32_MIN too), in both imports. */
 TEST(dlpack, TEN_010_noncontiguous_is_runtime_error) {
+  static const int32_t asks[] = {1, -1, INT32_MIN};
   Producer p;
   producer_init(&p);
   p.strides[0] = 1;
   p.strides[1] = 2;
   p.v.dl_tensor.strides = p.strides;
-  expect_import_v_fails(&p, 0, 1, "RuntimeError", "contiguous");
+  p.legacy.dl_tensor.strides = p.strides;
+  for (size_t i = 0; i < sizeof asks / sizeof asks[0]; ++i) {
+    expect_import_v_fails(&p, 0, asks[i], "RuntimeError", "contiguous");
+    TVMFFIObjectHandle out = NULL;
+    int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 0, asks[i], &out);
+    if (rc == 0) API(TVMFFIObjectDecRef)(out);
+    cr_assert_eq(rc, -1, "legacy import with require_contiguous %d returned %d", asks[i], rc);
+    core_expect_raised("RuntimeError", "contiguous");
+  }
+  cr_expect_eq(p.deleted, 0, "deleter ran %d times after refused imports", p.deleted);
   p.v.deleter(&p.v);
 }
 
@@ -167,6 +178,35 @@ TEST(dlpack, TEN_011_contiguous_accepts) {
   p.strides[1] = 5;
   API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
   cr_expect_eq(p.deleted, 3);
+}
+
+/* TEN-058: require_contiguous 0 asks nothing of the strides, also when an
+ * alignment is required (and met): column-major strides import, and are
+ * kept, in both imports. */
+TEST(dlpack, TEN_058_no_contiguity_asked) {
+  static const int32_t aligns[] = {0, 1, 64};
+  Producer p;
+  producer_init(&p);
+  p.strides[0] = 1;
+  p.strides[1] = 2;
+  p.v.dl_tensor.strides = p.strides;
+  p.legacy.dl_tensor.strides = p.strides;
+  for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; ++i) {
+    TVMFFIObjectHandle t = NULL;
+    int rc = API(TVMFFITensorFromDLPackVersioned)(&p.v, aligns[i], 0, &t);
+    cr_assert_eq(rc, 0, "versioned import, require_alignment %d, require_contiguous 0: "
+                 "returned %d", aligns[i], rc);
+    cr_expect_eq(tensor_dl(t)->strides[0], 1);
+    cr_expect_eq(tensor_dl(t)->strides[1], 2);
+    API(TVMFFIObjectDecRef)(t);
+    rc = API(TVMFFITensorFromDLPack)(&p.legacy, aligns[i], 0, &t);
+    cr_assert_eq(rc, 0, "legacy import, require_alignment %d, require_contiguous 0: returned %d",
+                 aligns[i], rc);
+    cr_expect_eq(tensor_dl(t)->strides[0], 1);
+    cr_expect_eq(tensor_dl(t)->strides[1], 2);
+    API(TVMFFIObjectDecRef)(t);
+  }
+  cr_expect_eq(p.deleted, 6, "deleters ran %d times for 6 imports", p.deleted);
 }
 
 /* TEN-012: after a failed import the caller still owns the managed tensor:
@@ -287,6 +327,22 @@ TEST(dlpack, TEN_020_versioned_export_fields) {
   cr_expect_eq(p.deleted, 1);
 }
 
+/* TEN-060: the versioned export declares the DLPack version of the ABI's
+ * dlpack.h: major 1 and its minor (3 since 0.1.9). */
+TEST(dlpack, TEN_060_versioned_export_minor) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  cr_expect_eq(e->version.major, DLPACK_MAJOR_VERSION, "major %u", e->version.major);
+  cr_expect_eq(e->version.minor, DLPACK_MINOR_VERSION, "minor %u, the ABI's dlpack.h has %d",
+               e->version.minor, DLPACK_MINOR_VERSION);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
 /* TEN-021: the versioned export keeps the tensor alive until its deleter. */
 TEST(dlpack, TEN_021_versioned_export_lifetime) {
   Producer p;
@@ -371,42 +427,33 @@ TEST(dlpack, TEN_025_exports_independent) {
 }
 
 /* TEN-026: exporting NULL or a non-Tensor is a TypeError naming the
- * function and `from`, saying it is NULL or not a Tensor. */
+ * function and, after it, `from`, saying it is NULL or not a Tensor. */
 TEST(dlpack, TEN_026_export_non_tensor) {
   HOSTILE_INPUT("upstream 0.1.16 dereferences the handle unchecked (crash); "
                  "see spec/deviations.md TEN-026");
   DLManagedTensorVersioned* e = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(NULL, &e), -1);
-  expect_type_error("TVMFFITensorToDLPackVersioned", "from", "NULL");
+  expect_raised_naming("TypeError", "TVMFFITensorToDLPackVersioned", "from", "NULL");
   DLManagedTensor* l = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPack)(NULL, &l), -1);
-  expect_type_error("TVMFFITensorToDLPack", "from", "NULL");
+  expect_raised_naming("TypeError", "TVMFFITensorToDLPack", "from", "NULL");
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(err, &e), -1);
-  expect_type_error("TVMFFITensorToDLPackVersioned", "from", "not a Tensor");
+  expect_raised_naming("TypeError", "TVMFFITensorToDLPackVersioned", "from", "not a Tensor");
   cr_expect_eq(API(TVMFFITensorToDLPack)(err, &l), -1);
-  expect_type_error("TVMFFITensorToDLPack", "from", "not a Tensor");
+  expect_raised_naming("TypeError", "TVMFFITensorToDLPack", "from", "not a Tensor");
   API(TVMFFIObjectDecRef)(err);
 }
 
 /* ---- arguments, devices ---- */
 
-/* The raised ValueError names the function, then the argument. */
+/* The call returned -1 and raised ValueError naming the function, then the
+ * argument. */
 static void expect_null_refused(int rc, const char* api, const char* arg) {
   cr_expect_eq(rc, -1, "%s with %s NULL returned %d", api, arg, rc);
-  TVMFFIObjectHandle err = core_take_raised();
-  cr_assert_not_null(err, "%s with %s NULL raised nothing", api, arg);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
-            "%s with %s NULL raised %.*s", api, arg, (int)cell->kind.size, cell->kind.data);
-  const char* at = memmem(cell->message.data, cell->message.size, api, strlen(api));
-  size_t rest = at ? cell->message.size - (size_t)(at - cell->message.data) : 0;
-  cr_expect(at != NULL && memmem(at, rest, arg, strlen(arg)) != NULL,
-            "%s with %s NULL: the message does not name the function, then the argument: %.*s",
-            api, arg, (int)cell->message.size, cell->message.data);
-  API(TVMFFIObjectDecRef)(err);
+  expect_raised_naming("ValueError", api, arg, NULL);
 }
 
 /* TEN-047: NULL `from` or `out` of an import or an export is refused with
@@ -431,6 +478,49 @@ TEST(dlpack, TEN_047_null_arguments_refused) {
   expect_null_refused(API(TVMFFITensorToDLPack)(t, NULL), "TVMFFITensorToDLPack", "out");
   API(TVMFFIObjectDecRef)(t);
   cr_expect_eq(p.deleted, 1, "a refused export changed the tensor's references");
+}
+
+/* One refused import of p (versioned or legacy) whose error must name the
+ * function, then `from`, and say `what`. */
+static void expect_refusal_named(Producer* p, int legacy, int32_t align, int32_t contig,
+                                 const char* kind, const char* what) {
+  TVMFFIObjectHandle out = NULL;
+  const char* api = legacy ? "TVMFFITensorFromDLPack" : "TVMFFITensorFromDLPackVersioned";
+  int rc = legacy ? API(TVMFFITensorFromDLPack)(&p->legacy, align, contig, &out)
+                  : API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
+  if (rc == 0) API(TVMFFIObjectDecRef)(out);
+  cr_expect_eq(rc, -1, "%s: input to refuse (%s) returned %d", api, what, rc);
+  if (rc == -1) expect_raised_naming(kind, api, "from", what);
+}
+
+/* TEN-059: every refusal of a managed tensor by either import names the
+ * function and, after it, `from`: an unknown major, a padded sub-byte
+ * layout, a negative dimension, misaligned data, non-contiguous strides. */
+TEST(dlpack, TEN_059_import_errors_name_function_and_from) {
+  for (int legacy = 0; legacy <= 1; ++legacy) {
+    Producer p;
+    producer_init(&p);
+    p.v.dl_tensor.data = p.legacy.dl_tensor.data = (char*)producer_buffer + 4;
+    expect_refusal_named(&p, legacy, 64, 0, "RuntimeError", "aligned");
+    producer_init(&p);
+    p.strides[0] = 1;
+    p.strides[1] = 2;
+    p.v.dl_tensor.strides = p.legacy.dl_tensor.strides = p.strides;
+    expect_refusal_named(&p, legacy, 0, 1, "RuntimeError", "contiguous");
+    producer_init(&p);
+    p.shape[1] = -3;
+    expect_refusal_named(&p, legacy, 0, 0, "ValueError", "shape");
+    if (!legacy) {
+      producer_init(&p);
+      p.v.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+      p.v.dl_tensor.dtype = (DLDataType){kDLInt, 4, 1};
+      expect_refusal_named(&p, 0, 0, 0, "RuntimeError", "padded");
+      producer_init(&p);
+      p.v.version.major = 7;
+      expect_refusal_named(&p, 0, 0, 0, "ValueError", "major");
+    }
+    cr_expect_eq(p.deleted, 0, "a refused import ran the deleter");
+  }
 }
 
 /* Devices whose data pointer is an address (alignment counts data +

@@ -70,7 +70,6 @@ __attribute__((noinline)) static int tffi_import_required(const char* api,
 int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
                                  const char* arg_name, int32_t require_alignment,
                                  int32_t require_contiguous, TVMFFIObject** out) {
-  if (from == NULL) return tffi_arg_null(api, arg_name);
   /* A different major version means a different layout: nothing past the
    * version field may be read. */
   if (from->version.major != DLPACK_MAJOR_VERSION) {

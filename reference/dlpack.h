@@ -6,7 +6,8 @@
 
 /*
  * Imports a DLPack 1.x managed tensor (what TVMFFITensorFromDLPackVersioned
- * and TVMFFIEnvTensorAlloc share). Checks version, flags, metadata (errors
+ * and TVMFFIEnvTensorAlloc share); `from` is not NULL, both callers have
+ * refused that with their own message. Checks version, flags, metadata (errors
  * read "<api>: <arg_name>..."), and the alignment / contiguity requirements
  * (0 = none).
  * On success the tensor owns `from` and runs its deleter once when freed;
