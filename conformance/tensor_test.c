@@ -384,3 +384,118 @@ TEST(tensor, TEN_057_weak_reference_outstanding) {
                  p.deleted);
   }
 }
+
+/* ---- what a fresh tensor starts with ---- */
+
+/* A pre-1.0 import, exported versioned, must say flags 0. */
+static void expect_legacy_export_writable(Producer* p, const char* when) {
+  TVMFFIObjectHandle t = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(&p->legacy, 0, 0, &t), 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  cr_expect_eq(e->flags, 0u, "%s: export of a pre-1.0 import has flags %#llx", when,
+               (unsigned long long)e->flags);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(t);
+}
+
+/* TEN-070: a pre-1.0 managed tensor carries no flags, so the tensor made
+ * from it is writable: its versioned export has flags 0 whatever storage
+ * the tensor got (storage a read-only tensor just gave back, or fresh
+ * storage full of garbage from a registered custom allocator). */
+TEST(tensor, TEN_070_legacy_import_exports_flags_0) {
+  Producer p;
+  producer_init(&p);
+  expect_legacy_export_writable(&p, "first import");
+  for (int round = 0; round < 4; ++round) {
+    p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 0));
+    expect_legacy_export_writable(&p, "after a read-only tensor was released");
+  }
+  cr_expect_eq(p.deleted, 9);
+  const char* why = "";
+  if (!core_count_try_begin(&why)) {
+    cr_log_info("TEN-070: fresh-storage round not run: %s", why);
+    return;
+  }
+  expect_legacy_export_writable(&p, "storage from a custom allocator");
+  core_count_end("a pre-1.0 import and its export");
+  cr_expect_eq(p.deleted, 10);
+}
+
+/* TEN-071: the size in bits may be INT64_MAX itself: INT64_MAX one-bit
+ * elements import, by both imports; in two lanes they are refused. */
+TEST(tensor, TEN_071_bit_size_int64_max_imports) {
+  Producer p;
+  producer_init(&p);
+  p.shape[0] = INT64_MAX;
+  p.v.dl_tensor.ndim = 1;
+  p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
+  p.legacy.dl_tensor = p.v.dl_tensor;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->shape[0], INT64_MAX);
+  API(TVMFFIObjectDecRef)(t);
+  t = NULL;
+  cr_expect_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &t), 0, "INT64_MAX bits refused");
+  if (t != NULL) API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 2);
+  p.v.dl_tensor.dtype.lanes = 2;
+  p.deleted = 0;
+  expect_hostile_refused(&p, "from");
+}
+
+/* TEN-072: DLPack lets a scalar (ndim 0) have a NULL shape: it imports,
+ * by both imports, and serves as a view's prototype. */
+TEST(tensor, TEN_072_scalar_null_shape_imports) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = 0;
+  p.v.dl_tensor.shape = NULL;
+  p.legacy.dl_tensor = p.v.dl_tensor;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->ndim, 0);
+  cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
+  TVMFFIObjectHandle legacy = NULL;
+  cr_expect_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &legacy), 0,
+               "a scalar with a NULL shape refused by TVMFFITensorFromDLPack");
+  if (legacy != NULL) API(TVMFFIObjectDecRef)(legacy);
+  DLTensor proto = p.v.dl_tensor;
+  int64_t no_strides[1] = {0};
+  proto.strides = no_strides; /* a view is not asked to fill strides in */
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(t, &proto, &view), 0,
+               "a scalar prototype with a NULL shape refused");
+  if (view != NULL) API(TVMFFIObjectDecRef)(view);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 2);
+}
+
+/* TEN-073: a NULL prototype is a ValueError whose message names the
+ * function, then `prototype`, then says NULL (in that order, so that the
+ * message reads as a sentence about that argument). */
+TEST(tensor, TEN_073_view_null_prototype_message) {
+  HOSTILE_INPUT("upstream 0.1.15.post2 reads the NULL prototype; see spec/deviations.md TEN-073");
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, NULL, &view), -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "a NULL prototype raised nothing");
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  static const char* const parts[] = {"TVMFFITensorCreateUnsafeView", "prototype", "NULL"};
+  const char* at = cell->message.data;
+  const char* end = cell->message.data + cell->message.size;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+    const char* found = memmem(at, (size_t)(end - at), parts[i], strlen(parts[i]));
+    cr_expect_not_null(found, "\"%s\" missing, or not after \"%s\": %.*s", parts[i],
+                       i > 0 ? parts[i - 1] : "", (int)cell->message.size, cell->message.data);
+    if (found == NULL) break;
+    at = found + strlen(parts[i]);
+  }
+  API(TVMFFIObjectDecRef)(err);
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 1);
+}

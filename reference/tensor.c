@@ -1,6 +1,7 @@
 #include "tensor.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,7 @@ typedef struct {
 _Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
                "the DLTensor must follow the object header directly");
 
-/* ValueError "<api>: <arg><detail>" (the detail starts with "." or " "),
- * or "<arg><detail>" for internal callers that pass no api. */
+/* ValueError "<api>: <arg><detail>" (the detail starts with "." or " "). */
 __attribute__((format(printf, 3, 4))) static int tffi_bad_tensor(const char* api, const char* arg,
                                                                  const char* fmt, ...) {
   char detail[160];
@@ -35,12 +35,7 @@ __attribute__((format(printf, 3, 4))) static int tffi_bad_tensor(const char* api
   va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
-  if (api == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s%s", arg, detail);
   return tffi_raise(TFFI_VALUE_ERROR, "%s: %s%s", api, arg, detail);
-}
-
-int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
-  return tffi_dltensor_check_in(NULL, t, arg_name);
 }
 
 int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
@@ -57,13 +52,13 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
    * sizes, whose product may overflow: only an overflowed count asks which
    * case it is (the rare path scans again). */
   int64_t numel = 1;
-  int overflow = 0;
+  bool overflow = false;
   for (int32_t i = 0; i < t->ndim; ++i) {
     int64_t d = t->shape[i];
     if (d < 0) {
       return tffi_bad_tensor(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
     }
-    if (__builtin_mul_overflow(numel, d, &numel)) overflow = 1;
+    if (__builtin_mul_overflow(numel, d, &numel)) overflow = true;
   }
   if (overflow) {
     for (int32_t i = 0; i < t->ndim; ++i) {
@@ -72,25 +67,25 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
     return tffi_bad_tensor(api, arg_name, ".shape: element count overflows int64");
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
-  if (__builtin_mul_overflow(numel, bits, &total) || total > INT64_MAX - 7) {
-    return tffi_bad_tensor(api, arg_name, ": byte size overflows int64");
+  if (__builtin_mul_overflow(numel, bits, &total)) {
+    return tffi_bad_tensor(api, arg_name, ": size in bits overflows int64");
   }
   return 0;
 }
 
-int tffi_dltensor_is_contiguous(const DLTensor* t) {
-  if (t->strides == NULL) return 1;
+bool tffi_dltensor_is_contiguous(const DLTensor* t) {
+  if (t->strides == NULL) return true;
   for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] == 0) return 1;
+    if (t->shape[i] == 0) return true;
   }
   int64_t expect = 1;
   for (int32_t i = t->ndim - 1; i >= 0; --i) {
     /* A dimension of size 1 is never stepped over: its stride is free. */
     if (t->shape[i] == 1) continue;
-    if (t->strides[i] != expect) return 0;
+    if (t->strides[i] != expect) return false;
     expect *= t->shape[i];
   }
-  return 1;
+  return true;
 }
 
 uint64_t tffi_tensor_flags(const TVMFFIObject* tensor) {
@@ -103,17 +98,9 @@ void tffi_tensor_set_flags(TVMFFIObject* tensor, uint64_t flags) {
 
 static void tffi_tensor_delete(void* self, int flags) {
   TffiTensor* t = self;
-  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && t->release != NULL) {
-    TffiTensorRelease release = t->release;
-    t->release = NULL;
-    release(t->ctx);
-  }
+  /* The strong flag comes once in a tensor's life, so release runs once. */
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) t->release(t->ctx);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
-}
-
-int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
-                    void* ctx, TVMFFIObject** out) {
-  return tffi_tensor_new_in(NULL, proto, arg_name, release, ctx, out);
 }
 
 int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
@@ -140,14 +127,16 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
       strides[i] = proto->strides[i];
     }
   } else {
-    /* Compact strides, made in the same pass that copies the shape (as
-     * a compact layout has, saturating for empty tensors). */
-    int64_t step = 1;
+    /* Compact strides, made in the same pass that copies the shape. Only
+     * an empty tensor's products can pass INT64_MAX (the element count of
+     * any other was checked); no element is addressed through them, so
+     * they wrap modulo 2^64, as upstream's do. */
+    uint64_t step = 1;
     for (size_t i = ndim; i-- > 0;) {
       int64_t d = proto->shape[i];
       shape[i] = d;
-      strides[i] = step;
-      if (__builtin_mul_overflow(step, d, &step)) step = INT64_MAX;
+      strides[i] = (int64_t)step;
+      step *= (uint64_t)d;
     }
   }
   t->release = release;
