@@ -499,3 +499,68 @@ TEST(tensor, TEN_073_view_null_prototype_message) {
   API(TVMFFIObjectDecRef)(src);
   cr_expect_eq(p.deleted, 1);
 }
+
+/* TEN-074: each refusal names the field and the value it refuses. */
+TEST(tensor, TEN_074_refusal_names_field_and_value) {
+  Producer p;
+  producer_init(&p);
+  p.shape[1] = -3;
+  expect_hostile_refused(&p, "shape[1]");
+  expect_hostile_refused(&p, "-3");
+  p.shape[1] = 3;
+  p.v.dl_tensor.ndim = -1;
+  expect_hostile_refused(&p, "-1");
+  int64_t* shape = calloc(1000, sizeof(int64_t));
+  for (int i = 0; i < 1000; ++i) shape[i] = 1;
+  p.v.dl_tensor.shape = shape;
+  p.v.dl_tensor.ndim = 1000;
+  expect_hostile_refused(&p, "1000");
+  free(shape);
+}
+
+/* Imports a tensor of `ndim` dimensions (shape i + 2, strides 100 + i
+ * when `strided`, NULL otherwise: compact) from arrays followed by a
+ * sentinel, and checks every extent and stride of the result. */
+static void expect_kept_metadata(int32_t ndim, int strided) {
+  int64_t shape[9], strides[9];
+  for (int i = 0; i < 9; ++i) {
+    shape[i] = i < ndim ? i + 2 : -77;
+    strides[i] = i < ndim ? 100 + i : -77;
+  }
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = ndim;
+  p.v.dl_tensor.shape = shape;
+  p.v.dl_tensor.strides = strided ? strides : NULL;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  DLTensor* dl = tensor_dl(t);
+  cr_expect_eq(dl->ndim, ndim);
+  int64_t compact = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    cr_expect_eq(dl->shape[i], i + 2, "ndim %d: shape[%d] is %lld", ndim, i,
+                 (long long)dl->shape[i]);
+    int64_t want = strided ? 100 + i : compact;
+    cr_expect_eq(dl->strides[i], want, "ndim %d, %s: strides[%d] is %lld, not %lld", ndim,
+                 strided ? "explicit strides" : "compact", i, (long long)dl->strides[i],
+                 (long long)want);
+    compact *= i + 2;
+  }
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-075: a tensor keeps every extent and stride for any ndim (0, 1, 2,
+ * 3, 5, 8), explicit or compact, and its object stays within the storage
+ * it was allocated with (checked with a counting custom allocator where
+ * the implementation has one). */
+TEST(tensor, TEN_075_metadata_kept_for_every_ndim) {
+  static const int32_t ndims[] = {0, 1, 2, 3, 5, 8};
+  const char* why = "";
+  int counting = core_count_try_begin(&why);
+  if (!counting) cr_log_info("TEN-075: storage bounds not checked: %s", why);
+  for (size_t i = 0; i < sizeof ndims / sizeof ndims[0]; ++i) {
+    expect_kept_metadata(ndims[i], 1);
+    expect_kept_metadata(ndims[i], 0);
+  }
+  if (counting) core_count_end("imports of ndim 0 to 8");
+}

@@ -1,8 +1,6 @@
 #include "tensor.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,25 +25,23 @@ typedef struct {
 _Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
                "the DLTensor must follow the object header directly");
 
-/* ValueError "<api>: <arg><detail>" (the detail starts with "." or " "). */
-__attribute__((format(printf, 3, 4))) static int tffi_bad_tensor(const char* api, const char* arg,
-                                                                 const char* fmt, ...) {
-  char detail[160];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
-  return tffi_raise(TFFI_VALUE_ERROR, "%s: %s%s", api, arg, detail);
-}
+/* ValueError "<api>: <arg><detail>" (the detail, a format literal, starts
+ * with "." or " "). */
+#define TFFI_BAD_TENSOR(api, arg, detail, ...) \
+  tffi_raise(TFFI_VALUE_ERROR, "%s: %s" detail, api, arg, ##__VA_ARGS__)
+
+/* "[0, 64]": the accepted ndim range, spelled in the message as a literal. */
+#define TFFI_NDIM_RANGE_(max) "[0, " #max "]"
+#define TFFI_NDIM_RANGE(max) TFFI_NDIM_RANGE_(max)
 
 int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
-  if (t == NULL) return tffi_bad_tensor(api, arg_name, " is NULL");
+  if (t == NULL) return TFFI_BAD_TENSOR(api, arg_name, " is NULL");
   if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
-    return tffi_bad_tensor(api, arg_name, ".ndim is %d, outside [0, %d]", t->ndim,
-                           TFFI_TENSOR_MAX_NDIM);
+    return TFFI_BAD_TENSOR(api, arg_name, ".ndim is %d, outside " TFFI_NDIM_RANGE(
+                               TFFI_TENSOR_MAX_NDIM), t->ndim);
   }
   if (t->ndim > 0 && t->shape == NULL) {
-    return tffi_bad_tensor(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
+    return TFFI_BAD_TENSOR(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
   }
   /* One pass over the shape: every dimension non-negative, and the element
    * count. An empty tensor (a zero dimension) is valid whatever its other
@@ -56,7 +52,7 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
   for (int32_t i = 0; i < t->ndim; ++i) {
     int64_t d = t->shape[i];
     if (d < 0) {
-      return tffi_bad_tensor(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
+      return TFFI_BAD_TENSOR(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
     }
     if (__builtin_mul_overflow(numel, d, &numel)) overflow = true;
   }
@@ -64,11 +60,11 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
     for (int32_t i = 0; i < t->ndim; ++i) {
       if (t->shape[i] == 0) return 0;
     }
-    return tffi_bad_tensor(api, arg_name, ".shape: element count overflows int64");
+    return TFFI_BAD_TENSOR(api, arg_name, ".shape: element count overflows int64");
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
   if (__builtin_mul_overflow(numel, bits, &total)) {
-    return tffi_bad_tensor(api, arg_name, ": size in bits overflows int64");
+    return TFFI_BAD_TENSOR(api, arg_name, ": size in bits overflows int64");
   }
   return 0;
 }
