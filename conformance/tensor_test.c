@@ -121,6 +121,33 @@ static void expect_hostile_refused(Producer* p, const char* part) {
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
 
+/* As expect_hostile_refused, the message naming the versioned import and,
+ * after it, `part`. */
+static void expect_hostile_refused_in_order(Producer* p, const char* part) {
+  static const char api[] = "TVMFFITensorFromDLPackVersioned";
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out);
+  if (rc == 0) {
+    API(TVMFFIObjectDecRef)(out);
+    cr_assert_fail("hostile metadata was accepted (%s)", part);
+  }
+  cr_assert_eq(rc, -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "a refusal (%s) raised nothing", part);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* end = cell->message.data + cell->message.size;
+  const char* at = memmem(cell->message.data, cell->message.size, api, sizeof api - 1);
+  const char* found =
+      at == NULL ? NULL : memmem(at + sizeof api - 1, (size_t)(end - at) - (sizeof api - 1), part,
+                                 strlen(part));
+  cr_expect_not_null(found, "the message lacks %s, then \"%s\": %.*s", api, part,
+                     (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
+}
+
 /* TEN-040: a negative dimension is refused. */
 TEST(tensor, TEN_040_negative_dimension) {
   Producer p;
@@ -152,6 +179,11 @@ TEST(tensor, TEN_042_element_count_overflow) {
   producer_init(&p);
   p.shape[0] = (int64_t)1 << 40;
   p.shape[1] = (int64_t)1 << 40;
+  expect_hostile_refused(&p, "shape");
+  /* 2^63 one-bit elements: one element past int64, few bits each. */
+  p.shape[0] = (int64_t)1 << 62;
+  p.shape[1] = 2;
+  p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
   expect_hostile_refused(&p, "shape");
 }
 
@@ -300,7 +332,7 @@ TEST(tensor, TEN_054_bit_size_overflow) {
  * (the first dimension) and a wrong middle stride are refused, compact
  * strides of three dimensions accepted. */
 TEST(tensor, TEN_055_contiguity_every_dimension) {
-  static const int64_t bad[][3] = {{7, 3, 1}, {12, 5, 1}, {12, 4, 2}};
+  static const int64_t bad[][3] = {{7, 3, 1}, {13, 4, 1}, {12, 5, 1}, {12, 4, 2}};
   Producer p;
   producer_init(&p);
   p.shape[0] = 2;
@@ -442,6 +474,8 @@ TEST(tensor, TEN_071_bit_size_int64_max_imports) {
   p.v.dl_tensor.dtype.lanes = 2;
   p.deleted = 0;
   expect_hostile_refused(&p, "from");
+  p.deleted = 0;
+  expect_hostile_refused_in_order(&p, "overflow");
 }
 
 /* TEN-072: DLPack lets a scalar (ndim 0) have a NULL shape: it imports,
@@ -470,22 +504,15 @@ TEST(tensor, TEN_072_scalar_null_shape_imports) {
   cr_expect_eq(p.deleted, 2);
 }
 
-/* TEN-073: a NULL prototype is a ValueError whose message names the
- * function, then `prototype`, then says NULL (in that order, so that the
- * message reads as a sentence about that argument). */
-TEST(tensor, TEN_073_view_null_prototype_message) {
-  HOSTILE_INPUT("upstream 0.1.15.post2 reads the NULL prototype; see spec/deviations.md TEN-073");
-  Producer p;
-  producer_init(&p);
-  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
-  TVMFFIObjectHandle view = NULL;
-  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, NULL, &view), -1);
+/* A raised ValueError whose message has TVMFFITensorCreateUnsafeView,
+ * then `arg`, then NULL. */
+static void expect_value_error_in_order(const char* arg) {
   TVMFFIObjectHandle err = core_take_raised();
-  cr_assert_not_null(err, "a NULL prototype raised nothing");
+  cr_assert_not_null(err, "a NULL %s raised nothing", arg);
   const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
   cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
             "raised %.*s", (int)cell->kind.size, cell->kind.data);
-  static const char* const parts[] = {"TVMFFITensorCreateUnsafeView", "prototype", "NULL"};
+  const char* parts[] = {"TVMFFITensorCreateUnsafeView", arg, "NULL"};
   const char* at = cell->message.data;
   const char* end = cell->message.data + cell->message.size;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
@@ -496,25 +523,42 @@ TEST(tensor, TEN_073_view_null_prototype_message) {
     at = found + strlen(parts[i]);
   }
   API(TVMFFIObjectDecRef)(err);
+}
+
+/* TEN-073: a NULL prototype or out is a ValueError whose message names
+ * the function, then the argument, then says NULL (in that order, so that
+ * the message reads as a sentence about that argument). */
+TEST(tensor, TEN_073_view_null_argument_message) {
+  HOSTILE_INPUT("upstream 0.1.15.post2 reads the NULL prototype; see spec/deviations.md TEN-073");
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, NULL, &view), -1);
+  expect_value_error_in_order("prototype");
+  DLTensor proto = *tensor_dl(src);
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, NULL), -1);
+  expect_value_error_in_order("out");
   API(TVMFFIObjectDecRef)(src);
   cr_expect_eq(p.deleted, 1);
 }
 
-/* TEN-074: each refusal names the field and the value it refuses. */
+/* TEN-074: each refusal names the function, after it the field and the
+ * value it refuses. */
 TEST(tensor, TEN_074_refusal_names_field_and_value) {
   Producer p;
   producer_init(&p);
   p.shape[1] = -3;
-  expect_hostile_refused(&p, "shape[1]");
-  expect_hostile_refused(&p, "-3");
+  expect_hostile_refused_in_order(&p, "shape[1]");
+  expect_hostile_refused_in_order(&p, "-3");
   p.shape[1] = 3;
   p.v.dl_tensor.ndim = -1;
-  expect_hostile_refused(&p, "-1");
+  expect_hostile_refused_in_order(&p, "-1");
   int64_t* shape = calloc(1000, sizeof(int64_t));
   for (int i = 0; i < 1000; ++i) shape[i] = 1;
   p.v.dl_tensor.shape = shape;
   p.v.dl_tensor.ndim = 1000;
-  expect_hostile_refused(&p, "1000");
+  expect_hostile_refused_in_order(&p, "1000");
   free(shape);
 }
 

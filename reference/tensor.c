@@ -30,15 +30,12 @@ _Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
 #define TFFI_BAD_TENSOR(api, arg, detail, ...) \
   tffi_raise(TFFI_VALUE_ERROR, "%s: %s" detail, api, arg, ##__VA_ARGS__)
 
-/* "[0, 64]": the accepted ndim range, spelled in the message as a literal. */
-#define TFFI_NDIM_RANGE_(max) "[0, " #max "]"
-#define TFFI_NDIM_RANGE(max) TFFI_NDIM_RANGE_(max)
+_Static_assert(TFFI_TENSOR_MAX_NDIM == 64, "the ndim refusal below says [0, 64]");
 
 int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name) {
   if (t == NULL) return TFFI_BAD_TENSOR(api, arg_name, " is NULL");
   if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
-    return TFFI_BAD_TENSOR(api, arg_name, ".ndim is %d, outside " TFFI_NDIM_RANGE(
-                               TFFI_TENSOR_MAX_NDIM), t->ndim);
+    return TFFI_BAD_TENSOR(api, arg_name, ".ndim is %d, outside [0, 64]", t->ndim);
   }
   if (t->ndim > 0 && t->shape == NULL) {
     return TFFI_BAD_TENSOR(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
@@ -57,8 +54,8 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
     if (__builtin_mul_overflow(numel, d, &numel)) overflow = true;
   }
   if (overflow) {
-    for (int32_t i = 0; i < t->ndim; ++i) {
-      if (t->shape[i] == 0) return 0;
+    for (int32_t k = 0; k < t->ndim; ++k) {
+      if (t->shape[k] == 0) return 0;
     }
     return TFFI_BAD_TENSOR(api, arg_name, ".shape: element count overflows int64");
   }
@@ -97,12 +94,6 @@ static void tffi_tensor_delete(void* self, int flags) {
   /* The strong flag comes once in a tensor's life, so release runs once. */
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) t->release(t->ctx);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
-}
-
-int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, TVMFFIObject** out) {
-  if (tffi_dltensor_check_in(api, proto, arg_name) != 0) return -1;
-  return tffi_tensor_new_checked(proto, release, ctx, out);
 }
 
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
@@ -151,10 +142,12 @@ int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prot
                           "is %s, expected a Tensor object", source == NULL ? "NULL" : "not a Tensor");
   }
   if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
+  if (tffi_dltensor_check_in("TVMFFITensorCreateUnsafeView", prototype, "prototype") != 0) {
+    return -1;
+  }
   /* The view keeps the source alive, since it points into its data. */
   tffi_incref(source);
-  if (tffi_tensor_new_in("TVMFFITensorCreateUnsafeView", prototype, "prototype",
-                         tffi_release_source, source, (TVMFFIObject**)out) != 0) {
+  if (tffi_tensor_new_checked(prototype, tffi_release_source, source, (TVMFFIObject**)out) != 0) {
     tffi_decref(source);
     return -1;
   }

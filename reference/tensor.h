@@ -51,23 +51,16 @@ bool tffi_dltensor_is_contiguous(const DLTensor* t);
 typedef void (*TffiTensorRelease)(void* ctx);
 
 /*
- * Makes a Tensor object from DLTensor metadata: data pointer, device, dtype,
- * byte_offset are copied; shape and strides are copied into the object
- * (strides computed when `proto->strides` is NULL). The object calls
- * release(ctx) once when freed. On failure returns -1 with ValueError
- * (metadata, "<api>: <arg_name>...") or MemoryError raised, and does NOT
- * call release: the caller still owns ctx. On success *out is a new
- * reference.
+ * Makes a Tensor object from DLTensor metadata that passed
+ * tffi_dltensor_check_in (callers check first, so that a refusal names
+ * their argument): data pointer, device, dtype, byte_offset are copied;
+ * shape and strides are copied into the object (strides computed when
+ * `proto->strides` is NULL). The object calls release(ctx) once when
+ * freed. On failure returns -1 with MemoryError raised, and does NOT call
+ * release: the caller still owns ctx. On success *out is a new reference.
  */
-int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, TVMFFIObject** out);
-
-/* As tffi_tensor_new_in for a prototype that already passed
- * tffi_dltensor_check_in (checking twice costs a fifth of an import). */
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out);
-
-
 
 /*
  * DLPack flags a tensor carries from its import to its exports. Only
