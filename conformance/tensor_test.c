@@ -121,10 +121,10 @@ static void expect_hostile_refused(Producer* p, const char* part) {
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
 
-/* As expect_hostile_refused, the message naming the versioned import and,
- * after it, `part`. */
+/* As expect_hostile_refused, the message naming the versioned import,
+ * after it the argument `from`, and after that `part`. */
 static void expect_hostile_refused_in_order(Producer* p, const char* part) {
-  static const char api[] = "TVMFFITensorFromDLPackVersioned";
+  const char* parts[] = {"TVMFFITensorFromDLPackVersioned", "from", part};
   TVMFFIObjectHandle out = NULL;
   int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out);
   if (rc == 0) {
@@ -137,13 +137,15 @@ static void expect_hostile_refused_in_order(Producer* p, const char* part) {
   const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
   cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
             "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* at = cell->message.data;
   const char* end = cell->message.data + cell->message.size;
-  const char* at = memmem(cell->message.data, cell->message.size, api, sizeof api - 1);
-  const char* found =
-      at == NULL ? NULL : memmem(at + sizeof api - 1, (size_t)(end - at) - (sizeof api - 1), part,
-                                 strlen(part));
-  cr_expect_not_null(found, "the message lacks %s, then \"%s\": %.*s", api, part,
-                     (int)cell->message.size, cell->message.data);
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+    const char* found = memmem(at, (size_t)(end - at), parts[i], strlen(parts[i]));
+    cr_expect_not_null(found, "\"%s\" missing, or not after \"%s\": %.*s", parts[i],
+                       i > 0 ? parts[i - 1] : "", (int)cell->message.size, cell->message.data);
+    if (found == NULL) break;
+    at = found + strlen(parts[i]);
+  }
   API(TVMFFIObjectDecRef)(err);
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
@@ -473,8 +475,6 @@ TEST(tensor, TEN_071_bit_size_int64_max_imports) {
   cr_expect_eq(p.deleted, 2);
   p.v.dl_tensor.dtype.lanes = 2;
   p.deleted = 0;
-  expect_hostile_refused(&p, "from");
-  p.deleted = 0;
   expect_hostile_refused_in_order(&p, "overflow");
 }
 
@@ -546,6 +546,7 @@ TEST(tensor, TEN_073_view_null_argument_message) {
 /* TEN-074: each refusal names the function, after it the field and the
  * value it refuses. */
 TEST(tensor, TEN_074_refusal_names_field_and_value) {
+  HOSTILE_INPUT("upstream 0.1.15.post2 reads a NULL shape; see spec/deviations.md TEN-043");
   Producer p;
   producer_init(&p);
   p.shape[1] = -3;
@@ -560,6 +561,12 @@ TEST(tensor, TEN_074_refusal_names_field_and_value) {
   p.v.dl_tensor.ndim = 1000;
   expect_hostile_refused_in_order(&p, "1000");
   free(shape);
+  p.v.dl_tensor.ndim = 2;
+  p.v.dl_tensor.shape = p.shape;
+  p.shape[0] = p.shape[1] = (int64_t)1 << 40;
+  expect_hostile_refused_in_order(&p, "shape");
+  p.v.dl_tensor.shape = NULL;
+  expect_hostile_refused_in_order(&p, "shape");
 }
 
 /* Imports a tensor of `ndim` dimensions (shape i + 2, strides 100 + i
