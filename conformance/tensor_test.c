@@ -187,6 +187,11 @@ TEST(tensor, TEN_042_element_count_overflow) {
   p.shape[1] = 2;
   p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
   expect_hostile_refused(&p, "shape");
+  /* Only the ndim extents count: a 0 stored just before the shape array
+   * does not make the tensor empty. */
+  int64_t padded[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+  p.v.dl_tensor.shape = padded + 1;
+  expect_hostile_refused(&p, "shape");
 }
 
 /* TEN-043: a NULL shape with ndim > 0 is refused without reading it. */
@@ -368,6 +373,13 @@ TEST(tensor, TEN_055_contiguity_every_dimension) {
   p.strides[2] = 1;
   API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
   cr_expect_eq(p.deleted, 1);
+  /* A 0 in the last extent makes the tensor empty: any strides. */
+  p.shape[2] = 0;
+  p.strides[0] = 7;
+  p.strides[1] = 5;
+  p.strides[2] = 3;
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
+  cr_expect_eq(p.deleted, 2);
 }
 
 /* TEN-056: of the producer's flags only DLPACK_FLAG_BITMASK_READ_ONLY is
