@@ -121,6 +121,35 @@ static void expect_hostile_refused(Producer* p, const char* part) {
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
 
+/* As expect_hostile_refused, the message naming the versioned import,
+ * after it the argument `from`, and after that `part`. */
+static void expect_hostile_refused_in_order(Producer* p, const char* part) {
+  const char* parts[] = {"TVMFFITensorFromDLPackVersioned", "from", part};
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out);
+  if (rc == 0) {
+    API(TVMFFIObjectDecRef)(out);
+    cr_assert_fail("hostile metadata was accepted (%s)", part);
+  }
+  cr_assert_eq(rc, -1);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "a refusal (%s) raised nothing", part);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* at = cell->message.data;
+  const char* end = cell->message.data + cell->message.size;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+    const char* found = memmem(at, (size_t)(end - at), parts[i], strlen(parts[i]));
+    cr_expect_not_null(found, "\"%s\" missing, or not after \"%s\": %.*s", parts[i],
+                       i > 0 ? parts[i - 1] : "", (int)cell->message.size, cell->message.data);
+    if (found == NULL) break;
+    at = found + strlen(parts[i]);
+  }
+  API(TVMFFIObjectDecRef)(err);
+  cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
+}
+
 /* TEN-040: a negative dimension is refused. */
 TEST(tensor, TEN_040_negative_dimension) {
   Producer p;
@@ -152,6 +181,16 @@ TEST(tensor, TEN_042_element_count_overflow) {
   producer_init(&p);
   p.shape[0] = (int64_t)1 << 40;
   p.shape[1] = (int64_t)1 << 40;
+  expect_hostile_refused(&p, "shape");
+  /* 2^63 one-bit elements: one element past int64, few bits each. */
+  p.shape[0] = (int64_t)1 << 62;
+  p.shape[1] = 2;
+  p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
+  expect_hostile_refused(&p, "shape");
+  /* Only the ndim extents count: a 0 stored just before the shape array
+   * does not make the tensor empty. */
+  int64_t padded[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+  p.v.dl_tensor.shape = padded + 1;
   expect_hostile_refused(&p, "shape");
 }
 
@@ -302,7 +341,7 @@ TEST(tensor, TEN_054_bit_size_overflow) {
  * (the first dimension) and a wrong middle stride are refused, compact
  * strides of three dimensions accepted. */
 TEST(tensor, TEN_055_contiguity_every_dimension) {
-  static const int64_t bad[][3] = {{7, 3, 1}, {12, 5, 1}, {12, 4, 2}};
+  static const int64_t bad[][3] = {{7, 3, 1}, {13, 4, 1}, {12, 5, 1}, {12, 4, 2}};
   Producer p;
   producer_init(&p);
   p.shape[0] = 2;
@@ -336,6 +375,13 @@ TEST(tensor, TEN_055_contiguity_every_dimension) {
   p.strides[2] = 1;
   API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
   cr_expect_eq(p.deleted, 1);
+  /* A 0 in the last extent makes the tensor empty: any strides. */
+  p.shape[2] = 0;
+  p.strides[0] = 7;
+  p.strides[1] = 5;
+  p.strides[2] = 3;
+  API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 1));
+  cr_expect_eq(p.deleted, 2);
 }
 
 /* TEN-056: of the producer's flags only DLPACK_FLAG_BITMASK_READ_ONLY is
@@ -385,4 +431,201 @@ TEST(tensor, TEN_057_weak_reference_outstanding) {
     cr_expect_eq(p.deleted, 1, "the weak reference went: producer deleter ran %d times",
                  p.deleted);
   }
+}
+
+/* ---- what a fresh tensor starts with ---- */
+
+/* A pre-1.0 import, exported versioned, must say flags 0. */
+static void expect_legacy_export_writable(Producer* p, const char* when) {
+  TVMFFIObjectHandle t = NULL;
+  cr_assert_eq(API(TVMFFITensorFromDLPack)(&p->legacy, 0, 0, &t), 0);
+  DLManagedTensorVersioned* e = NULL;
+  cr_assert_eq(API(TVMFFITensorToDLPackVersioned)(t, &e), 0);
+  cr_expect_eq(e->flags, 0u, "%s: export of a pre-1.0 import has flags %#llx", when,
+               (unsigned long long)e->flags);
+  e->deleter(e);
+  API(TVMFFIObjectDecRef)(t);
+}
+
+/* TEN-070: a pre-1.0 managed tensor carries no flags, so the tensor made
+ * from it is writable: its versioned export has flags 0 whatever storage
+ * the tensor got (storage a read-only tensor just gave back, or fresh
+ * storage full of garbage from a registered custom allocator). */
+TEST(tensor, TEN_070_legacy_import_exports_flags_0) {
+  Producer p;
+  producer_init(&p);
+  expect_legacy_export_writable(&p, "first import");
+  for (int round = 0; round < 4; ++round) {
+    p.v.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    API(TVMFFIObjectDecRef)(tensor_import_v(&p, 0, 0));
+    expect_legacy_export_writable(&p, "after a read-only tensor was released");
+  }
+  cr_expect_eq(p.deleted, 9);
+  const char* why = "";
+  if (!core_count_try_begin(&why)) {
+    cr_log_info("TEN-070: fresh-storage round not run: %s", why);
+    return;
+  }
+  expect_legacy_export_writable(&p, "storage from a custom allocator");
+  core_count_end("a pre-1.0 import and its export");
+  cr_expect_eq(p.deleted, 10);
+}
+
+/* TEN-071: the size in bits may be INT64_MAX itself: INT64_MAX one-bit
+ * elements import, by both imports; in two lanes they are refused. */
+TEST(tensor, TEN_071_bit_size_int64_max_imports) {
+  Producer p;
+  producer_init(&p);
+  p.shape[0] = INT64_MAX;
+  p.v.dl_tensor.ndim = 1;
+  p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
+  p.legacy.dl_tensor = p.v.dl_tensor;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->shape[0], INT64_MAX);
+  API(TVMFFIObjectDecRef)(t);
+  t = NULL;
+  cr_expect_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &t), 0, "INT64_MAX bits refused");
+  if (t != NULL) API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 2);
+  p.v.dl_tensor.dtype.lanes = 2;
+  p.deleted = 0;
+  expect_hostile_refused_in_order(&p, "overflow");
+}
+
+/* TEN-072: DLPack lets a scalar (ndim 0) have a NULL shape: it imports,
+ * by both imports, and serves as a view's prototype. */
+TEST(tensor, TEN_072_scalar_null_shape_imports) {
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = 0;
+  p.v.dl_tensor.shape = NULL;
+  p.legacy.dl_tensor = p.v.dl_tensor;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  cr_expect_eq(tensor_dl(t)->ndim, 0);
+  cr_expect_eq(tensor_dl(t)->data, (void*)producer_buffer);
+  TVMFFIObjectHandle legacy = NULL;
+  cr_expect_eq(API(TVMFFITensorFromDLPack)(&p.legacy, 0, 0, &legacy), 0,
+               "a scalar with a NULL shape refused by TVMFFITensorFromDLPack");
+  if (legacy != NULL) API(TVMFFIObjectDecRef)(legacy);
+  DLTensor proto = p.v.dl_tensor;
+  int64_t no_strides[1] = {0};
+  proto.strides = no_strides; /* a view is not asked to fill strides in */
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(t, &proto, &view), 0,
+               "a scalar prototype with a NULL shape refused");
+  if (view != NULL) API(TVMFFIObjectDecRef)(view);
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 2);
+}
+
+/* A raised ValueError whose message has TVMFFITensorCreateUnsafeView,
+ * then `arg`, then NULL. */
+static void expect_value_error_in_order(const char* arg) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "a NULL %s raised nothing", arg);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* parts[] = {"TVMFFITensorCreateUnsafeView", arg, "NULL"};
+  const char* at = cell->message.data;
+  const char* end = cell->message.data + cell->message.size;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+    const char* found = memmem(at, (size_t)(end - at), parts[i], strlen(parts[i]));
+    cr_expect_not_null(found, "\"%s\" missing, or not after \"%s\": %.*s", parts[i],
+                       i > 0 ? parts[i - 1] : "", (int)cell->message.size, cell->message.data);
+    if (found == NULL) break;
+    at = found + strlen(parts[i]);
+  }
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* TEN-073: a NULL prototype or out is a ValueError whose message names
+ * the function, then the argument, then says NULL (in that order, so that
+ * the message reads as a sentence about that argument). */
+TEST(tensor, TEN_073_view_null_argument_message) {
+  HOSTILE_INPUT("upstream 0.1.15.post2 reads the NULL prototype; see spec/deviations.md TEN-073");
+  Producer p;
+  producer_init(&p);
+  TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
+  TVMFFIObjectHandle view = NULL;
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, NULL, &view), -1);
+  expect_value_error_in_order("prototype");
+  DLTensor proto = *tensor_dl(src);
+  cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(src, &proto, NULL), -1);
+  expect_value_error_in_order("out");
+  API(TVMFFIObjectDecRef)(src);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-074: each refusal names the function, after it the field and the
+ * value it refuses. */
+TEST(tensor, TEN_074_refusal_names_field_and_value) {
+  HOSTILE_INPUT("upstream 0.1.15.post2 reads a NULL shape; see spec/deviations.md TEN-043");
+  Producer p;
+  producer_init(&p);
+  p.shape[1] = -3;
+  expect_hostile_refused_in_order(&p, "shape[1]");
+  expect_hostile_refused_in_order(&p, "-3");
+  p.shape[1] = 3;
+  p.v.dl_tensor.ndim = -1;
+  expect_hostile_refused_in_order(&p, "-1");
+  int64_t* shape = calloc(1000, sizeof(int64_t));
+  for (int i = 0; i < 1000; ++i) shape[i] = 1;
+  p.v.dl_tensor.shape = shape;
+  p.v.dl_tensor.ndim = 1000;
+  expect_hostile_refused_in_order(&p, "1000");
+  free(shape);
+  p.v.dl_tensor.ndim = 2;
+  p.v.dl_tensor.shape = p.shape;
+  p.shape[0] = p.shape[1] = (int64_t)1 << 40;
+  expect_hostile_refused_in_order(&p, "shape");
+  p.v.dl_tensor.shape = NULL;
+  expect_hostile_refused_in_order(&p, "shape");
+}
+
+/* Imports a tensor of `ndim` dimensions (shape i + 2, strides 100 + i
+ * when `strided`, NULL otherwise: compact) from arrays followed by a
+ * sentinel, and checks every extent and stride of the result. */
+static void expect_kept_metadata(int32_t ndim, int strided) {
+  int64_t shape[9], strides[9];
+  for (int i = 0; i < 9; ++i) {
+    shape[i] = i < ndim ? i + 2 : -77;
+    strides[i] = i < ndim ? 100 + i : -77;
+  }
+  Producer p;
+  producer_init(&p);
+  p.v.dl_tensor.ndim = ndim;
+  p.v.dl_tensor.shape = shape;
+  p.v.dl_tensor.strides = strided ? strides : NULL;
+  TVMFFIObjectHandle t = tensor_import_v(&p, 0, 0);
+  DLTensor* dl = tensor_dl(t);
+  cr_expect_eq(dl->ndim, ndim);
+  int64_t compact = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    cr_expect_eq(dl->shape[i], i + 2, "ndim %d: shape[%d] is %lld", ndim, i,
+                 (long long)dl->shape[i]);
+    int64_t want = strided ? 100 + i : compact;
+    cr_expect_eq(dl->strides[i], want, "ndim %d, %s: strides[%d] is %lld, not %lld", ndim,
+                 strided ? "explicit strides" : "compact", i, (long long)dl->strides[i],
+                 (long long)want);
+    compact *= i + 2;
+  }
+  API(TVMFFIObjectDecRef)(t);
+  cr_expect_eq(p.deleted, 1);
+}
+
+/* TEN-075: a tensor keeps every extent and stride for any ndim (0, 1, 2,
+ * 3, 5, 8), explicit or compact, and its object stays within the storage
+ * it was allocated with (checked with a counting custom allocator where
+ * the implementation has one). */
+TEST(tensor, TEN_075_metadata_kept_for_every_ndim) {
+  static const int32_t ndims[] = {0, 1, 2, 3, 5, 8};
+  const char* why = "";
+  int counting = core_count_try_begin(&why);
+  if (!counting) cr_log_info("TEN-075: storage bounds not checked: %s", why);
+  for (size_t i = 0; i < sizeof ndims / sizeof ndims[0]; ++i) {
+    expect_kept_metadata(ndims[i], 1);
+    expect_kept_metadata(ndims[i], 0);
+  }
+  if (counting) core_count_end("imports of ndim 0 to 8");
 }

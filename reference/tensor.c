@@ -1,7 +1,6 @@
 #include "tensor.h"
 
-#include <stdarg.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,59 +25,48 @@ typedef struct {
 _Static_assert(offsetof(TffiTensor, dl) == sizeof(TVMFFIObject),
                "the DLTensor must follow the object header directly");
 
-/* ValueError "<api>: <arg><detail>" (the detail starts with "." or " "),
- * or "<arg><detail>" for internal callers that pass no api. */
-__attribute__((format(printf, 3, 4))) static int tffi_bad_tensor(const char* api, const char* arg,
-                                                                 const char* fmt, ...) {
-  char detail[160];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
-  if (api == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s%s", arg, detail);
-  return tffi_raise(TFFI_VALUE_ERROR, "%s: %s%s", api, arg, detail);
-}
+/* ValueError "<api>: <arg><detail>" (the detail, a format literal, starts
+ * with "." or " "). */
+#define TFFI_BAD_TENSOR(api, arg, detail, ...) \
+  tffi_raise(TFFI_VALUE_ERROR, "%s: %s" detail, api, arg, ##__VA_ARGS__)
 
-int tffi_dltensor_check(const DLTensor* t, const char* arg_name) {
-  return tffi_dltensor_check_in(NULL, t, arg_name);
-}
+_Static_assert(TFFI_TENSOR_MAX_NDIM == 64, "the ndim refusal below says [0, 64]");
 
-/* The checks of tffi_dltensor_check_in, inlined into tffi_tensor_new_in so
+/* The checks of tffi_dltensor_check_in, inlined into tffi_tensor_import so
  * that an import is one function from the checks to the copy (the error
  * paths stay calls). */
 static inline __attribute__((always_inline)) int tffi_check_shape(const char* api,
                                                                   const DLTensor* t,
                                                                   const char* arg_name) {
-  if (t == NULL) return tffi_bad_tensor(api, arg_name, " is NULL");
+  if (t == NULL) return TFFI_BAD_TENSOR(api, arg_name, " is NULL");
   if (t->ndim < 0 || t->ndim > TFFI_TENSOR_MAX_NDIM) {
-    return tffi_bad_tensor(api, arg_name, ".ndim is %d, outside [0, %d]", t->ndim,
-                           TFFI_TENSOR_MAX_NDIM);
+    return TFFI_BAD_TENSOR(api, arg_name, ".ndim is %d, outside [0, 64]", t->ndim);
   }
   if (t->ndim > 0 && t->shape == NULL) {
-    return tffi_bad_tensor(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
+    return TFFI_BAD_TENSOR(api, arg_name, ".shape is NULL while ndim is %d", t->ndim);
   }
   /* One pass over the shape: every dimension non-negative, and the element
    * count. An empty tensor (a zero dimension) is valid whatever its other
    * sizes, whose product may overflow: only an overflowed count asks which
    * case it is (the rare path scans again). */
   int64_t numel = 1;
-  int overflow = 0;
+  bool overflow = false;
   for (int32_t i = 0; i < t->ndim; ++i) {
     int64_t d = t->shape[i];
     if (d < 0) {
-      return tffi_bad_tensor(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
+      return TFFI_BAD_TENSOR(api, arg_name, ".shape[%d] is negative (%lld)", i, (long long)d);
     }
-    if (__builtin_mul_overflow(numel, d, &numel)) overflow = 1;
+    if (__builtin_mul_overflow(numel, d, &numel)) overflow = true;
   }
   if (overflow) {
-    for (int32_t i = 0; i < t->ndim; ++i) {
-      if (t->shape[i] == 0) return 0;
+    for (int32_t k = 0; k < t->ndim; ++k) {
+      if (t->shape[k] == 0) return 0;
     }
-    return tffi_bad_tensor(api, arg_name, ".shape: element count overflows int64");
+    return TFFI_BAD_TENSOR(api, arg_name, ".shape: element count overflows int64");
   }
   int64_t bits = (int64_t)t->dtype.bits * (int64_t)t->dtype.lanes, total;
-  if (__builtin_mul_overflow(numel, bits, &total) || total > INT64_MAX - 7) {
-    return tffi_bad_tensor(api, arg_name, ": byte size overflows int64");
+  if (__builtin_mul_overflow(numel, bits, &total)) {
+    return TFFI_BAD_TENSOR(api, arg_name, ": size in bits overflows int64");
   }
   return 0;
 }
@@ -87,19 +75,19 @@ int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_n
   return tffi_check_shape(api, t, arg_name);
 }
 
-int tffi_dltensor_is_contiguous(const DLTensor* t) {
-  if (t->strides == NULL) return 1;
+bool tffi_dltensor_is_contiguous(const DLTensor* t) {
+  if (t->strides == NULL) return true;
   for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] == 0) return 1;
+    if (t->shape[i] == 0) return true;
   }
   int64_t expect = 1;
   for (int32_t i = t->ndim - 1; i >= 0; --i) {
     /* A dimension of size 1 is never stepped over: its stride is free. */
     if (t->shape[i] == 1) continue;
-    if (t->strides[i] != expect) return 0;
+    if (t->strides[i] != expect) return false;
     expect *= t->shape[i];
   }
-  return 1;
+  return true;
 }
 
 uint64_t tffi_tensor_flags(const TVMFFIObject* tensor) {
@@ -112,20 +100,12 @@ void tffi_tensor_set_flags(TVMFFIObject* tensor, uint64_t flags) {
 
 static void tffi_tensor_delete(void* self, int flags) {
   TffiTensor* t = self;
-  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && t->release != NULL) {
-    TffiTensorRelease release = t->release;
-    t->release = NULL;
-    release(t->ctx);
-  }
+  /* The strong flag comes once in a tensor's life, so release runs once. */
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) t->release(t->ctx);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
 }
 
-int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
-                    void* ctx, TVMFFIObject** out) {
-  return tffi_tensor_new_in(NULL, proto, arg_name, release, ctx, out);
-}
-
-/* tffi_tensor_new_checked's body, inlined into tffi_tensor_new_in too. */
+/* tffi_tensor_new_checked's body, inlined into tffi_tensor_import too. */
 static inline __attribute__((always_inline)) int tffi_build(const DLTensor* proto,
                                                             TffiTensorRelease release, void* ctx,
                                                             TVMFFIObject** out) {
@@ -145,14 +125,16 @@ static inline __attribute__((always_inline)) int tffi_build(const DLTensor* prot
       strides[i] = proto->strides[i];
     }
   } else {
-    /* Compact strides, made in the same pass that copies the shape (as
-     * a compact layout has, saturating for empty tensors). */
-    int64_t step = 1;
+    /* Compact strides, made in the same pass that copies the shape. Only
+     * an empty tensor's products can pass INT64_MAX (the element count of
+     * any other was checked); no element is addressed through them, so
+     * they wrap modulo 2^64, as upstream's do. */
+    uint64_t step = 1;
     for (size_t i = ndim; i-- > 0;) {
       int64_t d = proto->shape[i];
       shape[i] = d;
-      strides[i] = step;
-      if (__builtin_mul_overflow(step, d, &step)) step = INT64_MAX;
+      strides[i] = (int64_t)step;
+      step *= (uint64_t)d;
     }
   }
   t->release = release;
@@ -176,11 +158,6 @@ int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_n
   return 0;
 }
 
-int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, TVMFFIObject** out) {
-  return tffi_tensor_import(api, proto, arg_name, release, ctx, 0, out);
-}
-
 static void tffi_release_source(void* ctx) { tffi_decref(ctx); }
 
 int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
@@ -190,10 +167,12 @@ int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prot
                           "is %s, expected a Tensor object", source == NULL ? "NULL" : "not a Tensor");
   }
   if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
+  if (tffi_dltensor_check_in("TVMFFITensorCreateUnsafeView", prototype, "prototype") != 0) {
+    return -1;
+  }
   /* The view keeps the source alive, since it points into its data. */
   tffi_incref(source);
-  if (tffi_tensor_new_in("TVMFFITensorCreateUnsafeView", prototype, "prototype",
-                         tffi_release_source, source, (TVMFFIObject**)out) != 0) {
+  if (tffi_tensor_new_checked(prototype, tffi_release_source, source, (TVMFFIObject**)out) != 0) {
     tffi_decref(source);
     return -1;
   }

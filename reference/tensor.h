@@ -12,6 +12,7 @@
 #ifndef TFFI_TENSOR_H_
 #define TFFI_TENSOR_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
@@ -25,60 +26,50 @@
 
 /*
  * Checks DLTensor metadata before anything reads shape or strides. Raises
- * ValueError naming `arg_name` (e.g. "prototype", "from.dl_tensor") and
- * returns -1 when: t is NULL; ndim < 0 or ndim > TFFI_TENSOR_MAX_NDIM; shape
- * is NULL while ndim > 0; a dimension is negative; the element count or the
- * byte size (elements * bits * lanes, rounded up to bytes) does not fit in
- * int64. Returns 0 otherwise. Reads exactly t->ndim shape entries, never
- * more. Strides are not checked: negative and zero strides are legal.
+ * ValueError "<api>: <arg_name>..." (the one argument vocabulary; arg_name
+ * e.g. "prototype", "from") and returns -1 when: t is NULL; ndim < 0 or
+ * ndim > TFFI_TENSOR_MAX_NDIM; shape is NULL while ndim > 0; a dimension is
+ * negative; the element count or the size in bits (elements * bits * lanes)
+ * does not fit in int64. Returns 0 otherwise. Reads exactly t->ndim shape
+ * entries, never more. Strides are not checked: negative and zero strides
+ * are legal.
  */
-int tffi_dltensor_check(const DLTensor* t, const char* arg_name);
-
-/* As tffi_dltensor_check at the ABI boundary: messages begin with the API
- * function's name, "<api>: <arg_name>..." (the one argument vocabulary). */
 int tffi_dltensor_check_in(const char* api, const DLTensor* t, const char* arg_name);
 
 /*
- * 1 when checked metadata is compact row-major: NULL strides, any dimension
+ * True when checked metadata is compact row-major: NULL strides, any dimension
  * of size 0, or every stride equal to the product of the later dimensions
  * (dimensions of size 1 may carry any stride).
  */
-int tffi_dltensor_is_contiguous(const DLTensor* t);
+bool tffi_dltensor_is_contiguous(const DLTensor* t);
 
 /*
  * What a tensor does when its last strong reference goes: `release(ctx)`,
- * exactly once. A NULL release means the tensor owns nothing beyond itself
- * (a view of memory that outlives it).
+ * exactly once. Never NULL: every tensor is made on behalf of something
+ * that must learn when it goes (a producer's deleter, a view's source).
  */
 typedef void (*TffiTensorRelease)(void* ctx);
 
 /*
- * Makes a Tensor object from DLTensor metadata: data pointer, device, dtype,
- * byte_offset are copied; shape and strides are copied into the object
- * (strides computed when `proto->strides` is NULL). The object calls
- * release(ctx) once when freed. On failure returns -1 with ValueError
- * (metadata, named `arg_name`) or MemoryError raised, and does NOT call
+ * Makes a Tensor object from DLTensor metadata that passed
+ * tffi_dltensor_check_in (callers check first, so that a refusal names
+ * their argument): data pointer, device, dtype, byte_offset are copied;
+ * shape and strides are copied into the object (strides computed when
+ * `proto->strides` is NULL). The object calls release(ctx) once when
+ * freed. On failure returns -1 with MemoryError raised, and does NOT call
  * release: the caller still owns ctx. On success *out is a new reference.
  */
-int tffi_tensor_new(const DLTensor* proto, const char* arg_name, TffiTensorRelease release,
-                    void* ctx, TVMFFIObject** out);
-
-/* As tffi_tensor_new, its messages naming the API function `api`. */
-int tffi_tensor_new_in(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, TVMFFIObject** out);
-
-/* As tffi_tensor_new_in, then tffi_tensor_set_flags(*out, flags): a whole
- * DLPack import in one call (its hot path). */
-int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, uint64_t flags,
-                       TVMFFIObject** out);
-
-/* As tffi_tensor_new for a prototype that already passed
- * tffi_dltensor_check (checking twice costs a fifth of an import). */
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out);
 
-
+/*
+ * tffi_dltensor_check_in, then tffi_tensor_new_checked, then
+ * tffi_tensor_set_flags(*out, flags): a whole DLPack import in one call
+ * (its hot path).
+ */
+int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_name,
+                       TffiTensorRelease release, void* ctx, uint64_t flags,
+                       TVMFFIObject** out);
 
 /*
  * DLPack flags a tensor carries from its import to its exports. Only

@@ -31,12 +31,13 @@ static inline int64_t test_dltensor_nbytes(const DLTensor* t) {
 static inline void test_free_buffer(void* ctx) { tffi_free(ctx); }
 
 /* A CPU tensor owning zero-filled, 64-byte aligned memory of the given
- * shape and dtype (compact strides); errors as tffi_tensor_new. */
+ * shape and dtype (compact strides); errors as tffi_dltensor_check_in and
+ * tffi_tensor_new_checked. */
 static inline int test_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                         TVMFFIObject** out) {
   DLTensor proto = {.data = NULL, .device = {kDLCPU, 0}, .ndim = ndim, .dtype = dtype,
                     .shape = (int64_t*)shape, .strides = NULL, .byte_offset = 0};
-  if (tffi_dltensor_check(&proto, "shape") != 0) return -1;
+  if (tffi_dltensor_check_in("test", &proto, "shape") != 0) return -1;
   int64_t nbytes = test_dltensor_nbytes(&proto);
   if (nbytes > INT64_MAX - 64) return tffi_raise_oom((size_t)-1);
   /* aligned_alloc wants a multiple of the alignment, and never size 0. */
@@ -46,7 +47,7 @@ static inline int test_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDa
   if (data == NULL) return tffi_raise_oom(size);
   memset(data, 0, size);
   proto.data = data;
-  if (tffi_tensor_new(&proto, "shape", test_free_buffer, data, out) != 0) {
+  if (tffi_tensor_new_checked(&proto, test_free_buffer, data, out) != 0) {
     tffi_free(data);
     return -1;
   }
