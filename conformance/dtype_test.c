@@ -103,12 +103,18 @@ TEST(dtype, DT_003_vector_lanes) {
       {"float8_e4m3fnx4", kDLFloat8_e4m3fn, 8, 4},
       {"int8x32767", kDLInt, 8, 32767},
       {"int8x65535", kDLInt, 8, 65535},
+      /* Zero digits inside a count: 10, 100, 1024, 60000. */
+      {"float32x10", kDLFloat, 32, 10},
+      {"int8x100", kDLInt, 8, 100},
+      {"uint16x1024", kDLUInt, 16, 1024},
+      {"int8x60000", kDLInt, 8, 60000},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
   expect_format((DLDataType){kDLFloat, 16, 4}, "float16x4");
   expect_format((DLDataType){kDLBool, 8, 4}, "boolx4");
   expect_format((DLDataType){kDLFloat8_e4m3fn, 8, 4}, "float8_e4m3fnx4");
   expect_format((DLDataType){kDLInt, 8, 32767}, "int8x32767");
+  expect_format((DLDataType){kDLFloat, 32, 10}, "float32x10");
 }
 
 /* DT-004: "xvscalexN" marks a scalable vector: lanes holds -N as int16;

@@ -213,6 +213,11 @@ TEST(module_wiring, MOD_031_argument_errors) {
     cr_expect(strstr(mod_err.message, "bool") != NULL, "%s: %s", lookups[i], mod_err.message);
     cr_expect(strstr(mod_err.message, lookups[i]) != NULL, "the message does not name %s: %s",
               lookups[i], mod_err.message);
+    /* None is no bool either (only bool and int are). */
+    a[2] = (TVMFFIAny){.type_index = kTVMFFINone};
+    cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted a None flag", lookups[i]);
+    cr_expect_str_eq(mod_err.kind, "TypeError");
+    cr_expect(strstr(mod_err.message, "#2") != NULL, "%s: %s", lookups[i], mod_err.message);
   }
   TVMFFIAny a[3] = {mod_obj(mod), mod_int(3), mod_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);

@@ -135,6 +135,12 @@ TEST(symbol, SYM_010_doc_symbol) {
   const char* s = mod_take_str(&r, buf, sizeof buf);
   cr_assert_not_null(s, "doc is not a str");
   cr_expect_str_eq(s, "Returns its integer argument plus one.");
+  /* A str held inline (kTVMFFISmallStr) is a str too. */
+  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "small_doc", 0, &r), 0, "%s: %s",
+               mod_err.kind, mod_err.message);
+  s = mod_take_str(&r, buf, sizeof buf);
+  cr_assert_not_null(s, "the inline doc is not a str");
+  cr_expect_str_eq(s, "tiny");
   cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "no_such_fn", 1, &r), 0);
   cr_expect_eq(r.type_index, kTVMFFINone);
   mod_release(&r);

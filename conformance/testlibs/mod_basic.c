@@ -107,6 +107,22 @@ CONF_EXPORT int __tvm_ffi__doc_bytes_doc(void* handle, const TVMFFIAny* args, in
   return 0;
 }
 
+/* A doc getter whose str is short enough to live inline (kTVMFFISmallStr). */
+CONF_EXPORT int __tvm_ffi_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result) {
+  (void)handle, (void)args, (void)num_args;
+  return conf_lib_return_int(result, 0);
+}
+CONF_EXPORT int __tvm_ffi__doc_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                         TVMFFIAny* result) {
+  (void)handle, (void)args, (void)num_args;
+  result->type_index = kTVMFFISmallStr;
+  result->small_str_len = 4;
+  result->v_int64 = 0;
+  memcpy(result->v_bytes, "tiny", 4);
+  return 0;
+}
+
 /* A metadata getter that fails. */
 CONF_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
                                     TVMFFIAny* result) {
