@@ -1,6 +1,7 @@
 /* Clauses of spec/bigint.md: TVMFFIBigIntFromByteArray and
  * TVMFFIBigIntGetContentByteArray. */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core_support.h"
 
@@ -28,6 +29,17 @@ TEST(bigint, BIG_001_small_values_are_ints) {
     cr_expect_eq(out.zero_padding, 0u);
     cr_expect_eq(out.v_int64, cases[i].want, "case %zu: %lld", i, (long long)out.v_int64);
   }
+  /* However many they are: 2^24 + 1 zero words (zero pages, never written)
+   * are still 0. */
+  size_t n = ((size_t)1 << 24) + 1;
+  void* zeros = mmap(NULL, n * 8, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  cr_assert_neq(zeros, MAP_FAILED, "mmap of %zu bytes failed", n * 8);
+  TVMFFIAny out;
+  int rc = from_words(zeros, n, &out);
+  munmap(zeros, n * 8);
+  cr_assert_eq(rc, 0, "%zu zero words refused", n);
+  cr_expect_eq(out.type_index, kTVMFFIInt, "%zu zero words: type_index %d", n, out.type_index);
+  cr_expect_eq(out.v_int64, 0);
 }
 
 /* BIG-002: a value beyond int64 is an ffi.BigInt object holding the words

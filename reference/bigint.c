@@ -15,9 +15,6 @@ typedef struct {
   size_t size;
 } TffiBigInt;
 
-/* Largest word count accepted: bounds the allocation a caller can ask for. */
-#define TFFI_BIGINT_MAX_WORDS ((size_t)1 << 24)
-
 int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
   if (out == NULL) return tffi_arg_null("TVMFFIBigIntFromByteArray", "out");
   *out = tffi_any_none();
@@ -28,10 +25,10 @@ int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
                       "TVMFFIBigIntFromByteArray: input->size %zu is not a whole number of "
                       "64-bit words",
                       input->size);
+  /* No word limit: any number of redundant sign words still makes a small
+   * int (BIG-001), and what is allocated is never more than the words the
+   * caller already holds in memory. */
   size_t n = input->size / sizeof(int64_t);
-  if (n > TFFI_BIGINT_MAX_WORDS)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIBigIntFromByteArray: input has %zu words, more than %zu",
-                      n, TFFI_BIGINT_MAX_WORDS);
   if (n && input->data == NULL)
     return tffi_arg_null("TVMFFIBigIntFromByteArray", "input->data");
   /* The shortest form: drop top words that only repeat the sign of the word
