@@ -183,6 +183,8 @@ static const char* const malformed[] = {
     /* the short spellings without the digit they need */
     "i",       "ix4",       "u",             "ux2",          "f",
     "fx2",     "bf",        "bfx2",
+    /* four letters like "void" that are not it */
+    "vold",    "voix",      "Void",
 };
 #define NMALFORMED (sizeof malformed / sizeof *malformed)
 
