@@ -280,6 +280,21 @@ TEST(object, OBJ_021_set_and_restore_allocator) {
   cr_expect_eq(API(TVMFFIGetCustomAllocator)(), &tally_allocator);
   cr_assert_eq(API(TVMFFISetCustomAllocator)(NULL), 0);
   cr_expect_eq(API(TVMFFIGetCustomAllocator)(), def);
+  /* Wherever the table lives: on the stack (above the libraries on common
+   * layouts) or on the heap (below them). */
+  TVMFFICustomAllocator on_stack = {tally_allocate, &tally};
+  TVMFFICustomAllocator* on_heap = malloc(sizeof *on_heap);
+  cr_assert_not_null(on_heap);
+  *on_heap = on_stack;
+  TVMFFICustomAllocator* places[] = {&on_stack, on_heap};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(API(TVMFFISetCustomAllocator)(places[i]), 0);
+    cr_expect_eq(API(TVMFFIGetCustomAllocator)(), places[i], "the %s table was not kept",
+                 i ? "heap" : "stack");
+    cr_assert_eq(API(TVMFFISetCustomAllocator)(NULL), 0);
+    cr_expect_eq(API(TVMFFIGetCustomAllocator)(), def);
+  }
+  free(on_heap);
 }
 
 /* OBJ-022: while a custom allocator is registered, objects the library
