@@ -224,4 +224,19 @@ TEST(string, STR_013_impossible_size_refused) {
                    out.type_index);
     }
   }
+  /* Sizes in that range that a header size h (3..64 bytes) multiplied in by
+   * mistake would wrap to a few bytes: h * size is h * (SIZE_MAX / h + 1)
+   * past a multiple of 2^64. */
+  for (int k = 0; k < 2; ++k) {
+    for (size_t h = 3; h <= 64; ++h) {
+      size_t size = ((size_t)1 << 63) + SIZE_MAX / h + 1;
+      TVMFFIByteArray in = {"short", size};
+      TVMFFIAny out;
+      memset(&out, 0xab, sizeof out);
+      cr_expect_eq(fns[k](&in, &out), -1, "size %zu accepted", size);
+      core_expect_raised("MemoryError", NULL);
+      cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
+                   out.type_index);
+    }
+  }
 }
