@@ -403,14 +403,14 @@ static ModOutcome load_malformed(const char* lib, const char* file) {
 /* Checks every malformed blob of `clause`: the child survived, the load
  * returned -1 with ValueError, and the message says "offset N:" and
  * "field F:" (the form `library_bin: offset N: field F: reason`). */
-static void expect_malformed(const char* clause) {
+static void expect_malformed_in(const char* lib, const char* clause) {
   register_loader(testkind_loader); /* inherited by the child */
   int checked = 0;
   for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; ++i) {
     const Malformed* m = &malformed[i];
     if (strcmp(m->clause, clause) != 0) continue;
     checked++;
-    ModOutcome o = load_malformed("libmod_blob_env.so", m->file);
+    ModOutcome o = load_malformed(lib, m->file);
     cr_assert(o.exited, "%s: the loading process was killed by signal %d", m->file, o.signal);
     cr_assert_eq(o.rc, -1, "%s: the load succeeded (returned type index %d)", m->file,
                  o.result_type);
@@ -425,6 +425,10 @@ static void expect_malformed(const char* clause) {
               o.error.message);
   }
   cr_assert_gt(checked, 0, "no blob for %s", clause);
+}
+
+static void expect_malformed(const char* clause) {
+  expect_malformed_in("libmod_blob_env.so", clause);
 }
 
 /* LIB-020: empty indptr. */
@@ -456,7 +460,12 @@ TEST(library_bin, LIB_027_huge_string_length) { expect_malformed("LIB-027"); }
 TEST(library_bin, LIB_028_huge_vector_count) { expect_malformed("LIB-028"); }
 
 /* LIB-029: nbytes larger than the symbol. */
-TEST(library_bin, LIB_029_nbytes_past_symbol) { expect_malformed("LIB-029"); }
+TEST(library_bin, LIB_029_nbytes_past_symbol) {
+  expect_malformed("LIB-029");
+  /* The same where the loaded segment goes on far past the symbol: the
+   * symbol's size, not the segment's end, bounds the blob. */
+  expect_malformed_in("libmod_blob_env_tail.so", "LIB-029");
+}
 
 /* LIB-030: trailing bytes inside nbytes. */
 TEST(library_bin, LIB_030_trailing_bytes) { expect_malformed("LIB-030"); }

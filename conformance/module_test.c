@@ -134,6 +134,47 @@ TEST(module, MOD_005_bad_format) {
             "message: %s", mod_err.message);
 }
 
+/* MOD-110: ffi.ModuleLoadFromFile keeps no reference to the loader it
+ * called: once the global is overridden, the loader's deleter has run, after
+ * a successful load and after a failed one alike. */
+static int loader_deleted;
+static void count_loader_delete(void* self) {
+  (void)self;
+  ++loader_deleted;
+}
+
+static int failing_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n, (void)result;
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "tffiref110 loader refuses");
+  return -1;
+}
+
+static void expect_loader_released(TVMFFISafeCallType loader, int want_rc) {
+  const char* path = "/no/such/dir/lib.tffiref110";
+  static const char name[] = "ffi.Module.load_from_file.tffiref110";
+  TVMFFIObjectHandle fn = NULL, other = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, loader, count_loader_delete, &fn), 0);
+  TVMFFIByteArray n = {name, sizeof name - 1};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
+  API(TVMFFIObjectDecRef)(fn);
+  loader_deleted = 0;
+  TVMFFIAny arg = mod_str(path), result;
+  cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result), want_rc, "%s: %s: %s", path,
+               mod_err.kind, mod_err.message);
+  if (want_rc == 0) mod_release(&result);
+  cr_expect_eq(loader_deleted, 0, "the loader was freed while registered");
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, test_format_loader, NULL, &other), 0);
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, other, 1), 0);
+  API(TVMFFIObjectDecRef)(other);
+  cr_expect_eq(loader_deleted, 1, "%s: the overridden loader was not freed", path);
+}
+
+TEST(module, MOD_110_load_from_file_releases_loader) {
+  expect_loader_released(test_format_loader, 0);
+  expect_loader_released(failing_loader, -1);
+  cr_expect_str_eq(mod_err.kind, "ValueError");
+}
+
 /* MOD-080: a path without '.' fails even when its whole text names a
  * registered loader; that loader is never called. */
 TEST(module, MOD_080_no_dot_never_dispatches) {

@@ -12,7 +12,16 @@
 #define CONF_BLOB_CAPACITY 512
 #endif
 
+#ifdef CONF_BLOB_TAIL
+/* blob_env_tail: the symbol is initialized, so it lies in .data, and the
+ * zero-filled .bss after it keeps its loaded segment going for at least
+ * CONF_BLOB_TAIL bytes: only the symbol's own size bounds a read. */
+CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY] = {
+    1};
+CONF_EXPORT unsigned char conf_blob_tail[CONF_BLOB_TAIL];
+#else
 CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY];
+#endif
 
 __attribute__((constructor)) static void conf_fill_blob(void) {
   const char* path = getenv("CONF_TEST_LIBRARY_BIN");
