@@ -797,15 +797,21 @@ TEST(reflection, RFL_043_long_texts_taken) {
  * taken (a field name already registered for the type, a type_index that
  * names no type) keeps no reference to a setter flagged
  * kTVMFFIFieldFlagBitSetterIsFunctionObj: its strong count is back to 1
- * each time; a NULL setter under that flag is refused the same way. */
+ * each time; a NULL setter under that flag, and a plain C setter without
+ * it, are refused the same way. */
 TEST(reflection, RFL_044_refused_append_gives_setter_back) {
   int32_t t = new_type("conformance.refl.SetterGivenBack");
   TVMFFIObjectHandle fn = new_function();
   TVMFFIFieldInfo f = field_named("taken");
   cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  int32_t where[2] = {t, 100};
+  /* A plain C setter, not flagged, is no object: refusing it touches it not. */
+  for (int i = 0; i < 2; ++i) {
+    cr_expect_eq(API(TVMFFITypeRegisterField)(where[i], &f), -1);
+    core_expect_raised_any_kind(i == 0 ? "taken" : "100");
+  }
   f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj | kTVMFFIFieldFlagBitMaskWritable;
   f.setter = fn;
-  int32_t where[2] = {t, 100};
   for (int i = 0; i < 2; ++i) {
     cr_expect_eq(API(TVMFFITypeRegisterField)(where[i], &f), -1, "field `taken` on %d accepted",
                  (int)where[i]);
