@@ -792,3 +792,38 @@ TEST(reflection, RFL_043_long_texts_taken) {
   free(name);
   free(big);
 }
+
+/* RFL-044: a TVMFFITypeRegisterField refused after its texts and values were
+ * taken (a field name already registered for the type, a type_index that
+ * names no type) keeps no reference to a setter flagged
+ * kTVMFFIFieldFlagBitSetterIsFunctionObj: its strong count is back to 1
+ * each time; a NULL setter under that flag, and a plain C setter without
+ * it, are refused the same way. */
+TEST(reflection, RFL_044_refused_append_gives_setter_back) {
+  int32_t t = new_type("conformance.refl.SetterGivenBack");
+  TVMFFIObjectHandle fn = new_function();
+  TVMFFIFieldInfo f = field_named("taken");
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  int32_t where[2] = {t, 100};
+  /* A plain C setter, not flagged, is no object: refusing it touches it not. */
+  for (int i = 0; i < 2; ++i) {
+    cr_expect_eq(API(TVMFFITypeRegisterField)(where[i], &f), -1);
+    core_expect_raised_any_kind(i == 0 ? "taken" : "100");
+  }
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj | kTVMFFIFieldFlagBitMaskWritable;
+  f.setter = fn;
+  for (int i = 0; i < 2; ++i) {
+    cr_expect_eq(API(TVMFFITypeRegisterField)(where[i], &f), -1, "field `taken` on %d accepted",
+                 (int)where[i]);
+    core_expect_raised_any_kind(i == 0 ? "taken" : "100");
+    cr_expect_eq(core_strong(fn), 1u, "the setter's strong count is %u after a refusal on %d",
+                 core_strong(fn), (int)where[i]);
+  }
+  f.setter = NULL;
+  for (int i = 0; i < 2; ++i) {
+    cr_expect_eq(API(TVMFFITypeRegisterField)(where[i], &f), -1);
+    core_expect_raised_any_kind(i == 0 ? "taken" : "100");
+  }
+  cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 1);
+  API(TVMFFIObjectDecRef)(fn);
+}

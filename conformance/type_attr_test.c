@@ -319,3 +319,17 @@ TEST(type_attr, TAT_017_long_name_taken) {
   TVMFFIByteArray shorter = {name, sizeof name - 1};
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&shorter), "found by a name one byte shorter");
 }
+
+/* TAT-018: TVMFFITypeRegisterAttr with type_index kTVMFFINone stores
+ * nothing, so it takes any attr_value, even one whose type index names no
+ * value kind (20): it returns 0 and the column exists with size 0. */
+TEST(type_attr, TAT_018_none_index_ignores_value) {
+  TVMFFIAny odd;
+  memset(&odd, 0, sizeof odd);
+  odd.type_index = 20; /* names no kind */
+  cr_expect_eq(reg(kTVMFFINone, "conformance.attr.declared_odd", odd), 0,
+               "a value that is never stored was refused");
+  const TVMFFITypeAttrColumn* c = column("conformance.attr.declared_odd");
+  cr_assert_not_null(c, "registering for kTVMFFINone made no column");
+  cr_expect_eq(c->size, 0);
+}

@@ -98,9 +98,9 @@ static int tffi_attr_cover(TffiAttrColumn* c, int32_t type_index) {
   if (type_index < c->column.size) return 0;
   if (type_index >= c->capacity) {
     int32_t cap = c->capacity ? c->capacity : 64;
-    /* type_index is below the registry's bound, so this stops there. */
-    while (cap <= type_index)
-      cap = cap > TFFI_TYPE_MAX_INDEX / 2 ? TFFI_TYPE_MAX_INDEX + 1 : cap * 2;
+    /* cap is a power of two and type_index is below the registry's bound,
+     * TFFI_TYPE_MAX_INDEX, another one: doubling stops there at the latest. */
+    while (cap <= type_index) cap *= 2;
     TVMFFIAny* grown = tffi_realloc(c->slots, (size_t)cap * sizeof *grown);
     if (grown == NULL)
       return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFITypeRegisterAttr: out of memory");
