@@ -88,6 +88,17 @@ TEST(registry, FN_022_unknown_name_gives_null) {
   cr_assert_null(core_take_raised());
 }
 
+/* FN-122: an empty name (size 0) is a name like any other, whatever its
+ * data pointer: nothing is read, nobody registered it, so the lookup
+ * returns 0, writes NULL and raises nothing. */
+TEST(registry, FN_122_empty_name_with_null_data_is_unknown) {
+  TVMFFIByteArray empty = {NULL, 0};
+  TVMFFIObjectHandle out = (TVMFFIObjectHandle)(uintptr_t)0x1;
+  cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&empty, &out), 0);
+  cr_assert_null(out, "an empty name found a function");
+  cr_assert_null(core_take_raised());
+}
+
 /* FN-023: registering a taken name without override returns -1 with a
  * RuntimeError whose message names the function, and keeps the first. */
 TEST(registry, FN_023_duplicate_without_override_fails) {
