@@ -551,18 +551,6 @@ TEST(library_bin, LIB_034_no_blob_crashes) {
 
 /* ---- a refusal that runs out of memory ---- */
 
-/* testdata/import_cycle.bin, as a system library's data would hold it. */
-static __attribute__((aligned(8))) unsigned char cycle_blob[512];
-static TVMFFIObjectHandle cycle_module; /* what the loader hands out */
-
-/* Allocates nothing itself: a new reference to a module made beforehand. */
-static int premade_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self, (void)args, (void)n;
-  API(TVMFFIObjectIncRef)(cycle_module);
-  *result = mod_obj(cycle_module);
-  return 0;
-}
-
 /* LIB-083: a malformed blob is refused however memory runs out: ffi.SystemLib
  * of a new prefix whose `<prefix>__tvm_ffi__library_bin` is import_cycle.bin
  * (0 -> 1 -> 2 -> 1), with any allocation failing (once, or from there on),
@@ -570,13 +558,8 @@ static int premade_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
  * failing, ValueError. */
 TEST(library_bin, LIB_083_refusal_out_of_memory) {
   conf_alloc_require();
-  FILE* f = fopen(blob_path("import_cycle.bin"), "rb");
-  cr_assert_not_null(f);
-  size_t got_bytes = fread(cycle_blob, 1, sizeof cycle_blob, f);
-  fclose(f);
-  cr_assert_gt(got_bytes, 8);
-  cycle_module = mod_load("libmod_other.so");
-  register_loader(premade_loader);
+  mod_premade_setup(blob_path("import_cycle.bin"));
+  register_loader(mod_premade_loader);
   TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
   long points = 0;
   for (int sticky = 0; sticky < 2; ++sticky) {
@@ -585,7 +568,7 @@ TEST(library_bin, LIB_083_refusal_out_of_memory) {
       char prefix[64], symbol[128];
       snprintf(prefix, sizeof prefix, "lib83_%d_%ld_", sticky, w.n);
       snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
-      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, cycle_blob), 0);
+      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, mod_premade_blob), 0);
       TVMFFIAny a = mod_str(prefix), r = mod_none();
       conf_alloc_arm(&w);
       int rc = conf_api.TVMFFIFunctionCall(fn, &a, 1, &r);
@@ -607,7 +590,7 @@ TEST(library_bin, LIB_083_refusal_out_of_memory) {
     points += w.points;
   }
   API(TVMFFIObjectDecRef)(fn);
-  API(TVMFFIObjectDecRef)(cycle_module);
+  API(TVMFFIObjectDecRef)(mod_premade_module);
   conf_alloc_done(points, "ffi.SystemLib");
 }
 

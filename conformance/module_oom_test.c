@@ -276,32 +276,14 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
 
 /* ---- a system library with a library_bin blob ---- */
 
-/* The blob (testdata/lib_like_kinds.bin: `_lib` importing a `_libx` and a
- * `_lix` module) sits in a zeroed writable array, as a system library's data
- * would. */
-static __attribute__((aligned(8))) unsigned char conf85_blob[512];
-static TVMFFIObjectHandle conf85_module; /* what the loader hands out */
-
-/* Allocates nothing itself: a new reference to a module made beforehand. */
-static int conf85_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self, (void)args, (void)n;
-  API(TVMFFIObjectIncRef)(conf85_module);
-  *result = mod_obj(conf85_module);
-  return 0;
-}
-
 /* MOD-085: ffi.SystemLib of a new prefix whose `<prefix>__tvm_ffi__library_bin`
  * is registered, with any allocation failing, returns the module tree or -1
  * with MemoryError, never success without a module and never a crash. */
 TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
-  FILE* f = fopen(conf_runfile("conformance/testdata/lib_like_kinds.bin"), "rb");
-  cr_assert_not_null(f);
-  size_t got_bytes = fread(conf85_blob, 1, sizeof conf85_blob, f);
-  fclose(f);
-  cr_assert_gt(got_bytes, 8);
-  conf85_module = mod_load("libmod_other.so");
+  /* testdata/lib_like_kinds.bin: `_lib` importing a `_libx` and a `_lix` module. */
+  mod_premade_setup(conf_runfile("conformance/testdata/lib_like_kinds.bin"));
   TVMFFIObjectHandle loader = NULL;
-  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, conf85_loader, NULL, &loader), 0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, mod_premade_loader, NULL, &loader), 0);
   const char* loader_names[2] = {"ffi.Module.load_from_bytes._libx",
                                  "ffi.Module.load_from_bytes._lix"};
   for (int i = 0; i < 2; ++i) {
@@ -317,7 +299,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       char prefix[64], symbol[128];
       snprintf(prefix, sizeof prefix, "conf85_%d_%ld_", sticky, w.n);
       snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
-      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, conf85_blob), 0);
+      cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, mod_premade_blob), 0);
       TVMFFIAny a = mod_str(prefix), r;
       int rc = armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
@@ -334,6 +316,6 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
     points += w.points;
   }
   API(TVMFFIObjectDecRef)(fn);
-  API(TVMFFIObjectDecRef)(conf85_module);
+  API(TVMFFIObjectDecRef)(mod_premade_module);
   conf_alloc_done(points, "ffi.SystemLib");
 }

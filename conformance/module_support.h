@@ -259,4 +259,31 @@ static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
   return out;
 }
 
+/* A system library's data as a test makes it: a library_bin read from a
+ * file into a zeroed, aligned writable array, and a loader that allocates
+ * nothing itself but hands out new references to a module made beforehand,
+ * so an out-of-memory walk through ffi.SystemLib meets only the runtime's
+ * own allocations. */
+static __attribute__((aligned(8), unused)) unsigned char mod_premade_blob[512];
+static __attribute__((unused)) TVMFFIObjectHandle mod_premade_module;
+
+static inline int mod_premade_loader(void* self, const TVMFFIAny* args, int32_t n,
+                                     TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  API(TVMFFIObjectIncRef)(mod_premade_module);
+  *result = mod_obj(mod_premade_module);
+  return 0;
+}
+
+/* Reads the blob at `path` into mod_premade_blob and loads libmod_other.so
+ * as the module mod_premade_loader hands out (the caller releases it). */
+static inline void mod_premade_setup(const char* path) {
+  FILE* f = fopen(path, "rb");
+  cr_assert_not_null(f, "cannot open %s", path);
+  size_t got_bytes = fread(mod_premade_blob, 1, sizeof mod_premade_blob, f);
+  fclose(f);
+  cr_assert_gt(got_bytes, 8);
+  mod_premade_module = mod_load("libmod_other.so");
+}
+
 #endif
