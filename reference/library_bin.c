@@ -64,7 +64,9 @@ static int tffi_read_vec(TffiCursor* c, const char* field, uint64_t** items, siz
 }
 
 /* Reads a <size><bytes> span without copying it. */
-static int tffi_read_span(TffiCursor* c, const char* field, const uint8_t** ptr, size_t* size) {
+static inline __attribute__((always_inline)) int tffi_read_span(TffiCursor* c, const char* field,
+                                                                const uint8_t** ptr,
+                                                                size_t* size) {
   size_t at = c->pos;
   uint64_t n = 0;
   if (tffi_read_u64(c, field, &n) != 0) return -1;
@@ -153,11 +155,13 @@ static int tffi_read_entry(TffiCursor* c, size_t i) {
   TffiLibraryBin* b = c->out;
   TffiLibraryBinEntry* e = &b->entries[i];
   e->offset = c->pos;
-  const uint8_t* kind;
+  const uint8_t* kind = NULL;
   if (tffi_read_span(c, "kind", &kind, &e->kind_size) != 0) return -1;
   e->kind = (const char*)kind;
   if (e->kind_size == 0) return tffi_bin_fail(c, e->offset, "kind", "empty module kind");
   e->is_lib = e->kind_size == 4 && memcmp(kind, TFFI_LIBRARY_BIN_LIB_KEY, 4) == 0;
+  e->payload = NULL;
+  e->payload_size = 0;
   if (e->is_lib) {
     if (b->lib_index != SIZE_MAX) return tffi_bin_fail(c, e->offset, "kind", "duplicate _lib");
     b->lib_index = i;
@@ -185,8 +189,9 @@ static int tffi_parse_body(TffiCursor* c) {
   }
   if (tffi_check_indptr(c, indptr_at, children_at) != 0) return -1;
   if (tffi_check_acyclic(c, children_at) != 0) return -1;
-  /* num_modules <= nbytes / 8 here, so this allocation is bounded too. */
-  b->entries = tffi_calloc(b->num_modules, sizeof(TffiLibraryBinEntry));
+  /* num_modules <= nbytes / 8 here, so this allocation is bounded too (and
+   * the product cannot wrap). Not zeroed: tffi_read_entry sets every field. */
+  b->entries = tffi_malloc(b->num_modules * sizeof(TffiLibraryBinEntry));
   if (b->entries == NULL) return tffi_raise_oom(b->num_modules * sizeof(TffiLibraryBinEntry));
   for (size_t i = 0; i < b->num_modules; ++i) {
     if (tffi_read_entry(c, i) != 0) return -1;

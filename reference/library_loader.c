@@ -53,28 +53,61 @@ static size_t tffi_symbol_extent(const void* blob) {
   return q.end - q.addr;
 }
 
+/* The loader of the kind last seen in one load. A library_bin holds runs
+ * of one kind, and looking the loader up for each entry cost as much as the
+ * rest of the entry's work. It is looked up again when the kind changes or
+ * when a global function was registered since (a loader may register
+ * loaders), so every entry still gets the loader its name has right then. */
+typedef struct {
+  const char* kind; /* in the blob */
+  size_t kind_size;
+  uint64_t version;     /* tffi_global_version() before the look-up */
+  TVMFFIObject* loader; /* one reference, or NULL */
+  char* name;           /* ffi.Module.load_from_bytes.<kind>, in buf or allocated */
+  char buf[96];
+} TffiLoaderCache;
+
+static void tffi_loader_cache_drop(TffiLoaderCache* c) {
+  if (c->loader) tffi_decref(c->loader);
+  c->loader = NULL;
+  if (c->name) tffi_prefixed_done(c->name, c->buf);
+  c->name = NULL;
+}
+
+/* Makes c->loader the loader of e's kind; RuntimeError when there is none. */
+static int tffi_loader_for(TffiLoaderCache* c, const TffiLibraryBinEntry* e) {
+  uint64_t version = tffi_global_version();
+  if (c->loader && c->version == version && c->kind_size == e->kind_size &&
+      memcmp(c->kind, e->kind, e->kind_size) == 0) {
+    return 0;
+  }
+  tffi_loader_cache_drop(c);
+  c->name =
+      tffi_prefixed_in(c->buf, sizeof c->buf, "ffi.Module.load_from_bytes.", e->kind, e->kind_size);
+  if (c->name == NULL) return -1;
+  c->kind = e->kind;
+  c->kind_size = e->kind_size;
+  c->version = version;
+  if (tffi_global_get(c->name, strlen(c->name), &c->loader) != 0) return -1;
+  if (c->loader != NULL) return 0;
+  return tffi_raise(TFFI_RUNTIME_ERROR,
+                    "library_bin: module kind '%.*s' has no loader: %s is not registered",
+                    (int)(e->kind_size < 256 ? e->kind_size : 256), e->kind, c->name);
+}
+
 /* Calls ffi.Module.load_from_bytes.<kind>(payload) and checks it gave a
  * module. *out is a new reference. */
-static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out) {
-  char buf[96];
-  char* name =
-      tffi_prefixed_in(buf, sizeof buf, "ffi.Module.load_from_bytes.", e->kind, e->kind_size);
-  if (name == NULL) return -1;
-  TVMFFIObject* loader = NULL;
-  int rc = tffi_global_get(name, strlen(name), &loader);
-  if (rc == 0 && loader == NULL) {
-    rc = tffi_raise(TFFI_RUNTIME_ERROR,
-                    "library_bin: module kind '%.*s' has no loader: %s is not registered",
-                    (int)(e->kind_size < 256 ? e->kind_size : 256), e->kind, name);
-  }
+static int tffi_load_from_bytes(TffiLoaderCache* c, const TffiLibraryBinEntry* e,
+                                TVMFFIObject** out) {
+  int rc = tffi_loader_for(c, e);
   TVMFFIAny arg = tffi_any_none(), result = tffi_any_none();
   if (rc == 0) {
     rc = tffi_any_from_bytes(kTVMFFIBytes, (const char*)e->payload, e->payload_size, &arg);
   }
-  if (rc == 0) rc = TVMFFIFunctionCall(loader, &arg, 1, &result);
+  if (rc == 0) rc = TVMFFIFunctionCall(c->loader, &arg, 1, &result);
   if (rc == 0 && (result.type_index != kTVMFFIModule)) {
     rc = tffi_raise(TFFI_TYPE_ERROR, "library_bin: %s returned type index %d, expected a Module",
-                    name, (int)result.type_index);
+                    c->name, (int)result.type_index);
   }
   if (rc == 0) {
     *out = result.v_obj;
@@ -82,34 +115,37 @@ static int tffi_load_from_bytes(const TffiLibraryBinEntry* e, TVMFFIObject** out
   }
   tffi_any_release(&result);
   tffi_any_release(&arg);
-  if (loader) tffi_decref(loader);
-  tffi_prefixed_done(name, buf);
   return rc;
 }
 
-/* Appends without the cycle check: the parser proved the tree acyclic. */
+/* Each parent's imports in one step. The cycle check stays: a loader may
+ * give back a module it gave before, so the parser's acyclic tree does not
+ * make the module graph acyclic. */
 static int tffi_link_imports(const TffiLibraryBin* bin, TVMFFIObject** modules) {
   for (size_t i = 0; i < bin->num_modules; ++i) {
-    for (uint64_t j = bin->indptr[i]; j < bin->indptr[i + 1]; ++j) {
-      if (tffi_module_import(modules[i], modules[bin->child_indices[j]]) != 0) return -1;
-    }
+    const uint64_t* children = bin->child_indices + bin->indptr[i];
+    size_t n = (size_t)(bin->indptr[i + 1] - bin->indptr[i]);
+    if (n > 0 && tffi_module_import_list(modules[i], modules, children, n) != 0) return -1;
   }
   return 0;
 }
 
 static int tffi_build_modules(TffiLibrary* lib, const TffiLibraryBin* bin, TVMFFIObject** modules,
                               void** ctx_slot) {
-  for (size_t i = 0; i < bin->num_modules; ++i) {
+  TffiLoaderCache cache = {0};
+  int rc = 0;
+  for (size_t i = 0; i < bin->num_modules && rc == 0; ++i) {
     const TffiLibraryBinEntry* e = &bin->entries[i];
     if (!e->is_lib) {
-      if (tffi_load_from_bytes(e, &modules[i]) != 0) return -1;
+      rc = tffi_load_from_bytes(&cache, e, &modules[i]);
       continue;
     }
     modules[i] = tffi_module_new(lib);
-    if (modules[i] == NULL) return -1;
-    if (ctx_slot) *ctx_slot = modules[i];
+    if (modules[i] == NULL) rc = -1;
+    else if (ctx_slot) *ctx_slot = modules[i];
   }
-  return tffi_link_imports(bin, modules);
+  tffi_loader_cache_drop(&cache);
+  return rc == 0 ? tffi_link_imports(bin, modules) : -1;
 }
 
 static int tffi_process_blob(TffiLibrary* lib, const uint8_t* blob, void** ctx_slot,

@@ -246,18 +246,32 @@ static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
   return rc;
 }
 
-int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child) {
-  int cycle;
-  if (tffi_reaches(child, mod, &cycle) != 0) return -1;
+int tffi_module_import_list(TVMFFIObject* mod, TVMFFIObject* const* pool, const uint64_t* index,
+                            size_t n) {
+  /* Every check before the appends, with no module lock held: the appends
+   * add edges out of mod only, so none of them can make a later child reach
+   * mod. The children before a refused one are still imported. */
+  int cycle = 0, rc = 0;
+  size_t ok = 0;
+  for (; ok < n && !cycle && rc == 0; ++ok) rc = tffi_reaches(pool[index[ok]], mod, &cycle);
+  if (cycle || rc != 0) --ok;
+  TffiModule* m = (TffiModule*)mod;
+  size_t pushed = 0;
+  pthread_mutex_lock(&m->lock);
+  for (; pushed < ok && TFFI_VEC_PUSH(&m->imports, pool[index[pushed]]) == 0; ++pushed)
+    tffi_incref(pool[index[pushed]]);
+  size_t count = m->imports.n;
+  pthread_mutex_unlock(&m->lock);
+  if (pushed < ok) return tffi_raise_oom((count + 1) * sizeof(TVMFFIObject*));
+  if (rc != 0) return -1;
   if (cycle) return tffi_raise(TFFI_RUNTIME_ERROR, "ffi.ModuleImportModule: importing the module "
                                                    "would create a cyclic dependency");
-  TffiModule* m = (TffiModule*)mod;
-  int rc = 0;
-  pthread_mutex_lock(&m->lock);
-  if (TFFI_VEC_PUSH(&m->imports, child) == 0) tffi_incref(child);
-  else rc = tffi_raise_oom((m->imports.n + 1) * sizeof(TVMFFIObject*));
-  pthread_mutex_unlock(&m->lock);
-  return rc;
+  return 0;
+}
+
+int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child) {
+  static const uint64_t first = 0;
+  return tffi_module_import_list(mod, &child, &first, 1);
 }
 
 void tffi_module_clear_imports(TVMFFIObject* mod) {

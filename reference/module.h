@@ -54,6 +54,12 @@ int tffi_module_get_info(TVMFFIObject* mod, const char* prefix, const char* name
  * would close a cycle. */
 int tffi_module_import(TVMFFIObject* mod, TVMFFIObject* child);
 
+/* Imports pool[index[0]], ..., pool[index[n - 1]] in that order, as n calls
+ * of tffi_module_import would (up to the first refused child), with mod's
+ * lock taken once. */
+int tffi_module_import_list(TVMFFIObject* mod, TVMFFIObject* const* pool, const uint64_t* index,
+                            size_t n);
+
 void tffi_module_clear_imports(TVMFFIObject* mod);
 
 /* Backs TVMFFIEnvModLookupFromImports: searches imports then the global

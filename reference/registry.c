@@ -1,5 +1,6 @@
 /* The process-wide table of global functions, keyed by name bytes. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@ static pthread_mutex_t tffi_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static TffiEntry** tffi_buckets;
 static size_t tffi_nbuckets; /* a power of two, or 0 before the first entry */
 static size_t tffi_nentries;
+/* Raised by every change to the table (under the lock), read without it:
+ * lets a caller keep a function it looked up for as long as no name can
+ * have been given another. */
+static _Atomic uint64_t tffi_registry_version;
 
 /* Eight bytes a step (names are looked up on every module load and call
  * by name): multiply-xorshift rounds, then a final mix so that the low bits
@@ -59,7 +64,8 @@ static uint64_t tffi_hash(const char* name, size_t len) {
 }
 
 /* Where the entry for the name is, or where it would be linked. Lock held. */
-static TffiEntry** tffi_find(const char* name, size_t len, uint64_t hash) {
+static inline __attribute__((always_inline)) TffiEntry** tffi_find(const char* name, size_t len,
+                                                                   uint64_t hash) {
   if (tffi_nbuckets == 0) return NULL;
   TffiEntry** at = &tffi_buckets[hash & (tffi_nbuckets - 1)];
   while (*at && !((*at)->hash == hash && (*at)->len == len &&
@@ -88,13 +94,18 @@ static void tffi_maybe_grow(void) {
   tffi_nbuckets = n;
 }
 
-static int tffi_check_name(const char* api, const char* name, size_t len) {
+static inline __attribute__((always_inline)) int tffi_check_name(const char* api, const char* name,
+                                                                 size_t len) {
   if (name == NULL && len != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: name.data is NULL but name.size is %zu", api, len);
   if (len > TFFI_NAME_MAX)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: name.size %zu exceeds the limit of %zu bytes", api,
                       len, TFFI_NAME_MAX);
   return 0;
+}
+
+uint64_t tffi_global_version(void) {
+  return atomic_load_explicit(&tffi_registry_version, memory_order_acquire);
 }
 
 int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
@@ -155,6 +166,8 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
     rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn)
                        : tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   }
+  /* Even a refused registration counts: a needless look-up is harmless. */
+  atomic_fetch_add_explicit(&tffi_registry_version, 1, memory_order_release);
   pthread_mutex_unlock(&tffi_registry_lock);
   /* Outside the lock: the old function's deleter may itself use the table. */
   if (old) tffi_decref(old);

@@ -4,6 +4,7 @@
 #define TFFI_REGISTRY_H_
 
 #include <stddef.h>
+#include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
 /*
@@ -12,6 +13,13 @@
  * name; returns 0. Returns -1 with an error raised only on bad arguments.
  */
 int tffi_global_get(const char* name, size_t len, TVMFFIObject** out);
+
+/*
+ * A number that changes whenever a global function is registered or
+ * replaced. A caller that read it before tffi_global_get may keep the
+ * function it got for that name while the number stays the same.
+ */
+uint64_t tffi_global_version(void);
 
 /*
  * Registers `fn` (a Function object; the registry takes its own reference)

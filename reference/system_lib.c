@@ -11,6 +11,7 @@
 
 typedef struct {
   char* prefix;
+  size_t len; /* of prefix, which holds no NUL */
   TVMFFIObject* module; /* the table's own reference */
 } TffiSystemModule;
 
@@ -27,7 +28,7 @@ static int tffi_system_lib_create(const char* prefix, size_t len, TVMFFIObject**
   int rc = tffi_library_module_create(lib, out);
   tffi_library_release(lib);
   if (rc != 0) return -1;
-  TffiSystemModule entry = {tffi_strndup(prefix, len), *out};
+  TffiSystemModule entry = {tffi_strndup(prefix, len), len, *out};
   if (entry.prefix == NULL || TFFI_VEC_PUSH(&tffi_system_modules, entry) != 0) {
     tffi_free(entry.prefix);
     tffi_decref(*out);
@@ -46,8 +47,8 @@ int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out) {
   *out = NULL;
   pthread_mutex_lock(&tffi_system_lock);
   for (size_t i = 0; i < tffi_system_modules.n && *out == NULL; ++i) {
-    const char* key = tffi_system_modules.items[i].prefix;
-    if (strlen(key) == len && memcmp(key, prefix, len) == 0) *out = tffi_system_modules.items[i].module;
+    const TffiSystemModule* e = &tffi_system_modules.items[i];
+    if (e->len == len && memcmp(e->prefix, prefix, len) == 0) *out = e->module;
   }
   if (*out) tffi_incref(*out);
   else rc = tffi_system_lib_create(prefix, len, out);
