@@ -132,6 +132,33 @@ TEST(library_bin, LIB_004_import_tree_rebuilt) {
   release_seen();
 }
 
+static int relay_calls;
+
+/* LIB-086: the loader a first entry's loader puts in its place. */
+static int relay_second(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  ++relay_calls;
+  return testkind_loader(self, args, n, result);
+}
+
+/* LIB-086: loads its entry, and registers relay_second for the kind. */
+static int relay_first(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  register_loader(relay_second);
+  return testkind_loader(self, args, n, result);
+}
+
+/* LIB-086: each entry gets the loader registered under its kind's name
+ * when that entry is loaded, even when an earlier entry's loader changed
+ * it: libmod_packed.so's second testkind entry goes to relay_second. */
+TEST(library_bin, LIB_086_loader_looked_up_per_entry) {
+  register_loader(relay_first);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  cr_expect_eq(seen.calls, 2, "the loaders ran %d times for 2 custom entries", seen.calls);
+  cr_expect_eq(relay_calls, 1, "the re-registered loader ran %d times, not once", relay_calls);
+  cr_expect_eq(memcmp(seen.data[1], "\x00\xff\x00\x41", 4), 0, "second payload altered");
+  API(TVMFFIObjectDecRef)(root);
+  release_seen();
+}
+
 /* LIB-005: library_ctx is the `_lib` module, not the root. */
 TEST(library_bin, LIB_005_ctx_is_lib_module) {
   register_loader(testkind_loader);
