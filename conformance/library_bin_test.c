@@ -134,22 +134,22 @@ TEST(library_bin, LIB_004_import_tree_rebuilt) {
 
 static int relay_calls;
 
-/* LIB-086: the loader a first entry's loader puts in its place. */
+/* LIB-096: the loader a first entry's loader puts in its place. */
 static int relay_second(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   ++relay_calls;
   return testkind_loader(self, args, n, result);
 }
 
-/* LIB-086: loads its entry, and registers relay_second for the kind. */
+/* LIB-096: loads its entry, and registers relay_second for the kind. */
 static int relay_first(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   register_loader(relay_second);
   return testkind_loader(self, args, n, result);
 }
 
-/* LIB-086: each entry gets the loader registered under its kind's name
+/* LIB-096: each entry gets the loader registered under its kind's name
  * when that entry is loaded, even when an earlier entry's loader changed
  * it: libmod_packed.so's second testkind entry goes to relay_second. */
-TEST(library_bin, LIB_086_loader_looked_up_per_entry) {
+TEST(library_bin, LIB_096_loader_looked_up_per_entry) {
   register_loader(relay_first);
   TVMFFIObjectHandle root = mod_load("libmod_packed.so");
   cr_expect_eq(seen.calls, 2, "the loaders ran %d times for 2 custom entries", seen.calls);
