@@ -17,18 +17,6 @@ cat > "$logs/glibc.supp" <<'SUPP'
    fun:_dl_map_object_deps
 }
 SUPP
-# Criterion's start-up parses the system CA bundle in every process: under
-# memcheck most of the instructions a small test runs (valgrind_no_ca_bundle.c).
-# Skip it where the stand-in was built (beside this script or in its runfiles).
-here=$(dirname "${BASH_SOURCE[0]}")
-for no_ca in "$here/libvalgrind_no_ca_bundle.so" \
-             "${BASH_SOURCE[0]}.runfiles/tvm_ffi_conformance/tools/libvalgrind_no_ca_bundle.so" \
-             "${TEST_SRCDIR:-/nonexistent}/tvm_ffi_conformance/tools/libvalgrind_no_ca_bundle.so"; do
-  if [ -f "$no_ca" ]; then
-    export LD_PRELOAD="$(cd "$(dirname "$no_ca")" && pwd)/${no_ca##*/}${LD_PRELOAD:+:$LD_PRELOAD}"
-    break
-  fi
-done
 valgrind --log-file="$logs/vg.%p" --suppressions="$logs/glibc.supp" --leak-check=full \
   --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
   --trace-children=yes --trace-children-skip='*python*,*/sh,*/bash' "$@"
