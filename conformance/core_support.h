@@ -238,4 +238,18 @@ static inline void core_count_end(const char* what) {
                what, overruns);
 }
 
+/* How many rounds a stress loop runs: `rounds`, divided by the positive
+ * integer in CONFORMANCE_STRESS_DIVISOR when that is set, and never fewer
+ * than one. `--config=valgrind` sets it (.bazelrc): valgrind runs one thread
+ * at a time, so repeating a race there only costs time, while one round
+ * still takes every code path the leak and memory checks look at. The full
+ * count runs in every other configuration. */
+static inline int core_stress_rounds(int rounds) {
+  const char* v = getenv("CONFORMANCE_STRESS_DIVISOR");
+  char* end = NULL;
+  long d = v != NULL ? strtol(v, &end, 10) : 1;
+  if (v == NULL || end == v || *end != '\0' || d < 1) d = 1;
+  return rounds / d > 0 ? (int)(rounds / d) : 1;
+}
+
 #endif

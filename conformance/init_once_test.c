@@ -275,7 +275,8 @@ static void* deinit_racer(void* arg) {
  * once, deinit_func runs exactly once. */
 TEST(init_once, FN_082_eight_racing_deinits) {
   (void)API(TVMFFIHandleDeinitOnce);
-  for (int round = 0; round < 20; ++round) {
+  int rounds = core_stress_rounds(20);
+  for (int round = 0; round < rounds; ++round) {
     shared_handle = &the_resource;
     deinit_calls = 0;
     pthread_barrier_init(&race_start, NULL, RACERS);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <strings.h>
 
+#include "core_support.h"
 #include "module_support.h"
 
 static void release_all(TVMFFIObjectHandle* mods, int n) {
@@ -364,7 +365,8 @@ static void* race_lookup(void* arg) {
  * handle the first one kept. */
 TEST(module_wiring, MOD_095_concurrent_lookups_share_one_handle) {
   enum { kRacers = 8, kRounds = 100 };
-  for (int round = 0; round < kRounds; ++round) {
+  int rounds = core_stress_rounds(kRounds);
+  for (int round = 0; round < rounds; ++round) {
     TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
     cr_assert_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
     TVMFFIObjectHandle get_ctx = mod_get_function(m[0], "get_ctx", 0);
