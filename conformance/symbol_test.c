@@ -1,6 +1,7 @@
 /* Clauses of spec/symbols.md: which exported symbol a name means. Every
  * case loads conformance/testlibs/libmod_basic.so. */
 #include "module_support.h"
+#include "naming_support.h"
 
 /* SYM-001: ffi.ModuleGetFunction(mod, name, false) returns a Function that
  * calls `__tvm_ffi_<name>` with the caller's arguments and result. */
@@ -267,4 +268,16 @@ TEST(symbol, SYM_016_names_of_every_length) {
     cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: metadata was found", len);
   }
   API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-017: the refusal of a NULL name by TVMFFIEnvModRegisterContextSymbol
+ * and TVMFFIEnvModRegisterSystemLibSymbol names the function, then `name`,
+ * then that it is NULL. */
+TEST(symbol, SYM_017_null_name_refusal_names_function_then_name) {
+  HOSTILE_INPUT("upstream makes a string of the NULL name");
+  static int marker;
+  cr_expect_eq(API(TVMFFIEnvModRegisterContextSymbol)(NULL, &marker), -1);
+  naming_expect("ValueError", "TVMFFIEnvModRegisterContextSymbol", "name", "NULL", NULL);
+  cr_expect_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(NULL, &marker), -1);
+  naming_expect("ValueError", "TVMFFIEnvModRegisterSystemLibSymbol", "name", "NULL", NULL);
 }
