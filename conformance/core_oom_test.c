@@ -129,6 +129,30 @@ TEST(core_oom, STR_011_heap_value_allocation_fails) {
   walk("TVMFFIBytesFromByteArray", str_step, str_check, &b);
 }
 
+/* Registered only to be replaced at once: it makes nothing. */
+static void* oom_replaced_allocate(size_t size, size_t alignment, int32_t type_index,
+                                   void* context) {
+  (void)size, (void)alignment, (void)type_index, (void)context;
+  return NULL;
+}
+
+/* OBJ-052: the built-in allocator handed back through
+ * TVMFFISetCustomAllocator (the pointer TVMFFIGetCustomAllocator gave
+ * before) is in charge as if none had ever been registered: a heap string
+ * whose allocation fails is -1 with a MemoryError, as in STR-011. */
+TEST(core_oom, OBJ_052_default_handed_back_raises_memory_error) {
+  (void)API(TVMFFISetCustomAllocator);
+  TVMFFICustomAllocator* builtin = API(TVMFFIGetCustomAllocator)();
+  static TVMFFICustomAllocator other = {oom_replaced_allocate, NULL};
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(&other), 0);
+  cr_assert_eq(API(TVMFFISetCustomAllocator)(builtin), 0);
+  cr_assert_eq(API(TVMFFIGetCustomAllocator)(), builtin);
+  StrCtx s = {API(TVMFFIStringFromByteArray), kTVMFFIStr, {0}};
+  walk("TVMFFIStringFromByteArray", str_step, str_check, &s);
+  StrCtx b = {API(TVMFFIBytesFromByteArray), kTVMFFIBytes, {0}};
+  walk("TVMFFIBytesFromByteArray", str_step, str_check, &b);
+}
+
 typedef struct {
   TVMFFIAny view;
   int32_t kind;
@@ -504,6 +528,47 @@ TEST(core_oom, TAT_014_register_attr_allocation_fails) {
    * columns in has to grow somewhere on the way. */
   AttrCtx cols = {kTVMFFINone, 0, ""};
   for (int i = 0; i < 75; ++i) walk("TVMFFITypeRegisterAttr", column_step, column_check, &cols);
+}
+
+typedef struct {
+  int step;
+  char name[48];
+} FirstAttrCtx;
+
+/* An int value: copying it allocates nothing, so the first allocation of
+ * the call is the attribute table's own. */
+static int first_attr_step(void* p) {
+  FirstAttrCtx* c = p;
+  snprintf(c->name, sizeof c->name, "__conformance_first_attr_%d__", c->step++);
+  TVMFFIByteArray n = {c->name, strlen(c->name)};
+  TVMFFIAny v = core_int(42);
+  return conf_api.TVMFFITypeRegisterAttr(kTVMFFIStr, &n, &v);
+}
+
+static void first_attr_check(void* p, int rc, const ConfAllocWalk* w) {
+  FirstAttrCtx* c = p;
+  TVMFFIByteArray n = {c->name, strlen(c->name)};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&n);
+  core_take_raised(); /* a lookup of a missing column may raise */
+  if (rc != 0) return;
+  cr_assert_not_null(col, "allocation %ld failed: 0 but no column `%s`", w->n, c->name);
+  int64_t at = (int64_t)kTVMFFIStr - col->begin_index;
+  cr_assert(at >= 0 && at < col->size && col->data[at].type_index == kTVMFFIInt &&
+                col->data[at].v_int64 == 42,
+            "allocation %ld failed: 0 but `%s` does not hold 42 for ffi.String", w->n, c->name);
+}
+
+/* TAT-019: the first TVMFFITypeRegisterAttr of a process (the type
+ * registry already in use, no attribute column asked for yet) with an
+ * allocation failing: exactly -1 with a MemoryError, or 0 with the value
+ * stored; the built-in columns are there afterwards. */
+TEST(core_oom, TAT_019_first_register_attr_allocation_fails) {
+  (void)API(TVMFFITypeRegisterAttr), (void)API(TVMFFIGetTypeAttrColumn);
+  cr_assert_not_null(API(TVMFFIGetTypeInfo)(kTVMFFIStr));
+  FirstAttrCtx c = {0, ""};
+  walk("TVMFFITypeRegisterAttr", first_attr_step, first_attr_check, &c);
+  TVMFFIByteArray builtin = {"__ffi_repr__", 12};
+  cr_expect_not_null(API(TVMFFIGetTypeAttrColumn)(&builtin), "no `__ffi_repr__` column");
 }
 
 /* ---- refused calls leak nothing ----------------------------------------- */

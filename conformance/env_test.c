@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "naming_support.h"
 #include "tensor_support.h"
 
 #define S(n) ((TVMFFIStreamHandle)(uintptr_t)(n))
@@ -619,4 +620,29 @@ TEST(env, ENV_083_refused_allocation_released) {
   core_expect_raised("ValueError", NULL);
   cr_expect_eq(alloc_made.deleted, 1, "the refused tensor's deleter ran %d times",
                alloc_made.deleted);
+}
+
+/* ENV-096: the refusals of TVMFFIEnvTensorAlloc and TVMFFIEnvRegisterCAPI
+ * name the function, then the argument (or the allocator at fault), then
+ * the value or what is wrong. */
+TEST(env, ENV_096_refusal_names_function_argument_value) {
+  HOSTILE_INPUT("upstream writes through a NULL out and reads a NULL name");
+  const char* alloc_api = "TVMFFIEnvTensorAlloc";
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  TVMFFIObjectHandle out = NULL;
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_silent_failure, 0, NULL), 0);
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_null, 0, NULL), 0);
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
+  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, NULL), -1);
+  naming_expect("ValueError", alloc_api, "out", "NULL", NULL);
+  cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
+  naming_expect("ValueError", "TVMFFIEnvRegisterCAPI", "name", "NULL", NULL);
+  cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
+  naming_expect("ValueError", "TVMFFIEnvRegisterCAPI", "name", "PyErr_NoSuchThing", NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core_support.h"
+#include "naming_support.h"
 
 #define ONE_STRONG ((uint64_t)1)
 #define ONE_WEAK ((uint64_t)1 << 32)
@@ -216,6 +217,24 @@ TEST(object, OBJ_013_opaque_null_out_refused) {
   HOSTILE_INPUT("TVMFFIObjectCreateOpaque(..., NULL) writes through NULL");
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
   core_expect_raised("ValueError", "out");
+}
+
+/* OBJ-053: the refusals of TVMFFIObjectCreateOpaque name the function,
+ * then the argument, then the refused value (and, for a type index, the
+ * one it takes). */
+TEST(object, OBJ_053_opaque_refusal_names_function_argument_value) {
+  HOSTILE_INPUT("TVMFFIObjectCreateOpaque(..., NULL) writes through NULL");
+  TVMFFIObjectHandle obj = NULL;
+  cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, kTVMFFIStr, count_opaque_delete, &obj),
+               -1);
+  naming_expect("RuntimeError", "TVMFFIObjectCreateOpaque", "type_index", "65",
+                "kTVMFFIOpaquePyObject");
+  cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, 12345, count_opaque_delete, &obj), -1);
+  naming_expect("RuntimeError", "TVMFFIObjectCreateOpaque", "type_index", "12345",
+                "kTVMFFIOpaquePyObject");
+  cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
+  naming_expect("ValueError", "TVMFFIObjectCreateOpaque", "out", "NULL", NULL);
+  cr_expect_eq(opaque_deletes, 0);
 }
 
 /* OBJ-020: TVMFFIGetCustomAllocator never returns NULL; the default's

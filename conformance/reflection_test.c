@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core_support.h"
+#include "naming_support.h"
 
 static TVMFFIByteArray text(const char* s) {
   TVMFFIByteArray b = {s, strlen(s)};
@@ -826,4 +827,97 @@ TEST(reflection, RFL_044_refused_append_gives_setter_back) {
   }
   cr_expect_eq(API(TVMFFIGetTypeInfo)(t)->num_fields, 1);
   API(TVMFFIObjectDecRef)(fn);
+}
+
+/* RFL-045: every refusal of TVMFFITypeRegisterField, TVMFFITypeRegisterMethod
+ * and TVMFFITypeRegisterMetadata names the function, then the offending
+ * argument (or member of it), then its value or what is wrong with it. */
+TEST(reflection, RFL_045_refusal_names_function_argument_value) {
+  HOSTILE_INPUT("upstream dereferences the NULL");
+  const char* fld = "TVMFFITypeRegisterField";
+  const char* mth = "TVMFFITypeRegisterMethod";
+  const char* mta = "TVMFFITypeRegisterMetadata";
+  int32_t t = new_type("conformance.refl.Named");
+  int32_t bad[3];
+  unknown_indices(bad);
+  char index[16];
+  snprintf(index, sizeof index, "%d", (int)bad[2]);
+
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, NULL), -1);
+  naming_expect("ValueError", fld, "info", "NULL", NULL);
+  TVMFFIFieldInfo f = field_named("x");
+  f.name.data = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "name", "NULL", "1");
+  f = field_named("x");
+  f.doc.data = NULL;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "doc", "NULL", "15");
+  f = field_named("x");
+  f.name = (TVMFFIByteArray){"tiny", (size_t)1 << 31};
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "name", "2147483648", NULL);
+  f = field_named("x");
+  f.size = -8;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "size", "-8", NULL);
+  f = field_named("x");
+  f.offset = -24;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "offset", "-24", NULL);
+  f = field_named("x");
+  f.alignment = 3;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("ValueError", fld, "alignment", "3", NULL);
+  f = field_named("x");
+  f.flags |= kTVMFFIFieldFlagBitMaskHasDefault;
+  f.default_value_or_factory.type_index = 20;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("TypeError", fld, "default_value_or_factory", "20", NULL);
+  TVMFFIAny s = heap_string("not a function, a string");
+  f = field_named("x");
+  f.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj;
+  f.setter = s.v_obj;
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("TypeError", fld, "setter", "65", NULL);
+  API(TVMFFIObjectDecRef)(s.v_obj);
+  f = field_named("x");
+  cr_expect_eq(API(TVMFFITypeRegisterField)(bad[2], &f), -1);
+  naming_expect("KeyError", fld, "type_index", index, NULL);
+  cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
+  cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
+  naming_expect("RuntimeError", fld, "name", "`x`", "`conformance.refl.Named`");
+
+  TVMFFIMethodInfo m;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, NULL), -1);
+  naming_expect("ValueError", mth, "info", "NULL", NULL);
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  m.metadata.size = 3;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+  naming_expect("ValueError", mth, "metadata", "NULL", "3");
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  m.method.type_index = 20;
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, &m), -1);
+  naming_expect("TypeError", mth, "method", "20", NULL);
+  memset(&m, 0, sizeof m);
+  m.name = text("m");
+  cr_expect_eq(API(TVMFFITypeRegisterMethod)(bad[2], &m), -1);
+  naming_expect("KeyError", mth, "type_index", index, NULL);
+
+  TVMFFITypeMetadata md;
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, NULL), -1);
+  naming_expect("ValueError", mta, "metadata", "NULL", NULL);
+  memset(&md, 0, sizeof md);
+  md.doc.size = 9;
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+  naming_expect("ValueError", mta, "doc", "NULL", "9");
+  memset(&md, 0, sizeof md);
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(bad[2], &md), -1);
+  naming_expect("KeyError", mta, "type_index", index, NULL);
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
+  cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
+  snprintf(index, sizeof index, "%d", (int)t);
+  naming_expect("RuntimeError", mta, "type_index", index, "`conformance.refl.Named`");
 }

@@ -1,6 +1,8 @@
 /* Clauses of spec/symbols.md: which exported symbol a name means. Every
  * case loads conformance/testlibs/libmod_basic.so. */
 #include "module_support.h"
+#include "alloc_fail.h"
+#include "naming_support.h"
 
 /* SYM-001: ffi.ModuleGetFunction(mod, name, false) returns a Function that
  * calls `__tvm_ffi_<name>` with the caller's arguments and result. */
@@ -267,4 +269,64 @@ TEST(symbol, SYM_016_names_of_every_length) {
     cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: metadata was found", len);
   }
   API(TVMFFIObjectDecRef)(mod);
+}
+
+/* SYM-017: the refusal of a NULL name by TVMFFIEnvModRegisterContextSymbol
+ * and TVMFFIEnvModRegisterSystemLibSymbol names the function, then `name`,
+ * then that it is NULL. */
+TEST(symbol, SYM_017_null_name_refusal_names_function_then_name) {
+  HOSTILE_INPUT("upstream makes a string of the NULL name");
+  static int marker;
+  cr_expect_eq(API(TVMFFIEnvModRegisterContextSymbol)(NULL, &marker), -1);
+  naming_expect("ValueError", "TVMFFIEnvModRegisterContextSymbol", "name", "NULL", NULL);
+  cr_expect_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(NULL, &marker), -1);
+  naming_expect("ValueError", "TVMFFIEnvModRegisterSystemLibSymbol", "name", "NULL", NULL);
+}
+
+static int sym18_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 1818;
+  return 0;
+}
+
+/* SYM-018: TVMFFIEnvModRegisterSystemLibSymbol with an allocation failing
+ * (once, or from some allocation on) returns -1 with a MemoryError raised,
+ * or 0 with the symbol registered: the system library then finds it. */
+TEST(symbol, SYM_018_system_symbol_registration_out_of_memory) {
+  (void)API(TVMFFIEnvModRegisterSystemLibSymbol);
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char symbol[64];
+      snprintf(symbol, sizeof symbol, "__tvm_ffi_conf18_s%d_%ld", sticky, w.n);
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIEnvModRegisterSystemLibSymbol(symbol, (void*)sym18_answer);
+      conf_alloc_disarm(&w);
+      TVMFFIObjectHandle err = core_take_raised();
+      if (rc == 0) {
+        cr_assert_null(err, "allocation %ld failed: 0 but an error was raised", w.n);
+        TVMFFIAny prefix = mod_str("conf18_"), r;
+        cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
+                     mod_err.message);
+        TVMFFIObjectHandle fn = mod_get_function(r.v_obj, symbol + strlen("__tvm_ffi_conf18_"), 0);
+        cr_assert_not_null(fn, "allocation %ld failed: 0 but `%s` is not in the system library",
+                           w.n, symbol);
+        API(TVMFFIObjectDecRef)(fn);
+        API(TVMFFIObjectDecRef)(r.v_obj);
+        continue;
+      }
+      cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
+      cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
+                "allocation %ld failed: -1 with nothing raised", w.n);
+      const TVMFFIErrorCell* cell =
+          (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+      cr_assert(cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0,
+                "allocation %ld failed: raised %.*s", w.n, (int)cell->kind.size, cell->kind.data);
+      API(TVMFFIObjectDecRef)(err);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIEnvModRegisterSystemLibSymbol");
 }

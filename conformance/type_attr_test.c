@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core_support.h"
+#include "naming_support.h"
 
 static TVMFFIByteArray text(const char* s) {
   TVMFFIByteArray b = {s, strlen(s)};
@@ -332,4 +333,45 @@ TEST(type_attr, TAT_018_none_index_ignores_value) {
   const TVMFFITypeAttrColumn* c = column("conformance.attr.declared_odd");
   cr_assert_not_null(c, "registering for kTVMFFINone made no column");
   cr_expect_eq(c->size, 0);
+}
+
+/* TAT-020: every refusal of TVMFFITypeRegisterAttr and
+ * TVMFFIGetTypeAttrColumn names the function, then the offending argument,
+ * then its value or what is wrong with it. */
+TEST(type_attr, TAT_020_refusal_names_function_argument_value) {
+  HOSTILE_INPUT("upstream dereferences NULL arguments");
+  const char* reg_api = "TVMFFITypeRegisterAttr";
+  const char* col_api = "TVMFFIGetTypeAttrColumn";
+  int32_t t = new_type("conformance.attr.Named");
+  TVMFFIAny v = core_int(1);
+  TVMFFIByteArray n = text("conformance.attr.named");
+  TVMFFIByteArray broken = {NULL, 5};
+  TVMFFIByteArray huge = {"__tiny__", (size_t)1 << 31};
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, NULL, &v), -1);
+  naming_expect("ValueError", reg_api, "attr_name", "NULL", NULL);
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &broken, &v), -1);
+  naming_expect("ValueError", reg_api, "attr_name", "NULL", "5");
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &huge, &v), -1);
+  naming_expect("ValueError", reg_api, "attr_name", "2147483648", NULL);
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, NULL), -1);
+  naming_expect("ValueError", reg_api, "attr_value", "NULL", NULL);
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t + 100000, &n, &v), -1);
+  char index[16];
+  snprintf(index, sizeof index, "%d", (int)(t + 100000));
+  naming_expect("KeyError", reg_api, "type_index", index, NULL);
+  TVMFFIAny no_kind;
+  memset(&no_kind, 0, sizeof no_kind);
+  no_kind.type_index = 20;
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, &no_kind), -1);
+  naming_expect("TypeError", reg_api, "attr_value", "20", NULL);
+  cr_assert_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), 0);
+  cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), -1);
+  snprintf(index, sizeof index, "%d", (int)t);
+  naming_expect("RuntimeError", reg_api, "attr_name", "`conformance.attr.named`", index);
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(NULL));
+  naming_expect("ValueError", col_api, "attr_name", "NULL", NULL);
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
+  naming_expect("ValueError", col_api, "attr_name", "NULL", "5");
+  cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&huge));
+  naming_expect("ValueError", col_api, "attr_name", "2147483648", NULL);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core_support.h"
+#include "naming_support.h"
 
 static const struct {
   const char* key;
@@ -388,4 +389,73 @@ TEST(type, TYP_022_type_key_nul_terminated) {
                  "the key of %zu bytes is followed by %#x", info->type_key.size,
                  (unsigned char)info->type_key.data[info->type_key.size]);
   }
+}
+
+/* TYP-023: every refusal of the type registry's functions names the
+ * function, then the offending argument, then its value or what is wrong
+ * with it. */
+TEST(type, TYP_023_refusal_names_function_argument_value) {
+  HOSTILE_INPUT("the type registry may crash or exit the process on these inputs");
+  const char* to_index = "TVMFFITypeKeyToIndex";
+  const char* alloc = "TVMFFITypeGetOrAllocIndex";
+  int32_t got = 7;
+  TVMFFIByteArray null_data = {NULL, 3};
+  TVMFFIByteArray too_long = {"conformance", (size_t)1 << 31};
+  TVMFFIByteArray unknown = key_of("conformance.NoSuchKey");
+  TVMFFIByteArray k = key_of("conformance.Refused");
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(NULL, &got), -1);
+  naming_expect("ValueError", to_index, "type_key", "NULL", NULL);
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&null_data, &got), -1);
+  naming_expect("ValueError", to_index, "type_key", "NULL", "3");
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&too_long, &got), -1);
+  naming_expect("ValueError", to_index, "type_key", "2147483648", NULL);
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, &got), -1);
+  naming_expect("KeyError", to_index, "type_key", "`conformance.NoSuchKey`", NULL);
+  cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, NULL), -1);
+  naming_expect("ValueError", to_index, "out_tindex", "NULL", NULL);
+  cr_expect_eq(got, 7, "out_tindex written on a refusal");
+
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(NULL, -1, 1, 0, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "type_key", "NULL", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&null_data, -1, 1, 0, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "type_key", "NULL", "3");
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&too_long, -1, 1, 0, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "type_key", "2147483648", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, 99999), -1);
+  naming_expect("KeyError", alloc, "parent_type_index", "99999", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -3), -1);
+  naming_expect("ValueError", alloc, "parent_type_index", "-3", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 4, 0, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "type_depth", "4", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, -5, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "num_child_slots", "-5", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIStr, 1, 0, 1, kTVMFFIObject), -1);
+  naming_expect("ValueError", alloc, "static_type_index", "65", NULL);
+  cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 0, 0, 1, -1), -1);
+  naming_expect("ValueError", alloc, "parent_type_index", "-1", NULL);
+  cr_expect_eq(alloc_index("conformance.Refused", 1, 0, -2), -2, "a refused key was registered");
+
+  cr_expect_null(API(TVMFFIGetTypeInfo)(99999));
+  naming_expect("KeyError", "TVMFFIGetTypeInfo", "type_index", "99999", NULL);
+}
+
+/* TYP-024: a type that reserves 2^20 child slots is registered, its next
+ * sibling taking an index past the range, or refused with -1 and an error
+ * that names TVMFFITypeGetOrAllocIndex, then num_child_slots and the
+ * number; either way the registry goes on working. */
+TEST(type, TYP_024_huge_reservation_registered_or_named) {
+  const int32_t slots = 1 << 20;
+  int32_t big = alloc_flagged("conformance.HugeRange", 1, slots, 1, kTVMFFIObject);
+  if (big >= 0) {
+    cr_expect_geq(big, kTVMFFIDynObjectBegin);
+    int32_t next = alloc_flagged("conformance.AfterHuge", 1, 0, 1, kTVMFFIObject);
+    cr_expect(next < big || next > big + slots, "a sibling %d inside the range [%d, %d]", next,
+              big, big + slots);
+  } else {
+    cr_expect_eq(big, -1);
+    naming_expect(NULL, "TVMFFITypeGetOrAllocIndex", "num_child_slots", "1048576", NULL);
+    cr_expect_eq(alloc_index("conformance.HugeRange", 1, 0, -2), -2, "the refused key was registered");
+  }
+  int32_t small = alloc_flagged("conformance.AfterHugeSmall", 1, 0, 1, kTVMFFIObject);
+  cr_expect_geq(small, kTVMFFIDynObjectBegin, "registration after it failed: %d", small);
 }

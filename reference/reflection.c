@@ -130,7 +130,7 @@ static int tffi_field_append(const char* api, TVMFFITypeInfo* type, const TVMFFI
   for (int32_t i = 0; i < type->num_fields; ++i)
     if (tffi_bytes_eq(&type->fields[i].name, &rec->name))
       return tffi_raise(TFFI_RUNTIME_ERROR,
-                        "%s: field `%.*s` is already registered for type `%.*s`", api,
+                        "%s: info->name `%.*s` is already a field of type `%.*s`", api,
                         (int)rec->name.size, rec->name.data, (int)type->type_key.size,
                         type->type_key.data);
   if (type->num_fields >= TFFI_REFLECT_MEMBERS_MAX)
@@ -227,8 +227,8 @@ int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* met
   if (type == NULL) {
     rc = tffi_unknown_type(api, type_index);
   } else if (type->metadata != NULL) {
-    rc = tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has metadata", api,
-                    (int)type->type_key.size, type->type_key.data);
+    rc = tffi_raise(TFFI_RUNTIME_ERROR, "%s: type_index %d (`%.*s`) already has metadata", api,
+                    (int)type_index, (int)type->type_key.size, type->type_key.data);
   } else {
     type->metadata = rec;
     rc = 0;

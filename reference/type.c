@@ -59,10 +59,8 @@ static TffiType* tffi_at(int32_t index) {
 
 /* Lock held. Makes room for indices below `need`. */
 static int tffi_reserve(int32_t need) {
+  /* need is at most TFFI_TYPE_MAX_INDEX: tffi_pick_index refuses more. */
   if (need <= tffi_types_cap) return 0;
-  if (need > TFFI_TYPE_MAX_INDEX)
-    return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full (%d indices)",
-                      TFFI_TYPE_MAX_INDEX);
   int32_t cap = tffi_types_cap ? tffi_types_cap : TFFI_TYPE_DYN_BEGIN;
   while (cap < need) cap *= 2;
   TffiType** grown = tffi_realloc(tffi_types, (size_t)cap * sizeof *grown);
@@ -114,11 +112,15 @@ static int32_t tffi_pick_index(TffiType* parent, int32_t num_slots, const TVMFFI
   }
   if (!parent->child_slots_can_overflow)
     return tffi_raise(TFFI_RUNTIME_ERROR,
-                      "TVMFFITypeGetOrAllocIndex: parent type `%s` has no child slot left for "
-                      "type_key `%.*s`",
-                      parent->key, (int)key->size, key->data);
-  if (num_slots > TFFI_TYPE_MAX_INDEX - tffi_next_dyn || tffi_reserve(tffi_next_dyn + num_slots))
-    return tffi_raise(TFFI_RUNTIME_ERROR, "type registry is full");
+                      "TVMFFITypeGetOrAllocIndex: parent_type_index %d (`%s`) has no child slot "
+                      "left for type_key `%.*s`",
+                      (int)parent->info.type_index, parent->key, (int)key->size, key->data);
+  if (num_slots > TFFI_TYPE_MAX_INDEX - tffi_next_dyn)
+    return tffi_raise(TFFI_RUNTIME_ERROR,
+                      "TVMFFITypeGetOrAllocIndex: num_child_slots %d does not fit: the type "
+                      "registry holds %d indices",
+                      (int)(num_slots - 1), TFFI_TYPE_MAX_INDEX);
+  if (tffi_reserve(tffi_next_dyn + num_slots)) return -1;
   int32_t index = tffi_next_dyn;
   tffi_next_dyn += num_slots;
   return index;
@@ -204,7 +206,8 @@ int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   pthread_mutex_unlock(&tffi_types_lock);
   if (rc) return -1;
   if (t == NULL)
-    return tffi_raise(TFFI_KEY_ERROR, "TVMFFITypeKeyToIndex: Cannot find type `%.*s`",
+    return tffi_raise(TFFI_KEY_ERROR,
+                      "TVMFFITypeKeyToIndex: type_key `%.*s` names no registered type",
                       (int)type_key->size, type_key->data);
   return 0;
 }
@@ -242,7 +245,10 @@ static int32_t tffi_get_or_alloc(const TVMFFIByteArray* type_key, int32_t static
     index = static_type_index;
   } else {
     if (parent == NULL)
-      return tffi_raise(TFFI_VALUE_ERROR, "%s: a dynamic type needs a parent_type_index", api);
+      return tffi_raise(TFFI_VALUE_ERROR,
+                        "%s: parent_type_index -1 leaves a dynamic type (static_type_index %d) "
+                        "without a parent",
+                        api, (int)static_type_index);
     index = tffi_pick_index(parent, num_child_slots + 1, type_key);
     if (index < 0) return -1;
   }

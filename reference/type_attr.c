@@ -126,7 +126,7 @@ static int tffi_attr_store(const char* api, const TVMFFIByteArray* name, int32_t
   TVMFFIAny* slot = &c->slots[type_index];
   if (slot->type_index != kTVMFFINone)
     return tffi_raise(TFFI_RUNTIME_ERROR,
-                      "%s: attribute `%.*s` is already registered for type_index %d", api,
+                      "%s: attr_name `%.*s` already has a value for type_index %d", api,
                       (int)name->size, name->data, (int)type_index);
   *slot = *value;
   *value = tffi_any_none();
