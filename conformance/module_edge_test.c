@@ -1,0 +1,235 @@
+/* Clauses of spec/modules.md and spec/library_bin.md at the edges of
+ * loading: every allocation of a load failing in turn, context symbols of
+ * system libraries, which formats count as shared libraries, and the parts
+ * a refusal's message must carry. */
+#include <stdio.h>
+
+#include "alloc_fail.h"
+#include "module_support.h"
+
+/* A nonzero step returned -1 and raised a MemoryError (or, where `path` is
+ * given, the RuntimeError of a dynamic loader that ran out itself, naming
+ * the path). */
+static void expect_oom_refusal(const ConfAllocWalk* w, const char* what, int rc,
+                               const char* path) {
+  cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
+  mod_take_error();
+  int loader = path && strcmp(mod_err.kind, "RuntimeError") == 0 &&
+               strstr(mod_err.message, path) != NULL;
+  cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 || loader,
+            "%s, allocation %ld failed: raised %s: %s", what, w->n,
+            mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
+}
+
+static int armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
+                      TVMFFIAny* result) {
+  *result = mod_none();
+  conf_alloc_arm(w);
+  int rc = conf_api.TVMFFIFunctionCall(fn, args, n, result);
+  conf_alloc_disarm(w);
+  return rc;
+}
+
+/* After a step that returned 0: nothing raised, and a module with `name`. */
+static void expect_module_with(const ConfAllocWalk* w, const char* what, TVMFFIAny* r,
+                               const char* name) {
+  mod_take_error();
+  cr_expect_eq(mod_err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised: %s", what,
+               w->n, mod_err.kind, mod_err.message);
+  int32_t got = r->type_index;
+  int found = -1;
+  if (got == kTVMFFIModule && r->v_obj != NULL) found = mod_implements(r->v_obj, name, 0);
+  mod_release(r);
+  cr_assert_eq(got, kTVMFFIModule, "%s, allocation %ld failed: 0 with type index %d", what, w->n,
+               got);
+  cr_assert_eq(found, 1, "%s, allocation %ld failed: the module lacks %s", what, w->n, name);
+}
+
+/* MOD-111: ffi.ModuleLoadFromFile and ffi.Module.load_from_file.so of a
+ * shared library, with any allocation failing, return the library module or
+ * -1 with MemoryError (or the dynamic loader's RuntimeError naming the
+ * path), and load it afterwards. The library stays loaded by a first module
+ * throughout, so each step opens a library already mapped. */
+TEST(module_edge, MOD_111_load_out_of_memory) {
+  const char* path = mod_lib_path("libmod_basic.so");
+  TVMFFIObjectHandle keep = mod_load("libmod_basic.so");
+  const char* globals[2] = {"ffi.ModuleLoadFromFile", "ffi.Module.load_from_file.so"};
+  long points = 0;
+  for (int g = 0; g < 2; ++g) {
+    TVMFFIObjectHandle fn = mod_global(globals[g]);
+    TVMFFIAny args[2] = {mod_str(path), mod_str("so")}, r;
+    for (int sticky = 0; sticky < 2; ++sticky) {
+      ConfAllocWalk w = conf_alloc_walk(sticky);
+      while (conf_alloc_next(&w)) {
+        int rc = armed_call(&w, fn, args, g + 1, &r);
+        if (rc != 0) {
+          expect_oom_refusal(&w, globals[g], rc, path);
+          continue;
+        }
+        expect_module_with(&w, globals[g], &r, "add_one");
+      }
+      points += w.points;
+    }
+    cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, g + 1, &r), 0, "%s fails after the walk",
+                 globals[g]);
+    mod_release(&r);
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  API(TVMFFIObjectDecRef)(keep);
+  conf_alloc_done(points, "ffi.ModuleLoadFromFile");
+}
+
+static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 112;
+  return 0;
+}
+
+/* The variable a system library exposes as its context symbol, and what
+ * the host registered for it. */
+static void* mod112_slot;
+static int mod112_marker;
+
+static void register_prefix_112(const char* prefix) {
+  char symbol[128];
+  snprintf(symbol, sizeof symbol, "%sconf112_slot", prefix);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, &mod112_slot), 0);
+  snprintf(symbol, sizeof symbol, "__tvm_ffi_%sconf112_f", prefix);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, (void*)sys_answer), 0);
+}
+
+/* MOD-112: a context symbol reaches a system library too, and running out
+ * of memory never skips it: ffi.SystemLib of a new prefix returns a module
+ * whose `<prefix>conf112_slot` holds the registered pointer, with nothing
+ * raised, or -1 with MemoryError. */
+TEST(module_edge, MOD_112_system_lib_context_symbol) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf112_slot", &mod112_marker), 0);
+  TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
+  register_prefix_112("conf112_plain_");
+  TVMFFIAny a = mod_str("conf112_plain_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  mod_release(&r);
+  cr_assert_eq(mod112_slot, &mod112_marker, "the system library's context symbol holds %p",
+               mod112_slot);
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      char prefix[64], f[96];
+      snprintf(prefix, sizeof prefix, "conf112_%d_%ld_", sticky, w.n);
+      snprintf(f, sizeof f, "%sconf112_f", prefix);
+      register_prefix_112(prefix);
+      mod112_slot = NULL;
+      a = mod_str(prefix);
+      int rc = armed_call(&w, fn, &a, 1, &r);
+      if (rc != 0) {
+        expect_oom_refusal(&w, "ffi.SystemLib", rc, NULL);
+        continue;
+      }
+      cr_assert_eq(mod112_slot, &mod112_marker,
+                   "allocation %ld failed: a module, but its context symbol holds %p", w.n,
+                   mod112_slot);
+      expect_module_with(&w, "ffi.SystemLib", &r, f);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  conf_alloc_done(points, "ffi.SystemLib");
+}
+
+/* A loader that refuses, saying which format it was called with. */
+static int refusing_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)result;
+  char msg[128], format[64] = "(not a str)";
+  if (n == 2) {
+    TVMFFIAny copy = args[1];
+    if (copy.type_index == kTVMFFIRawStr) snprintf(format, sizeof format, "%s", copy.v_c_str);
+    else if (copy.type_index >= kTVMFFIStaticObjectBegin) API(TVMFFIObjectIncRef)(copy.v_obj);
+    if (copy.type_index != kTVMFFIRawStr) mod_take_str(&copy, format, sizeof format);
+  }
+  snprintf(msg, sizeof msg, "conf113 loader called with %d arguments, format %s", (int)n, format);
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", msg);
+  return -1;
+}
+
+/* MOD-113: only dll, dylib and dso themselves are taken for so: a format
+ * as long as one of them, a part of one, or one that extends one goes to
+ * its own loader. */
+TEST(module_edge, MOD_113_only_exact_aliases_fold) {
+  static const char* const formats[] = {"abc", "dylix", "dsx", "d", "dl", "dyl", "dlls", "dsoo"};
+  TVMFFIObjectHandle loader = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, refusing_loader, NULL, &loader), 0);
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; ++i) {
+    char name[96], path[96];
+    snprintf(name, sizeof name, "ffi.Module.load_from_file.%s", formats[i]);
+    TVMFFIByteArray n = {name, strlen(name)};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, loader, 1), 0);
+    snprintf(path, sizeof path, "/no/such/dir/lib.%s", formats[i]);
+    TVMFFIObjectHandle mod = NULL;
+    cr_expect_eq(mod_load_path(path, &mod), -1, "%s loaded", path);
+    cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s: %s", path, mod_err.kind,
+                     mod_err.message);
+    /* Not cut at "format": the refusal text after it is exact. */
+    char want[64];
+    snprintf(want, sizeof want, "format %s", formats[i]);
+    const char* at = strstr(mod_err.message, want);
+    cr_expect(at != NULL && at[strlen(want)] == '\0',
+              "%s did not reach ffi.Module.load_from_file.%s with format %s: %s", path,
+              formats[i], formats[i], mod_err.message);
+  }
+  API(TVMFFIObjectDecRef)(loader);
+}
+
+static int count_in(const char* text, const char* part) {
+  int n = 0;
+  for (const char* at = strstr(text, part); at; at = strstr(at + 1, part)) ++n;
+  return n;
+}
+
+static void put_u64(unsigned char** at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) *(*at)++ = (unsigned char)(v >> (8 * i));
+}
+
+/* A one-module blob: the root of kind `kind` (no loader), a 1-byte payload. */
+static __attribute__((aligned(8))) unsigned char long_kind_blob[1024];
+
+static void make_long_kind_blob(const char* kind) {
+  size_t len = strlen(kind);
+  unsigned char* at = long_kind_blob;
+  put_u64(&at, 8 + 16 + 8 + 8 + len + 8 + 1); /* nbytes */
+  put_u64(&at, 2);                         /* indptr [0, 0]: one module */
+  put_u64(&at, 0);
+  put_u64(&at, 0);
+  put_u64(&at, 0); /* child_indices: none */
+  put_u64(&at, len);
+  memcpy(at, kind, len);
+  at += len;
+  put_u64(&at, 1); /* payload: one byte */
+  *at = 'p';
+}
+
+/* LIB-086: a kind without a loader is named on its own as well as inside
+ * the loader's name ffi.Module.load_from_bytes.<kind> (LIB-006), a long
+ * kind (300 bytes) too. */
+TEST(module_edge, LIB_086_missing_loader_names_kind) {
+  TVMFFIObjectHandle mod;
+  cr_assert_eq(mod_load_path(mod_lib_path("libmod_packed_nokind.so"), &mod), -1);
+  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.no_such_kind") != NULL,
+            "message: %s", mod_err.message);
+  cr_expect_geq(count_in(mod_err.message, "no_such_kind"), 2,
+                "the kind is not named apart from the loader's name: %s", mod_err.message);
+  char kind[301];
+  memset(kind, 'k', 300);
+  memcpy(kind, "conf086", 7);
+  kind[300] = '\0';
+  make_long_kind_blob(kind);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf086___tvm_ffi__library_bin",
+                                                          long_kind_blob), 0);
+  TVMFFIAny a = mod_str("conf086_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without loader was loaded");
+  kind[200] = '\0'; /* its first 200 bytes, twice at least */
+  cr_expect_geq(count_in(mod_err.message, kind), 2,
+                "the 300-byte kind is not named apart from the loader's name: %.600s",
+                mod_err.message);
+}
