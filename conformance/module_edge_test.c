@@ -233,3 +233,75 @@ TEST(module_edge, LIB_086_missing_loader_names_kind) {
                 "the 300-byte kind is not named apart from the loader's name: %.600s",
                 mod_err.message);
 }
+
+/* `word` in `text` with no letter, digit, '_' or '.' right before or after
+ * it: "mod" is not found inside "ffi.Module" or "module". */
+static int has_word(const char* text, const char* word) {
+  size_t n = strlen(word);
+  for (const char* at = strstr(text, word); at; at = strstr(at + 1, word)) {
+    char before = at == text ? ' ' : at[-1], after = at[n];
+    int inner = 0;
+    for (const char* c = (const char[]){before, after, 0}; *c; ++c)
+      inner |= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+               (*c >= '0' && *c <= '9') || *c == '_' || *c == '.';
+    if (!inner) return 1;
+  }
+  return 0;
+}
+
+/* Calls `fn` with `args` and expects a refusal of kind `kind` whose message
+ * names fn, position #pos and the parameter `param`. */
+static void expect_names_param(const char* fn, TVMFFIAny* args, int32_t n, int pos,
+                               const char* param, const char* kind) {
+  TVMFFIAny r;
+  cr_expect_eq(mod_call(fn, args, n, &r), -1, "%s accepted a bad argument #%d", fn, pos);
+  mod_release(&r);
+  char where[8];
+  snprintf(where, sizeof where, "#%d", pos);
+  cr_expect_str_eq(mod_err.kind, kind, "%s #%d: %s: %s", fn, pos, mod_err.kind, mod_err.message);
+  cr_expect(strstr(mod_err.message, fn) != NULL && strstr(mod_err.message, where) != NULL,
+            "%s: the message does not name the function and %s: %s", fn, where,
+            mod_err.message);
+  cr_expect(has_word(mod_err.message, param), "%s: the message does not name %s (%s): %s", fn,
+            where, param, mod_err.message);
+}
+
+/* MOD-114: a refused argument of an ffi.Module* global is named by its
+ * parameter as well as its position. */
+TEST(module_edge, MOD_114_refusals_name_the_parameter) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  const char* lookups[] = {"ffi.ModuleGetFunction", "ffi.ModuleImplementsFunction",
+                           "ffi.ModuleGetFunctionMetadata", "ffi.ModuleGetFunctionDoc"};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIAny a[3] = {mod_int(1), mod_str("add_one"), mod_bool(1)};
+    expect_names_param(lookups[i], a, 3, 0, "mod", "TypeError");
+    a[0] = mod_obj(mod);
+    a[1] = mod_int(2);
+    expect_names_param(lookups[i], a, 3, 1, "name", "TypeError");
+    a[1] = mod_str("add_one");
+    a[2] = mod_str("yes");
+    expect_names_param(lookups[i], a, 3, 2, "query_imports", "TypeError");
+  }
+  TVMFFIAny a[3] = {mod_obj(mod), mod_int(1), mod_str("so")};
+  expect_names_param("ffi.ModuleInspectSource", a, 2, 1, "format", "TypeError");
+  expect_names_param("ffi.ModuleWriteToFile", a, 3, 1, "file_name", "TypeError");
+  a[1] = mod_str("/tmp/conf_mod114_never_written.so");
+  a[2] = mod_int(1);
+  expect_names_param("ffi.ModuleWriteToFile", a, 3, 2, "format", "TypeError");
+  a[1] = mod_int(1);
+  expect_names_param("ffi.ModuleImportModule", a, 2, 1, "other", "TypeError");
+  TVMFFIAny one[2] = {mod_int(1), mod_obj(mod)};
+  expect_names_param("ffi.ModuleImportModule", one, 2, 0, "mod", "TypeError");
+  const char* single[] = {"ffi.ModuleGetKind", "ffi.ModuleGetPropertyMask",
+                          "ffi.ModuleGetWriteFormats", "ffi.ModuleClearImports",
+                          "ffi.ModuleGlobalsAdd", "ffi.ModuleGlobalsRemove"};
+  for (int i = 0; i < 6; ++i) expect_names_param(single[i], one, 1, 0, "mod", "TypeError");
+  expect_names_param("ffi.ModuleLoadFromFile", one, 1, 0, "file_name", "TypeError");
+  expect_names_param("ffi.SystemLib", one, 1, 0, "symbol_prefix", "TypeError");
+  TVMFFIAny so[2] = {mod_int(1), mod_str("so")};
+  expect_names_param("ffi.Module.load_from_file.so", so, 2, 0, "path", "TypeError");
+  so[0] = mod_str("/no/such/lib.so");
+  so[1] = mod_int(1);
+  expect_names_param("ffi.Module.load_from_file.so", so, 2, 1, "format", "TypeError");
+  API(TVMFFIObjectDecRef)(mod);
+}
