@@ -398,3 +398,31 @@ TEST(module_edge, MOD_115_module_work_gives_memory_back) {
                                &keep_other, &keep_basic};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) API(TVMFFIObjectDecRef)(*all[i]);
 }
+
+/* MOD-116: with query_imports the search goes through an import's imports:
+ * top (libmod_basic) imports mid (libmod_basic) which imports leaf
+ * (libmod_other); only leaf has other_fn and its doc. */
+TEST(module_edge, MOD_116_info_search_is_deep) {
+  TVMFFIObjectHandle leaf = mod_load("libmod_other.so");
+  TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle top = mod_load("libmod_basic.so");
+  TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  a[0] = mod_obj(top);
+  a[1] = mod_obj(mid);
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  TVMFFIAny q[3] = {mod_obj(top), mod_str("other_fn"), mod_bool(1)};
+  cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  char buf[128];
+  const char* doc = mod_take_str(&r, buf, sizeof buf);
+  cr_expect(doc != NULL && strcmp(doc, "other_fn lives in mod_other.") == 0,
+            "the doc of an import's import was not found: %s", doc ? doc : "(not a str)");
+  q[2] = mod_bool(0);
+  cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r), 0);
+  cr_expect_eq(r.type_index, kTVMFFINone, "found without query_imports");
+  mod_release(&r);
+  cr_expect_eq(mod_implements(top, "other_fn", 1), 1, "an import's import's function not found");
+  TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
+  for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+}
