@@ -426,3 +426,52 @@ TEST(module_edge, MOD_116_info_search_is_deep) {
   TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
   for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
 }
+
+/* A str made by the runtime from `len` bytes (NUL bytes travel whole). */
+static TVMFFIAny str_of(const char* data, size_t len) {
+  TVMFFIByteArray bytes = {data, len};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &s), 0);
+  return s;
+}
+
+/* MOD-117: the refusals of loading say what they refuse: a NUL byte in
+ * the path or the prefix (named as a parameter), a long path without '.'
+ * (shown, not cut to nothing), and WriteToFile of a library module. */
+TEST(module_edge, MOD_117_load_refusals_say_what) {
+  static const char nul_path[] = "/no/such/dir/lib\0x.so";
+  TVMFFIAny args[2] = {str_of(nul_path, sizeof nul_path - 1), mod_str("so")}, r;
+  expect_names_param("ffi.Module.load_from_file.so", args, 2, 0, "path", "ValueError");
+  cr_expect(strstr(mod_err.message, "NUL") != NULL, "the reason is not given: %s",
+            mod_err.message);
+  mod_release(&args[0]);
+  TVMFFIAny prefix = str_of("conf117_\0x", 10);
+  int rc = mod_call("ffi.SystemLib", &prefix, 1, &r);
+  mod_release(&r);
+  mod_release(&prefix);
+  if (rc != 0) { /* refusing is one of the two answers MOD-036 allows */
+    cr_expect_str_eq(mod_err.kind, "ValueError");
+    cr_expect(strstr(mod_err.message, "ffi.SystemLib") && strstr(mod_err.message, "#0") &&
+                  has_word(mod_err.message, "symbol_prefix") && strstr(mod_err.message, "NUL"),
+              "the refusal does not name ffi.SystemLib, #0, symbol_prefix and NUL: %s",
+              mod_err.message);
+  }
+  static char long_path[5001];
+  memset(long_path, 'p', 5000);
+  memcpy(long_path, "/tmp/conf117_", 13);
+  TVMFFIAny path = mod_str(long_path);
+  cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  char head[1001];
+  snprintf(head, sizeof head, "%s", long_path);
+  cr_expect(strstr(mod_err.message, head) != NULL,
+            "the message does not show the path's first 1000 bytes: %.200s", mod_err.message);
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny w[3] = {mod_obj(mod), mod_str("/tmp/conf117_never_written.so"), mod_str("so")};
+  cr_expect_eq(mod_call("ffi.ModuleWriteToFile", w, 3, &r), -1);
+  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  cr_expect(strstr(mod_err.message, "WriteToFile") && strstr(mod_err.message, "library"),
+            "the message does not say that a library module cannot WriteToFile: %s",
+            mod_err.message);
+  API(TVMFFIObjectDecRef)(mod);
+}
