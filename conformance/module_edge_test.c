@@ -475,3 +475,23 @@ TEST(module_edge, MOD_117_load_refusals_say_what) {
             mod_err.message);
   API(TVMFFIObjectDecRef)(mod);
 }
+
+/* MOD-118: a metadata or doc getter returning something other than a str
+ * fails the query with a TypeError naming the function and saying a str was
+ * expected. */
+TEST(module_edge, MOD_118_getter_type_error_says_what) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  const char* queries[2][2] = {{"ffi.ModuleGetFunctionMetadata", "bad_meta"},
+                               {"ffi.ModuleGetFunctionDoc", "bytes_doc"}};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny q[3] = {mod_obj(mod), mod_str(queries[i][1]), mod_bool(0)}, r;
+    cr_expect_eq(mod_call(queries[i][0], q, 3, &r), -1, "%s(%s) succeeded", queries[i][0],
+                 queries[i][1]);
+    mod_release(&r);
+    cr_expect_str_eq(mod_err.kind, "TypeError");
+    cr_expect(strstr(mod_err.message, queries[i][1]) != NULL && has_word(mod_err.message, "str"),
+              "%s: the message does not name %s and say str: %s", queries[i][0], queries[i][1],
+              mod_err.message);
+  }
+  API(TVMFFIObjectDecRef)(mod);
+}
