@@ -495,3 +495,49 @@ TEST(module_edge, MOD_118_getter_type_error_says_what) {
   }
   API(TVMFFIObjectDecRef)(mod);
 }
+
+/* MOD-119: the other ffi.Module* globals with any allocation failing give
+ * their result (of the type they give with memory to spare) or -1 with
+ * MemoryError. */
+TEST(module_edge, MOD_119_module_queries_out_of_memory) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  static const struct {
+    const char* fn;
+    int32_t n;
+  } calls[] = {
+      {"ffi.ModuleGetWriteFormats", 1}, {"ffi.ModuleGetKind", 1},
+      {"ffi.ModuleGetPropertyMask", 1}, {"ffi.ModuleInspectSource", 2},
+      {"ffi.ModuleClearImports", 1},    {"ffi.ModuleGetFunctionMetadata", 3},
+      {"ffi.ModuleGlobalsRemove", 1},
+  };
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str("add_one"), mod_bool(0)}, r;
+  long points = 0;
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; ++c) {
+    TVMFFIObjectHandle fn = mod_global(calls[c].fn);
+    cr_assert_eq(mod_call_fn(fn, args, calls[c].n, &r), 0, "%s: %s: %s", calls[c].fn,
+                 mod_err.kind, mod_err.message);
+    int32_t want = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
+    mod_release(&r);
+    for (int sticky = 0; sticky < 2; ++sticky) {
+      ConfAllocWalk w = conf_alloc_walk(sticky);
+      while (conf_alloc_next(&w)) {
+        int rc = armed_call(&w, fn, args, calls[c].n, &r);
+        if (rc != 0) {
+          expect_oom_refusal(&w, calls[c].fn, rc, NULL);
+          continue;
+        }
+        int32_t got = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
+        mod_release(&r);
+        mod_take_error();
+        cr_assert_eq(got, want, "%s, allocation %ld failed: type index %d, not %d", calls[c].fn,
+                     w.n, got, want);
+        cr_assert_eq(mod_err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised",
+                     calls[c].fn, w.n, mod_err.kind);
+      }
+      points += w.points;
+    }
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  API(TVMFFIObjectDecRef)(mod);
+  conf_alloc_done(points, "ffi.ModuleGetWriteFormats");
+}
