@@ -541,3 +541,69 @@ TEST(module_edge, MOD_119_module_queries_out_of_memory) {
   API(TVMFFIObjectDecRef)(mod);
   conf_alloc_done(points, "ffi.ModuleGetWriteFormats");
 }
+
+static int sys_one(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 1;
+  return 0;
+}
+
+static int sys_two(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 2;
+  return 0;
+}
+
+/* MOD-120: prefixes of one length are told apart by their text: each
+ * ffi.SystemLib module finds its own prefix's f. */
+TEST(module_edge, MOD_120_same_length_prefixes_apart) {
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf120a_f", (void*)sys_one), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf120b_f", (void*)sys_two), 0);
+  const char* prefixes[2] = {"conf120a_", "conf120b_"};
+  TVMFFIObjectHandle mods[2];
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny a = mod_str(prefixes[i]), r;
+    cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind,
+                 mod_err.message);
+    mods[i] = r.v_obj;
+  }
+  cr_expect_neq(mods[0], mods[1], "two prefixes of one length gave one module");
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIObjectHandle f = mod_get_function(mods[i], "f", 0);
+    cr_assert_not_null(f, "%s has no f", prefixes[i]);
+    cr_expect_eq(mod_call_int(f, NULL, 0), i + 1, "%s found another prefix's f", prefixes[i]);
+    API(TVMFFIObjectDecRef)(f);
+    API(TVMFFIObjectDecRef)(mods[i]);
+  }
+}
+
+static int gives_int(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 121;
+  return 0;
+}
+
+/* MOD-121: ffi.SystemLib takes at most one argument, and a host loader
+ * that returns something other than a module is refused by a TypeError
+ * saying a Module was expected. */
+TEST(module_edge, MOD_121_system_lib_count_and_loader_type) {
+  TVMFFIAny two[2] = {mod_str("conf121_"), mod_str("x")}, r;
+  cr_expect_eq(mod_call("ffi.SystemLib", two, 2, &r), -1, "ffi.SystemLib took two arguments");
+  mod_release(&r);
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "ffi.SystemLib") != NULL, "message: %s", mod_err.message);
+  TVMFFIObjectHandle loader = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, gives_int, NULL, &loader), 0);
+  static const char name[] = "ffi.Module.load_from_file.conf121";
+  TVMFFIByteArray n = {name, sizeof name - 1};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, loader, 1), 0);
+  API(TVMFFIObjectDecRef)(loader);
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path("/no/such/lib.conf121", &mod), -1, "an int was taken for a module");
+  cr_expect_str_eq(mod_err.kind, "TypeError");
+  cr_expect(strstr(mod_err.message, "Module") != NULL,
+            "the message does not say a Module was expected: %s", mod_err.message);
+}
