@@ -607,3 +607,44 @@ TEST(module_edge, MOD_121_system_lib_count_and_loader_type) {
   cr_expect(strstr(mod_err.message, "Module") != NULL,
             "the message does not say a Module was expected: %s", mod_err.message);
 }
+
+static __attribute__((aligned(8))) unsigned char ctx_fail_blob[256];
+static void* mod122_ctx;
+
+/* MOD-122: a load that fails after making the `_lib` module leaves the
+ * library's context variable as it was or NULL, never pointing at the
+ * module the failure freed. The blob: `_lib` importing a module of a kind
+ * without a loader. */
+TEST(module_edge, MOD_122_failed_load_leaves_no_stale_context) {
+  static const char kind[] = "conf122_no_loader";
+  size_t klen = sizeof kind - 1;
+  unsigned char* at = ctx_fail_blob;
+  put_u64(&at, 8 + 24 + 8 + 8 + 8 + 4 + 8 + klen + 8 + 1); /* nbytes */
+  put_u64(&at, 3); /* indptr [0, 1, 1]: _lib imports module 1 */
+  put_u64(&at, 0);
+  put_u64(&at, 1);
+  put_u64(&at, 1);
+  put_u64(&at, 1); /* child_indices [1] */
+  put_u64(&at, 1);
+  put_u64(&at, 4);
+  memcpy(at, "_lib", 4);
+  at += 4;
+  put_u64(&at, klen);
+  memcpy(at, kind, klen);
+  at += klen;
+  put_u64(&at, 1);
+  *at = 'p';
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf122___tvm_ffi__library_bin",
+                                                          ctx_fail_blob), 0);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf122___tvm_ffi__library_ctx",
+                                                          &mod122_ctx), 0);
+  static int sentinel;
+  mod122_ctx = &sentinel;
+  TVMFFIAny a = mod_str("conf122_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without a loader was loaded");
+  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.conf122_no_loader") != NULL,
+            "the load failed for another reason: %s: %s", mod_err.kind, mod_err.message);
+  cr_expect(mod122_ctx == &sentinel || mod122_ctx == NULL,
+            "the context variable points at %p, a module the failed load made and freed",
+            mod122_ctx);
+}
