@@ -322,7 +322,7 @@ static int quiet_call(TVMFFIObjectHandle g, TVMFFIAny* args, int32_t n) {
 }
 
 typedef struct {
-  TVMFFIObjectHandle load, get, doc, import, clear, add, remove;
+  TVMFFIObjectHandle load, get, doc, import, clear, add, remove, syslib;
   const char *basic, *other;
 } Mod115Globals;
 
@@ -357,6 +357,11 @@ static int mod115_round(const Mod115Globals* g) {
   TVMFFIObjectHandle found = NULL; /* borrowed from basic's cache */
   bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "other_fn", &found) != 0;
   bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "which", &found) != 0;
+  /* A system library's function by its name and by its prefixed name. */
+  TVMFFIAny sys[3] = {mod_obj(g->syslib), mod_str("f"), mod_bool(0)};
+  bad += quiet_call(g->get, sys, 3);
+  sys[1] = mod_str("conf115_f");
+  bad += quiet_call(g->get, sys, 3);
   TVMFFIAny one = mod_obj(other);
   bad += quiet_call(g->add, &one, 1);
   bad += quiet_call(g->remove, &one, 1);
@@ -384,8 +389,14 @@ TEST(module_edge, MOD_115_module_work_gives_memory_back) {
       mod_global("ffi.ModuleLoadFromFile"), mod_global("ffi.ModuleGetFunction"),
       mod_global("ffi.ModuleGetFunctionDoc"), mod_global("ffi.ModuleImportModule"),
       mod_global("ffi.ModuleClearImports"), mod_global("ffi.ModuleGlobalsAdd"),
-      mod_global("ffi.ModuleGlobalsRemove"), mod_lib_path("libmod_basic.so"),
+      mod_global("ffi.ModuleGlobalsRemove"), NULL, mod_lib_path("libmod_basic.so"),
       mod_lib_path("libmod_other.so")};
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf115_f", (void*)sys_answer),
+               0);
+  TVMFFIAny prefix = mod_str("conf115_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
+               mod_err.message);
+  g.syslib = r.v_obj;
   cr_assert_eq(mod115_round(&g), 0, "the first round failed");
   size_t before = mallinfo2().uordblks;
   int bad = 0;
@@ -394,8 +405,8 @@ TEST(module_edge, MOD_115_module_work_gives_memory_back) {
   cr_assert_eq(bad, 0, "%d calls failed over %d rounds", bad, kRounds);
   long growth = after > before ? (long)(after - before) : 0;
   cr_expect(growth <= 8 * kRounds, "the heap grew by %ld bytes over %d rounds", growth, kRounds);
-  TVMFFIObjectHandle* all[] = {&g.load, &g.get, &g.doc, &g.import, &g.clear, &g.add, &g.remove,
-                               &keep_other, &keep_basic};
+  TVMFFIObjectHandle* all[] = {&g.load,   &g.get,      &g.doc,      &g.import, &g.clear,
+                               &g.add,    &g.remove,   &g.syslib,   &keep_other, &keep_basic};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) API(TVMFFIObjectDecRef)(*all[i]);
 }
 
@@ -647,4 +658,45 @@ TEST(module_edge, MOD_122_failed_load_leaves_no_stale_context) {
   cr_expect(mod122_ctx == &sentinel || mod122_ctx == NULL,
             "the context variable points at %p, a module the failed load made and freed",
             mod122_ctx);
+}
+
+/* MOD-030 (siblings): of two imports that both have the name, the first
+ * one's function is what TVMFFIEnvModLookupFromImports returns. */
+TEST(module_edge, MOD_030_first_sibling_import_wins) {
+  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle other = mod_load("libmod_other.so"); /* which: 1 */
+  TVMFFIObjectHandle third = mod_load("libmod_third.so"); /* which: 2 */
+  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  a[1] = mod_obj(third);
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  API(TVMFFIObjectDecRef)(get_ctx);
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &fn), 0, "not found");
+  cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the second import's function was returned");
+  TVMFFIAny q[3] = {mod_obj(basic), mod_str("which"), mod_bool(1)};
+  cr_assert_eq(mod_call("ffi.ModuleGetFunction", q, 3, &r), 0);
+  cr_expect_eq(mod_call_int(r.v_obj, NULL, 0), 1, "ffi.ModuleGetFunction took the second import");
+  mod_release(&r);
+  TVMFFIObjectHandle* all[] = {&third, &other, &basic};
+  for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+}
+
+/* MOD-123: a metadata or doc query of a name holding a NUL byte finds
+ * nothing: never the getter of the name cut at the NUL. */
+TEST(module_edge, MOD_123_info_name_with_nul_not_cut) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  const char* globals[2] = {"ffi.ModuleGetFunctionDoc", "ffi.ModuleGetFunctionMetadata"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny q[3] = {mod_obj(mod), str_of("add_one\0x", 9), mod_bool(1)}, r;
+    int rc = mod_call(globals[i], q, 3, &r);
+    mod_release(&q[1]);
+    cr_expect_eq(rc, 0, "%s: %s: %s", globals[i], mod_err.kind, mod_err.message);
+    cr_expect_eq(r.type_index, kTVMFFINone, "%s of \"add_one\\0x\" found add_one's (type %d)",
+                 globals[i], r.type_index);
+    mod_release(&r);
+  }
+  API(TVMFFIObjectDecRef)(mod);
 }
