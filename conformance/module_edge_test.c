@@ -77,6 +77,8 @@ TEST(module_edge, MOD_111_load_out_of_memory) {
     API(TVMFFIObjectDecRef)(fn);
   }
   API(TVMFFIObjectDecRef)(keep);
+  /* No failed step kept the library open. */
+  cr_expect(!mod_is_loaded(path), "libmod_basic.so is still loaded with every module released");
   conf_alloc_done(points, "ffi.ModuleLoadFromFile");
 }
 
@@ -699,4 +701,64 @@ TEST(module_edge, MOD_123_info_name_with_nul_not_cut) {
     mod_release(&r);
   }
   API(TVMFFIObjectDecRef)(mod);
+}
+
+/* Calls fn(args) with its k-th allocation failing, the result and any
+ * error released; 1 when an allocation was made to fail. No cr_ calls. */
+static int fail_kth(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n, long k, int* rc) {
+  TVMFFIAny r = mod_none();
+  conf_alloc_fail_nth(k);
+  *rc = conf_api.TVMFFIFunctionCall(fn, args, n, &r);
+  long failed = conf_alloc_off();
+  if (*rc == 0 && r.type_index >= kTVMFFIStaticObjectBegin && r.v_obj)
+    conf_api.TVMFFIObjectDecRef(r.v_obj);
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (err) conf_api.TVMFFIObjectDecRef(err);
+  return failed > 0;
+}
+
+/* For each k: once the call with its k-th allocation failing has failed,
+ * 20 more such calls leave at most 2 more blocks live. */
+static long walk_failed_calls_keep_nothing(const char* what, TVMFFIObjectHandle fn,
+                                           TVMFFIAny* args, int32_t n) {
+  long points = 0;
+  for (long k = 0; k < CONF_ALLOC_MAX_STEPS; ++k) {
+    int rc;
+    if (!fail_kth(fn, args, n, k, &rc)) break;
+    ++points;
+    if (rc == 0) continue; /* this allocation's failure was survived */
+    conf_alloc_count_start();
+    int changed = 0;
+    for (int i = 0; i < 20; ++i) {
+      int again;
+      fail_kth(fn, args, n, k, &again);
+      changed |= again != rc;
+    }
+    long grown = conf_alloc_count_stop();
+    cr_assert_eq(changed, 0, "%s, allocation %ld failing: the same call ended differently", what,
+                 k);
+    cr_assert_leq(grown, 2, "%s, allocation %ld failing: 20 failed calls kept %ld blocks", what, k,
+                  grown);
+  }
+  return points;
+}
+
+/* MOD-124: a load that fails for lack of memory keeps nothing: the same
+ * failing call repeated keeps no memory (ffi.SystemLib of a prefix not
+ * loaded yet, ffi.ModuleLoadFromFile of a library). */
+TEST(module_edge, MOD_124_failed_loads_keep_nothing) {
+  conf_alloc_require();
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf124_f", (void*)sys_answer),
+               0);
+  TVMFFIObjectHandle keep = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle sys = mod_global("ffi.SystemLib");
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  TVMFFIAny prefix = mod_str("conf124_"), path = mod_str(mod_lib_path("libmod_basic.so"));
+  long points = walk_failed_calls_keep_nothing("ffi.SystemLib", sys, &prefix, 1);
+  points += walk_failed_calls_keep_nothing("ffi.ModuleLoadFromFile", load, &path, 1);
+  API(TVMFFIObjectDecRef)(load);
+  API(TVMFFIObjectDecRef)(sys);
+  API(TVMFFIObjectDecRef)(keep);
+  conf_alloc_done(points, "ffi.SystemLib");
 }
