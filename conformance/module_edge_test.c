@@ -762,3 +762,63 @@ TEST(module_edge, MOD_124_failed_loads_keep_nothing) {
   API(TVMFFIObjectDecRef)(keep);
   conf_alloc_done(points, "ffi.SystemLib");
 }
+
+/* MOD-043 (siblings): with any allocation failing, a lookup through a
+ * module importing other (which: 1) then third (which: 2) returns the
+ * first import's function with nothing raised, or -1 with MemoryError:
+ * a failure in the first import never lets the second one's answer
+ * through. */
+TEST(module_edge, MOD_043_sibling_imports_out_of_memory) {
+  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle other = mod_load("libmod_other.so");
+  TVMFFIObjectHandle third = mod_load("libmod_third.so");
+  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  a[1] = mod_obj(third);
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  API(TVMFFIObjectDecRef)(get_ctx);
+  void* ctx = r.v_ptr;
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    int found = 0;
+    while (!found && conf_alloc_next(&w)) {
+      TVMFFIObjectHandle fn = NULL;
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIEnvModLookupFromImports(ctx, "which", &fn);
+      conf_alloc_disarm(&w);
+      if (rc != 0) {
+        expect_oom_refusal(&w, "TVMFFIEnvModLookupFromImports", rc, NULL);
+        continue;
+      }
+      mod_take_error();
+      cr_expect_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised", w.n,
+                   mod_err.kind);
+      cr_assert_not_null(fn, "allocation %ld failed: 0 but no function", w.n);
+      cr_assert_eq(mod_call_int(fn, NULL, 0), 1, "allocation %ld failed: the second import's "
+                   "function was returned", w.n);
+      found = 1; /* now kept by the module: later lookups allocate nothing */
+    }
+    points += w.points;
+    if (!sticky) { /* a fresh module for the sticky walk: nothing kept */
+      TVMFFIAny c = mod_obj(basic);
+      cr_assert_eq(mod_call("ffi.ModuleClearImports", &c, 1, &r), 0);
+      API(TVMFFIObjectDecRef)(basic);
+      basic = mod_load("libmod_basic.so");
+      a[0] = mod_obj(basic);
+      a[1] = mod_obj(other);
+      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+      a[1] = mod_obj(third);
+      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+      get_ctx = mod_get_function(basic, "get_ctx", 0);
+      cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+      API(TVMFFIObjectDecRef)(get_ctx);
+      ctx = r.v_ptr;
+    }
+  }
+  TVMFFIObjectHandle* all[] = {&third, &other, &basic};
+  for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+  conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
+}
