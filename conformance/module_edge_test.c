@@ -822,3 +822,45 @@ TEST(module_edge, MOD_043_sibling_imports_out_of_memory) {
   for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
   conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
 }
+
+/* MOD-042 (a module with imports): importing mid, which imports leaf,
+ * into top with any allocation failing imports it with nothing left
+ * raised, or returns -1 with MemoryError leaving top's imports as they
+ * were. The cycle check has a graph to walk here. */
+TEST(module_edge, MOD_042_import_of_importer_out_of_memory) {
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    TVMFFIObjectHandle leaf = mod_load("libmod_other.so");
+    TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
+    TVMFFIObjectHandle top = mod_load("libmod_basic.so");
+    TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
+    cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+    TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
+    a[0] = mod_obj(top);
+    a[1] = mod_obj(mid);
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    int imported = 0;
+    while (!imported && conf_alloc_next(&w)) {
+      int rc = armed_call(&w, fn, a, 2, &r);
+      if (rc != 0) {
+        expect_oom_refusal(&w, "ffi.ModuleImportModule", rc, NULL);
+        cr_assert_eq(mod_implements(top, "other_fn", 1), 0,
+                     "allocation %ld failed: -1, but the import was kept", w.n);
+        continue;
+      }
+      mod_take_error();
+      cr_assert_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
+                   mod_err.kind, mod_err.message);
+      cr_assert_eq(mod_implements(top, "other_fn", 1), 1,
+                   "allocation %ld failed: 0, but leaf is not reached from top", w.n);
+      imported = 1;
+    }
+    points += w.points;
+    API(TVMFFIObjectDecRef)(fn);
+    TVMFFIAny c = mod_obj(top);
+    cr_assert_eq(mod_call("ffi.ModuleClearImports", &c, 1, &r), 0);
+    TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
+    for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+  }
+  conf_alloc_done(points, "ffi.ModuleImportModule");
+}
