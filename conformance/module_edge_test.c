@@ -864,3 +864,46 @@ TEST(module_edge, MOD_042_import_of_importer_out_of_memory) {
   }
   conf_alloc_done(points, "ffi.ModuleImportModule");
 }
+
+static int loader087_deleted;
+static void loader087_delete(void* self) {
+  (void)self;
+  ++loader087_deleted;
+}
+
+static int fresh_function(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n, (void)result;
+  return 0;
+}
+
+/* LIB-087: a load holds no reference to a ffi.Module.load_from_bytes.<kind>
+ * loader once it returns: overriding the global then frees the loader. */
+TEST(module_edge, LIB_087_load_keeps_no_loader) {
+  /* testdata/lib_like_kinds.bin: `_lib` importing a `_libx` and a `_lix` module. */
+  mod_premade_setup(conf_runfile("conformance/testdata/lib_like_kinds.bin"));
+  const char* names[2] = {"ffi.Module.load_from_bytes._libx", "ffi.Module.load_from_bytes._lix"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIObjectHandle loader = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, mod_premade_loader, loader087_delete, &loader),
+                 0);
+    TVMFFIByteArray n = {names[i], strlen(names[i])};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, loader, 1), 0);
+    API(TVMFFIObjectDecRef)(loader);
+  }
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf087___tvm_ffi__library_bin",
+                                                          mod_premade_blob), 0);
+  TVMFFIAny a = mod_str("conf087_"), r;
+  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect_eq(mod_implements(r.v_obj, "other_fn", 1), 1, "the loaders' modules are not imported");
+  mod_release(&r);
+  TVMFFIObjectHandle fresh = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, fresh_function, NULL, &fresh), 0);
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIByteArray n = {names[i], strlen(names[i])};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fresh, 1), 0);
+  }
+  API(TVMFFIObjectDecRef)(fresh);
+  cr_expect_eq(loader087_deleted, 2, "%d of the 2 loaders were freed once overridden",
+               loader087_deleted);
+  API(TVMFFIObjectDecRef)(mod_premade_module);
+}
