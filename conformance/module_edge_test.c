@@ -907,3 +907,25 @@ TEST(module_edge, LIB_087_load_keeps_no_loader) {
                loader087_deleted);
   API(TVMFFIObjectDecRef)(mod_premade_module);
 }
+
+/* MOD-125: a system library's blob registered at an address in no loaded
+ * object (heap memory, whose extent nothing records) is refused with
+ * ValueError naming __tvm_ffi__library_bin, not read unbounded. The heap
+ * copy holds a well-formed blob, so only its unknown extent is refused. */
+TEST(module_edge, MOD_125_blob_of_unknown_extent_refused) {
+  mod_premade_setup(conf_runfile("conformance/testdata/lib_like_kinds.bin"));
+  unsigned char* heap = malloc(sizeof mod_premade_blob);
+  cr_assert_not_null(heap);
+  memcpy(heap, mod_premade_blob, sizeof mod_premade_blob);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf125___tvm_ffi__library_bin", heap),
+               0);
+  TVMFFIAny a = mod_str("conf125_"), r;
+  int rc = mod_call("ffi.SystemLib", &a, 1, &r);
+  mod_release(&r);
+  cr_expect_eq(rc, -1, "a blob of unknown extent was read");
+  cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s", mod_err.kind, mod_err.message);
+  cr_expect(strstr(mod_err.message, "__tvm_ffi__library_bin") != NULL,
+            "the message does not name __tvm_ffi__library_bin: %s", mod_err.message);
+  API(TVMFFIObjectDecRef)(mod_premade_module);
+  /* heap stays registered for the life of the process. */
+}
