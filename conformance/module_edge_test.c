@@ -924,8 +924,14 @@ TEST(module_edge, MOD_125_blob_of_unknown_extent_refused) {
   mod_release(&r);
   cr_expect_eq(rc, -1, "a blob of unknown extent was read");
   cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s", mod_err.kind, mod_err.message);
-  cr_expect(strstr(mod_err.message, "__tvm_ffi__library_bin") != NULL,
-            "the message does not name __tvm_ffi__library_bin: %s", mod_err.message);
+  const char* named = strstr(mod_err.message, "__tvm_ffi__library_bin");
+  cr_expect(named != NULL, "the message does not name __tvm_ffi__library_bin: %s",
+            mod_err.message);
+  /* and says why: text other than blanks after the symbol's name */
+  const char* why = named ? named + strlen("__tvm_ffi__library_bin") : "";
+  while (*why == ' ') ++why;
+  cr_expect(*why != '\0', "the message gives no reason after the symbol's name: %s",
+            mod_err.message);
   API(TVMFFIObjectDecRef)(mod_premade_module);
   /* heap stays registered for the life of the process. */
 }
