@@ -935,3 +935,70 @@ TEST(module_edge, MOD_125_blob_of_unknown_extent_refused) {
   API(TVMFFIObjectDecRef)(mod_premade_module);
   /* heap stays registered for the life of the process. */
 }
+
+/* MOD-002 (exact): ffi.ModuleGetKind gives the str of exactly the seven
+ * bytes "library", no NUL or anything else after them. */
+TEST(module_edge, MOD_002_kind_is_exactly_library) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  TVMFFIAny a = mod_obj(mod), r;
+  cr_assert_eq(mod_call("ffi.ModuleGetKind", &a, 1, &r), 0);
+  const char* data = NULL;
+  size_t size = 0;
+  if (r.type_index == kTVMFFISmallStr) {
+    data = r.v_bytes;
+    size = r.small_str_len;
+  } else if (r.type_index == kTVMFFIStr) {
+    TVMFFIByteArray* b = TVMFFIBytesGetByteArrayPtr(r.v_obj);
+    data = b->data;
+    size = b->size;
+  }
+  cr_assert_not_null(data, "ffi.ModuleGetKind returned type index %d", r.type_index);
+  cr_expect(size == 7 && memcmp(data, "library", 7) == 0, "the kind is %zu bytes: %.*s", size,
+            (int)size, data);
+  mod_release(&r);
+  API(TVMFFIObjectDecRef)(mod);
+}
+
+static int by_address(const void* a, const void* b) {
+  uintptr_t x = (uintptr_t) * (void* const*)a, y = (uintptr_t) * (void* const*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* MOD-033 (any position): with three modules pinned, in address order or
+ * the reverse, ffi.ModuleGlobalsRemove of the lowest, middle or highest
+ * address unpins that module alone. */
+TEST(module_edge, MOD_033_remove_pins_only_its_module) {
+  const char* files[3] = {"libmod_basic.so", "libmod_other.so", "libmod_third.so"};
+  for (int reverse = 0; reverse < 2; ++reverse) {
+    for (int target = 0; target < 3; ++target) {
+      struct {
+        TVMFFIObjectHandle mod;
+        const char* path;
+      } m[3];
+      for (int i = 0; i < 3; ++i) {
+        m[i].mod = mod_load(files[i]);
+        m[i].path = mod_lib_path(files[i]);
+      }
+      qsort(m, 3, sizeof m[0], by_address);
+      TVMFFIAny a, r;
+      for (int k = 0; k < 3; ++k) {
+        a = mod_obj(m[reverse ? 2 - k : k].mod);
+        cr_assert_eq(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r), 0);
+      }
+      for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(m[i].mod); /* pinned only */
+      a = mod_obj(m[target].mod);
+      cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0);
+      for (int i = 0; i < 3; ++i) {
+        cr_expect_eq(mod_is_loaded(m[i].path), i != target,
+                     "pinned %s, removed the module at address rank %d: rank %d %s",
+                     reverse ? "highest first" : "lowest first", target, i,
+                     i == target ? "is still pinned" : "was unpinned");
+      }
+      for (int i = 0; i < 3; ++i) {
+        if (i == target || !mod_is_loaded(m[i].path)) continue;
+        a = mod_obj(m[i].mod);
+        cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0);
+      }
+    }
+  }
+}
