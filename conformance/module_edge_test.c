@@ -1002,3 +1002,26 @@ TEST(module_edge, MOD_033_remove_pins_only_its_module) {
     }
   }
 }
+
+/* MOD-034 (kept): once a name was found, looking it up again through the
+ * same module gives the kept handle without allocating: it succeeds with
+ * every allocation failing. */
+TEST(module_edge, MOD_034_found_name_needs_no_memory) {
+  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle other = mod_load("libmod_other.so");
+  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
+  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  API(TVMFFIObjectDecRef)(get_ctx);
+  TVMFFIObjectHandle first = NULL, again = NULL;
+  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &first), 0);
+  conf_alloc_require();
+  conf_alloc_fail_from(0);
+  int rc = conf_api.TVMFFIEnvModLookupFromImports(r.v_ptr, "which", &again);
+  long failed = conf_alloc_off();
+  cr_expect_eq(rc, 0, "the second lookup failed (%ld allocations were refused)", failed);
+  cr_expect_eq(again, first, "the second lookup gave another handle");
+  API(TVMFFIObjectDecRef)(other);
+  API(TVMFFIObjectDecRef)(basic);
+}
