@@ -41,7 +41,7 @@ static int tffi_system_lib_create(const char* prefix, size_t len, TVMFFIObject**
 
 int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out) {
   if (memchr(prefix, '\0', len) != NULL) {
-    return tffi_raise(TFFI_VALUE_ERROR, "ffi.SystemLib: argument #0 (prefix) contains a NUL byte");
+    return tffi_raise(TFFI_VALUE_ERROR, "ffi.SystemLib: argument #0 (symbol_prefix) contains a NUL byte");
   }
   int rc = 0;
   *out = NULL;
