@@ -1,6 +1,7 @@
-/* Clauses FN-123 to FN-126 and ERR-079 of spec/functions.md and
- * spec/errors.md: how the runtime's own global functions (ffi.Array*,
- * ffi.Module*) and C entry points take and refuse their arguments. The
+/* Clauses FN-123 to FN-126, ERR-079, ERR-080, ARR-010 and ARR-011 of
+ * spec/functions.md, spec/errors.md and spec/containers.md: how the
+ * runtime's own global functions (ffi.Array*, ffi.Module*) and C entry
+ * points take and refuse their arguments. The
  * messages are checked for what any implementation says, not for one
  * wording: the function's name, the argument's position as `#i`, and the
  * expected type after the function's name (upstream puts the whole
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core_support.h"
 
@@ -381,4 +383,39 @@ TEST(builtin_args, ERR_080_bigint_refusal_in_order) {
   expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "out", "null");
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, &out), -1);
   expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "input->data", "null");
+}
+
+/* ARR-010: an array of 2^24 arguments is made: a runtime may bound an
+ * array's size, but not below that. The arguments are zero pages (each one
+ * None) that are never written. */
+TEST(builtin_args, ARR_010_array_of_two_to_the_24) {
+  int32_t n = (int32_t)1 << 24;
+  size_t bytes = (size_t)n * sizeof(TVMFFIAny);
+  TVMFFIAny* args = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  cr_assert_neq(args, MAP_FAILED, "mmap of %zu bytes failed", bytes);
+  TVMFFIAny arr;
+  int rc = call("ffi.Array", args, n, &arr);
+  munmap(args, bytes);
+  take_error();
+  cr_assert_eq(rc, 0, "ffi.Array of %d None arguments refused: %s: %s", n, arg_err.kind,
+               arg_err.message);
+  cr_assert_eq(arr.type_index, kTVMFFIArray);
+  TVMFFIAny q[2] = {arr, core_int(n - 1)}, out;
+  cr_expect_eq(call("ffi.ArraySize", q, 1, &out), 0);
+  cr_expect(out.type_index == kTVMFFIInt && out.v_int64 == n, "size: type %d value %lld",
+            out.type_index, (long long)out.v_int64);
+  cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), 0);
+  cr_expect_eq(out.type_index, kTVMFFINone, "the last element is type index %d", out.type_index);
+  core_release(&arr);
+}
+
+/* ARR-011: a count past any bound (INT32_MAX with one argument really
+ * there) is refused with ValueError naming num_args, reading no argument. */
+TEST(builtin_args, ARR_011_array_count_past_bound_refused) {
+  HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
+  TVMFFIAny one = core_int(3), out;
+  int rc = call("ffi.Array", &one, INT32_MAX, &out);
+  if (rc == 0) core_release(&out);
+  cr_expect_eq(rc, -1, "num_args INT32_MAX accepted");
+  core_expect_raised("ValueError", "num_args");
 }
