@@ -417,5 +417,27 @@ TEST(builtin_args, ARR_011_array_count_past_bound_refused) {
   int rc = call("ffi.Array", &one, INT32_MAX, &out);
   if (rc == 0) core_release(&out);
   cr_expect_eq(rc, -1, "num_args INT32_MAX accepted");
-  core_expect_raised("ValueError", "num_args");
+  expect_named_in_order("ValueError", "ffi.Array", "num_args", "2147483647");
+  cr_expect_eq(call("ffi.Array", &one, -1, &out), -1, "num_args -1 accepted");
+  expect_named_in_order("ValueError", "ffi.Array", "num_args", "-1");
+}
+
+/* ARR-012: the IndexError of an index out of bounds says the index, and
+ * after it the array's size. */
+TEST(builtin_args, ARR_012_index_error_says_index_then_size) {
+  TVMFFIAny args[3] = {core_int(1), core_int(2), core_int(3)}, arr, out;
+  cr_assert_eq(call("ffi.Array", args, 3, &arr), 0);
+  static const int64_t bad[] = {7, -1, 1LL << 40};
+  static const char* const bad_text[] = {"7", "-1", "1099511627776"};
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIAny q[2] = {arr, core_int(bad[i])};
+    cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1, "index %s accepted", bad_text[i]);
+    take_error();
+    cr_expect_str_eq(arg_err.kind, "IndexError", "index %s: kind %s", bad_text[i], arg_err.kind);
+    const char* at = find_word(arg_err.message, arg_err.message, bad_text[i]);
+    cr_expect(at != NULL && find_word(arg_err.message, at + strlen(bad_text[i]), "3") != NULL,
+              "the message does not say the index %s, then the size 3: %s", bad_text[i],
+              arg_err.message);
+  }
+  core_release(&arr);
 }
