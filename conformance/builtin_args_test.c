@@ -383,6 +383,11 @@ TEST(builtin_args, ERR_080_bigint_refusal_in_order) {
   expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "out", "null");
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, &out), -1);
   expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "input->data", "null");
+  TVMFFIByteArray partial = {"12345", 5};
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&partial, &out), -1);
+  expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "input->size", "5");
+  cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&partial, &out), -1);
+  expect_named_in_order("ValueError", "TVMFFIBigIntFromByteArray", "input->size", "64-bit words");
 }
 
 /* ARR-010: an array of 2^24 arguments is made: a runtime may bound an
