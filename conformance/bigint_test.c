@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 static int from_words(const int64_t* words, size_t n, TVMFFIAny* out) {
@@ -193,4 +194,42 @@ TEST(bigint, BIG_008_content_of_other_values_empty) {
   HOSTILE_INPUT("TVMFFIBigIntGetContentByteArray(NULL) dereferences NULL");
   got = API(TVMFFIBigIntGetContentByteArray)(NULL);
   cr_expect(got.data == NULL && got.size == 0, "NULL value: {%p, %zu}", (void*)got.data, got.size);
+}
+
+/* BIG-009: with any one allocation failing, or every one from some point
+ * on, a value that needs an object comes back whole (0) or not at all (-1,
+ * MemoryError, out None), and the call works right after. */
+TEST(bigint, BIG_009_allocation_failure) {
+  conf_alloc_require();
+  static const int64_t words[3] = {1, -7, 5};
+  TVMFFIByteArray in = {(const char*)words, sizeof words};
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      TVMFFIAny out;
+      memset(&out, 0xcd, sizeof out);
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIBigIntFromByteArray(&in, &out);
+      conf_alloc_disarm(&w);
+      if (rc == 0) {
+        cr_assert_eq(out.type_index, kTVMFFIBigInt, "allocation %ld failed: 0 with type index %d",
+                     w.n, out.type_index);
+        TVMFFIByteArray b = API(TVMFFIBigIntGetContentByteArray)(&out);
+        cr_assert(b.size == sizeof words && memcmp(b.data, words, sizeof words) == 0,
+                  "allocation %ld failed: a wrong value", w.n);
+        core_release(&out);
+        core_take_raised();
+      } else {
+        cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
+        core_expect_raised("MemoryError", NULL);
+        cr_expect_eq(out.type_index, kTVMFFINone, "allocation %ld failed: out type index %d", w.n,
+                     out.type_index);
+      }
+      cr_assert_eq(from_words(words, 3, &out), 0, "right after allocation %ld failed", w.n);
+      core_release(&out);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIBigIntFromByteArray");
 }

@@ -1,4 +1,4 @@
-/* Clauses FN-123 to FN-126, ERR-079, ERR-080, ARR-010 and ARR-011 of
+/* Clauses FN-123 to FN-126, ERR-079, ERR-080 and ARR-010 to ARR-013 of
  * spec/functions.md, spec/errors.md and spec/containers.md: how the
  * runtime's own global functions (ffi.Array*, ffi.Module*) and C entry
  * points take and refuse their arguments. The
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 typedef struct {
@@ -445,4 +446,55 @@ TEST(builtin_args, ARR_012_index_error_says_index_then_size) {
               arg_err.message);
   }
   core_release(&arr);
+}
+
+/* ARR-013: with any one allocation failing, or every one from some point
+ * on, "ffi.Array" makes the whole array (0) or none (-1, MemoryError), giving
+ * back the references it took, and works right after. */
+TEST(builtin_args, ARR_013_array_allocation_failure) {
+  conf_alloc_require();
+  static const char* const long_text = "an element long enough to live on the heap";
+  TVMFFIByteArray bytes = {"a shared heap string element", 28};
+  TVMFFIAny shared;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &shared), 0);
+  TVMFFIAny args[4] = {core_int(7), core_c_str(long_text), core_obj(shared.v_obj),
+                       core_c_str(long_text)};
+  TVMFFIObjectHandle fn = global("ffi.Array");
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      TVMFFIAny out;
+      memset(&out, 0, sizeof out);
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIFunctionCall(fn, args, 4, &out);
+      conf_alloc_disarm(&w);
+      if (rc == 0) {
+        cr_assert_eq(out.type_index, kTVMFFIArray, "allocation %ld failed: 0 with type index %d",
+                     w.n, out.type_index);
+        TVMFFISeqCell cell;
+        memcpy(&cell, (const char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+        cr_assert_eq(cell.size, 4, "allocation %ld failed: size %lld", w.n, (long long)cell.size);
+        const TVMFFIAny* e = cell.data;
+        TVMFFIByteArray b = core_str_bytes(&e[3]);
+        cr_assert(e[0].v_int64 == 7 && e[2].v_obj == shared.v_obj &&
+                      b.size == strlen(long_text) && memcmp(b.data, long_text, b.size) == 0,
+                  "allocation %ld failed: a wrong array", w.n);
+        core_release(&out);
+        core_take_raised();
+      } else {
+        cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
+        core_expect_raised("MemoryError", NULL);
+      }
+      cr_assert_eq(core_strong(shared.v_obj), 1u,
+                   "allocation %ld failed: the shared element keeps %u references", w.n,
+                   core_strong(shared.v_obj));
+      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 4, &out), 0, "right after allocation %ld", w.n);
+      core_release(&out);
+    }
+    points += w.points;
+  }
+  API(TVMFFIObjectDecRef)(fn);
+  core_release(&shared);
+  conf_alloc_done(points, "ffi.Array");
 }
