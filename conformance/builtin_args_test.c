@@ -318,6 +318,12 @@ TEST(builtin_args, FN_126_null_object_argument_refused) {
   q[1] = core_c_str("f");
   expect_refused("ffi.ModuleGetFunction", q, 3, 0, "ffi.Module");
   expect_refused("ffi.ModuleGetKind", q, 1, 0, "ffi.Module");
+  TVMFFIAny mod = system_lib();
+  TVMFFIAny named[3] = {mod, value_of(kTVMFFIStr, 0), boolean(0)};
+  expect_refused("ffi.ModuleGetFunction", named, 3, 1, "str");
+  TVMFFIAny load[1] = {value_of(kTVMFFIStr, 0)};
+  expect_refused("ffi.ModuleLoadFromFile", load, 1, 0, "str");
+  core_release(&mod);
 }
 
 /* Takes the raised error and checks its kind, and that its message names

@@ -90,13 +90,13 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
       break;
     default:
       /* Inline values, DLTensor* included (a borrowed pointer stays one):
-       * a verbatim copy. Anything else names no kind this ABI defines. */
+       * a verbatim copy, handed out only when rc is 0. Anything else names
+       * no kind this ABI defines. */
       if (kind < kTVMFFINone || kind > kTVMFFIUnchanged)
         rc = tffi_raise(TFFI_TYPE_ERROR,
                         "TVMFFIAnyViewToOwnedAny: any_view has type_index %d, no value kind",
                         (int)kind);
-      else
-        result = *view;
+      result = *view;
       break;
   }
   *out = rc == 0 ? result : tffi_any_none();
