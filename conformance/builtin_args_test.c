@@ -321,7 +321,11 @@ TEST(builtin_args, FN_126_null_object_argument_refused) {
   TVMFFIAny mod = system_lib();
   TVMFFIAny named[3] = {mod, value_of(kTVMFFIStr, 0), boolean(0)};
   expect_refused("ffi.ModuleGetFunction", named, 3, 1, "str");
+  named[1] = value_of(kTVMFFIRawStr, 0);
+  expect_refused("ffi.ModuleGetFunction", named, 3, 1, "str");
   TVMFFIAny load[1] = {value_of(kTVMFFIStr, 0)};
+  expect_refused("ffi.ModuleLoadFromFile", load, 1, 0, "str");
+  load[0] = value_of(kTVMFFIRawStr, 0);
   expect_refused("ffi.ModuleLoadFromFile", load, 1, 0, "str");
   core_release(&mod);
 }
