@@ -294,6 +294,25 @@ TEST(builtin_args, FN_125_accepted_argument_kinds) {
     cr_expect_eq(implements(mod, core_c_str("conf_fn125_a_longer_nam"), flags[i]), 0,
                  "a prefix of the long name, flag %zu", i);
   }
+  /* query_imports read as a bool from a bool or an int: a function only an
+   * import has is found exactly when it is true. */
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf125b_only_b",
+                                                          (void*)answer_41),
+               0);
+  TVMFFIAny prefix = core_c_str("conf125b_"), lib_b;
+  cr_assert_eq(call("ffi.SystemLib", &prefix, 1, &lib_b), 0);
+  cr_assert_eq(lib_b.type_index, kTVMFFIModule);
+  TVMFFIAny wire[2] = {mod, lib_b};
+  cr_assert_eq(call("ffi.ModuleImportModule", wire, 2, &out), 0);
+  core_release(&out);
+  TVMFFIAny import_flags[] = {boolean(0), boolean(1), core_int(0), core_int(7), core_int(-1)};
+  static const int found[] = {0, 1, 0, 1, 1};
+  for (size_t i = 0; i < sizeof found / sizeof found[0]; ++i) {
+    cr_expect_eq(implements(mod, core_c_str("only_b"), import_flags[i]), found[i],
+                 "query_imports %s %lld", import_flags[i].type_index == kTVMFFIBool ? "bool" : "int",
+                 (long long)import_flags[i].v_int64);
+  }
+  core_release(&lib_b);
   TVMFFIAny q[3] = {mod, small_str("fa_pr"), core_int(1)};
   cr_assert_eq(call("ffi.ModuleGetFunction", q, 3, &out), 0);
   cr_assert_eq(out.type_index, kTVMFFIFunction, "the function found is type index %d",
