@@ -141,6 +141,10 @@ TEST(builtin_args, FN_123_wrong_kind_names_function_position_and_type) {
     expect_refused(lookups[i], bad_name, 3, 1, "str");
     bad_name[1] = boolean(1);
     expect_refused(lookups[i], bad_name, 3, 1, "str");
+    bad_name[1] = arr;
+    expect_refused(lookups[i], bad_name, 3, 1, "str");
+    bad_name[1] = mod;
+    expect_refused(lookups[i], bad_name, 3, 1, "str");
     TVMFFIAny bad_flag[3] = {mod, core_c_str("f"), core_c_str("yes")};
     expect_refused(lookups[i], bad_flag, 3, 2, "bool");
     bad_flag[2] = float_of(1.0);
@@ -165,6 +169,8 @@ TEST(builtin_args, FN_123_wrong_kind_names_function_position_and_type) {
   imp[1] = mod;
   expect_refused("ffi.ModuleImportModule", imp, 2, 0, "ffi.Module");
   q[0] = none();
+  expect_refused("ffi.ModuleLoadFromFile", q, 1, 0, "str");
+  q[0] = arr;
   expect_refused("ffi.ModuleLoadFromFile", q, 1, 0, "str");
   TVMFFIAny load[2] = {core_int(3), core_c_str("so")};
   expect_refused("ffi.Module.load_from_file.so", load, 2, 0, "str");
