@@ -233,3 +233,15 @@ TEST(bigint, BIG_009_allocation_failure) {
   }
   conf_alloc_done(points, "TVMFFIBigIntFromByteArray");
 }
+
+/* BIG-010: a value tagged as a big integer that holds no object has no
+ * content: {NULL, 0}, nothing read through the NULL. */
+TEST(bigint, BIG_010_content_of_null_big_integer_empty) {
+  HOSTILE_INPUT("a kTVMFFIBigInt value holding NULL is dereferenced");
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  v.type_index = kTVMFFIBigInt;
+  TVMFFIByteArray got = API(TVMFFIBigIntGetContentByteArray)(&v);
+  cr_expect(got.data == NULL && got.size == 0, "a NULL big integer: {%p, %zu}", (void*)got.data,
+            got.size);
+}
