@@ -375,3 +375,22 @@ TEST(any, ANY_028_inline_kinds_copied_verbatim) {
     cr_expect(memcmp(&out, &v, sizeof v) == 0, "type_index %d: the copy differs", kinds[i]);
   }
 }
+
+/* ANY-029: an object-kind view holding NULL is never dereferenced: 0 with
+ * the same NULL value, or -1 with an error raised and out None. */
+TEST(any, ANY_029_null_object_view_not_dereferenced) {
+  HOSTILE_INPUT("an object-kind view holding NULL may be dereferenced");
+  TVMFFIAny v = view_of(kTVMFFIArray), out;
+  memset(&out, 0xab, sizeof out);
+  int rc = API(TVMFFIAnyViewToOwnedAny)(&v, &out);
+  if (rc == 0) {
+    cr_expect(out.type_index == kTVMFFIArray && out.v_obj == NULL, "type %d object %p",
+              out.type_index, (void*)out.v_obj);
+  } else {
+    cr_expect_eq(rc, -1);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_expect(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1, "-1 with nothing raised");
+    if (err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1) API(TVMFFIObjectDecRef)(err);
+    cr_expect_eq(out.type_index, kTVMFFINone);
+  }
+}

@@ -245,3 +245,17 @@ TEST(bigint, BIG_010_content_of_null_big_integer_empty) {
   cr_expect(got.data == NULL && got.size == 0, "a NULL big integer: {%p, %zu}", (void*)got.data,
             got.size);
 }
+
+/* BIG-011: a one-word value is written into *out alone: the value right
+ * after it in memory keeps its bytes. */
+TEST(bigint, BIG_011_no_write_past_out) {
+  static const int64_t word = -123456789;
+  TVMFFIByteArray in = {(const char*)&word, sizeof word};
+  TVMFFIAny outs[2];
+  memset(outs, 0x5a, sizeof outs);
+  TVMFFIAny after = outs[1];
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&in, &outs[0]), 0);
+  cr_expect(outs[0].type_index == kTVMFFIInt && outs[0].v_int64 == word, "type %d value %lld",
+            outs[0].type_index, (long long)outs[0].v_int64);
+  cr_expect(memcmp(&outs[1], &after, sizeof after) == 0, "the value after out was written");
+}
