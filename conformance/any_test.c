@@ -306,3 +306,91 @@ TEST(any, ANY_026_owned_values_freed) {
   core_release(&s);
   core_count_end("owned copies of 0 to 36 bytes and of a shared object, released");
 }
+
+/* Takes the raised error and checks its kind, and that its message says
+ * TVMFFIAnyViewToOwnedAny, after it `param`, and after that `reason`. */
+static void expect_in_order(const char* kind, const char* param, const char* reason) {
+  static const char api[] = "TVMFFIAnyViewToOwnedAny";
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1, "nothing raised (%s: %s)",
+            param, reason);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  char msg[512];
+  size_t n = cell->message.size < sizeof msg ? cell->message.size : sizeof msg - 1;
+  memcpy(msg, cell->message.data, n);
+  msg[n] = '\0';
+  cr_expect(cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, strlen(kind)) == 0,
+            "kind %.*s, expected %s (message: %s)", (int)cell->kind.size, cell->kind.data, kind,
+            msg);
+  const char* at = strstr(msg, api);
+  const char* p = at ? strstr(at + strlen(api), param) : NULL;
+  cr_expect(p != NULL && strstr(p + strlen(param), reason) != NULL,
+            "the message does not name %s, then %s, then say \"%s\": %s", api, param, reason, msg);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* ANY-027: each refusal of TVMFFIAnyViewToOwnedAny names the function,
+ * then the argument, then what is wrong with it. */
+TEST(any, ANY_027_refusals_name_function_argument_reason) {
+  HOSTILE_INPUT("upstream dereferences NULL slots and copies unknown kinds");
+  TVMFFIAny out, v = view_of(kTVMFFIObjectRValueRef);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  expect_in_order("ValueError", "any_view", "rvalue");
+  TVMFFIObject* moved = NULL;
+  v.v_ptr = &moved;
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  expect_in_order("ValueError", "any_view", "already moved");
+  v = view_of(kTVMFFIRawStr);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  expect_in_order("ValueError", "any_view", "const char*");
+  v = view_of(kTVMFFIByteArrayPtr);
+  cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
+  expect_in_order("ValueError", "any_view", "TVMFFIByteArray");
+  static const int32_t bad[] = {14, 63, -5};
+  static const char* const bad_text[] = {"14", "63", "-5"};
+  for (size_t i = 0; i < 3; ++i) {
+    v = view_of(bad[i]);
+    cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1, "type_index %d accepted", bad[i]);
+    expect_in_order("TypeError", "type_index", bad_text[i]);
+  }
+}
+
+/* ANY-028: a view of each inline kind up to kTVMFFIUnchanged (13), the
+ * last one defined, is copied bit for bit. */
+TEST(any, ANY_028_inline_kinds_copied_verbatim) {
+  static const int32_t kinds[] = {kTVMFFINone,     kTVMFFIInt,         kTVMFFIBool,
+                                  kTVMFFIFloat,    kTVMFFIOpaquePtr,   kTVMFFIDataType,
+                                  kTVMFFIDevice,   kTVMFFIDLTensorPtr, kTVMFFISmallStr,
+                                  kTVMFFISmallBytes, kTVMFFIUnchanged};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+    TVMFFIAny v = view_of(kinds[i]), out;
+    if (kinds[i] == kTVMFFISmallStr || kinds[i] == kTVMFFISmallBytes) {
+      v.small_str_len = 3;
+      memcpy(v.v_bytes, "abc", 3);
+    } else if (kinds[i] != kTVMFFINone) {
+      v.v_int64 = 0x1234567 + (int64_t)i;
+    }
+    memset(&out, 0xab, sizeof out);
+    cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), 0, "type_index %d refused", kinds[i]);
+    cr_expect(memcmp(&out, &v, sizeof v) == 0, "type_index %d: the copy differs", kinds[i]);
+  }
+}
+
+/* ANY-029: an object-kind view holding NULL is never dereferenced: 0 with
+ * the same NULL value, or -1 with an error raised and out None. */
+TEST(any, ANY_029_null_object_view_not_dereferenced) {
+  HOSTILE_INPUT("an object-kind view holding NULL may be dereferenced");
+  TVMFFIAny v = view_of(kTVMFFIArray), out;
+  memset(&out, 0xab, sizeof out);
+  int rc = API(TVMFFIAnyViewToOwnedAny)(&v, &out);
+  if (rc == 0) {
+    cr_expect(out.type_index == kTVMFFIArray && out.v_obj == NULL, "type %d object %p",
+              out.type_index, (void*)out.v_obj);
+  } else {
+    cr_expect_eq(rc, -1);
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_expect(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1, "-1 with nothing raised");
+    if (err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1) API(TVMFFIObjectDecRef)(err);
+    cr_expect_eq(out.type_index, kTVMFFINone);
+  }
+}

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "alloc_fail.h"
 #include "core_support.h"
 
 static int from_words(const int64_t* words, size_t n, TVMFFIAny* out) {
@@ -193,4 +194,68 @@ TEST(bigint, BIG_008_content_of_other_values_empty) {
   HOSTILE_INPUT("TVMFFIBigIntGetContentByteArray(NULL) dereferences NULL");
   got = API(TVMFFIBigIntGetContentByteArray)(NULL);
   cr_expect(got.data == NULL && got.size == 0, "NULL value: {%p, %zu}", (void*)got.data, got.size);
+}
+
+/* BIG-009: with any one allocation failing, or every one from some point
+ * on, a value that needs an object comes back whole (0) or not at all (-1,
+ * MemoryError, out None), and the call works right after. */
+TEST(bigint, BIG_009_allocation_failure) {
+  conf_alloc_require();
+  static const int64_t words[3] = {1, -7, 5};
+  TVMFFIByteArray in = {(const char*)words, sizeof words};
+  long points = 0;
+  for (int sticky = 0; sticky <= 1; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    while (conf_alloc_next(&w)) {
+      TVMFFIAny out;
+      memset(&out, 0xcd, sizeof out);
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIBigIntFromByteArray(&in, &out);
+      conf_alloc_disarm(&w);
+      if (rc == 0) {
+        cr_assert_eq(out.type_index, kTVMFFIBigInt, "allocation %ld failed: 0 with type index %d",
+                     w.n, out.type_index);
+        TVMFFIByteArray b = API(TVMFFIBigIntGetContentByteArray)(&out);
+        cr_assert(b.size == sizeof words && memcmp(b.data, words, sizeof words) == 0,
+                  "allocation %ld failed: a wrong value", w.n);
+        core_release(&out);
+        core_take_raised();
+      } else {
+        cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
+        core_expect_raised("MemoryError", NULL);
+        cr_expect_eq(out.type_index, kTVMFFINone, "allocation %ld failed: out type index %d", w.n,
+                     out.type_index);
+      }
+      cr_assert_eq(from_words(words, 3, &out), 0, "right after allocation %ld failed", w.n);
+      core_release(&out);
+    }
+    points += w.points;
+  }
+  conf_alloc_done(points, "TVMFFIBigIntFromByteArray");
+}
+
+/* BIG-010: a value tagged as a big integer that holds no object has no
+ * content: {NULL, 0}, nothing read through the NULL. */
+TEST(bigint, BIG_010_content_of_null_big_integer_empty) {
+  HOSTILE_INPUT("a kTVMFFIBigInt value holding NULL is dereferenced");
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  v.type_index = kTVMFFIBigInt;
+  TVMFFIByteArray got = API(TVMFFIBigIntGetContentByteArray)(&v);
+  cr_expect(got.data == NULL && got.size == 0, "a NULL big integer: {%p, %zu}", (void*)got.data,
+            got.size);
+}
+
+/* BIG-011: a one-word value is written into *out alone: the value right
+ * after it in memory keeps its bytes. */
+TEST(bigint, BIG_011_no_write_past_out) {
+  static const int64_t word = -123456789;
+  TVMFFIByteArray in = {(const char*)&word, sizeof word};
+  TVMFFIAny outs[2];
+  memset(outs, 0x5a, sizeof outs);
+  TVMFFIAny after = outs[1];
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&in, &outs[0]), 0);
+  cr_expect(outs[0].type_index == kTVMFFIInt && outs[0].v_int64 == word, "type %d value %lld",
+            outs[0].type_index, (long long)outs[0].v_int64);
+  cr_expect(memcmp(&outs[1], &after, sizeof after) == 0, "the value after out was written");
 }

@@ -19,13 +19,12 @@ void tffi_any_release(TVMFFIAny* value) {
 static int tffi_move_rvalue(const TVMFFIAny* view, TVMFFIAny* out) {
   TVMFFIObject** slot = view->v_ptr;
   if (slot == NULL)
-    return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view holds a NULL rvalue "
-                                        "reference");
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIAnyViewToOwnedAny: any_view holds a NULL rvalue reference");
   TVMFFIObject* obj = *slot;
   if (obj == NULL)
     return tffi_raise(TFFI_VALUE_ERROR,
-                      "TVMFFIAnyViewToOwnedAny: any_view is an rvalue reference that was "
-                      "already moved");
+                      "TVMFFIAnyViewToOwnedAny: any_view is an rvalue reference already moved");
   *slot = NULL;
   out->type_index = obj->type_index;
   out->v_obj = obj;
@@ -91,14 +90,13 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
       break;
     default:
       /* Inline values, DLTensor* included (a borrowed pointer stays one):
-       * a verbatim copy. Anything else names no kind this ABI defines. */
+       * a verbatim copy, handed out only when rc is 0. Anything else names
+       * no kind this ABI defines. */
       if (kind < kTVMFFINone || kind > kTVMFFIUnchanged)
         rc = tffi_raise(TFFI_TYPE_ERROR,
-                        "TVMFFIAnyViewToOwnedAny: any_view has type_index %d, which names no "
-                        "value kind",
+                        "TVMFFIAnyViewToOwnedAny: any_view has type_index %d, no value kind",
                         (int)kind);
-      else
-        result = *view;
+      result = *view;
       break;
   }
   *out = rc == 0 ? result : tffi_any_none();

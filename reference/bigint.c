@@ -22,8 +22,7 @@ int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
     return tffi_arg_null("TVMFFIBigIntFromByteArray", "input");
   if (input->size % sizeof(int64_t) != 0)
     return tffi_raise(TFFI_VALUE_ERROR,
-                      "TVMFFIBigIntFromByteArray: input->size %zu is not a whole number of "
-                      "64-bit words",
+                      "TVMFFIBigIntFromByteArray: input->size %zu is not in whole 64-bit words",
                       input->size);
   /* No word limit: any number of redundant sign words still makes a small
    * int (BIG-001), and what is allocated is never more than the words the
