@@ -44,25 +44,26 @@ static int tffi_bad(const TffiScan* s, const char* why) {
                     (int)s->len, s->text);
 }
 
-/* Reads a decimal number (possibly none: *ndigits tells). Stops counting
- * past `limit` so overlong digit runs cannot wrap around. */
+/* Reads a decimal number (possibly none: *ndigits tells); any value past
+ * `limit` reads as limit + 1. Leading zeros are free. */
 static uint32_t tffi_number(TffiScan* s, uint32_t limit, size_t* ndigits) {
   uint32_t value = 0;
   size_t start = s->at;
   while (tffi_digit_at(s, s->at)) {
-    uint32_t d = (uint32_t)(s->text[s->at++] - '0');
-    value = value > (limit - d) / 10 ? limit + 1 : value * 10 + d;
+    /* value <= limit + 1 <= 65536 here, so value * 10 + 9 cannot wrap. */
+    value = value * 10 + (uint32_t)(s->text[s->at++] - '0');
     if (value > limit) value = limit + 1;
   }
   *ndigits = s->at - start;
   return value;
 }
 
-/* Lanes: "x" N, or for plain types also "xvscalex" N (stored negated). */
+/* Lanes: "x" N, or for plain types also "xvscalex" N (stored negated).
+ * No "x" is one lane; so is a bare "xvscale", as upstream reads it. */
 static int tffi_lanes(TffiScan* s, int allow_scalable, uint16_t* lanes) {
   int scalable = allow_scalable && tffi_eat(s, "xvscale");
   *lanes = 1;
-  if (!tffi_eat(s, "x")) return scalable ? tffi_bad(s, "`xvscale` without a lane count") : 0;
+  if (!tffi_eat(s, "x")) return 0;
   size_t ndigits;
   uint32_t n = tffi_number(s, UINT16_MAX, &ndigits);
   if (ndigits == 0 || n == 0) return tffi_bad(s, "lanes must be a positive integer");
@@ -101,12 +102,10 @@ static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) 
     if (memcmp(v->name + 5, family, 2) != 0) continue;
     TffiScan t = *s;
     if (!tffi_eat(&t, v->name + 7)) continue;
+    /* float4 may put a "_" before its lanes (or before nothing at all). */
     int underscore_ok = v->code == kDLFloat4_e2m1fn;
     if (t.at != t.len && t.text[t.at] != 'x' && !(underscore_ok && t.text[t.at] == '_')) continue;
-    if (underscore_ok && t.at < t.len && t.text[t.at] == '_') {
-      t.at++;
-      if (t.at == t.len || t.text[t.at] != 'x') return tffi_bad(&t, "expected lanes after `_`");
-    }
+    if (underscore_ok) tffi_eat(&t, "_");
     uint16_t lanes;
     if (tffi_lanes(&t, 0, &lanes)) return -1;
     if (t.at != t.len) return tffi_bad(&t, "unknown dtype");

@@ -4,10 +4,13 @@
 #define TFFI_DTYPE_H_
 
 #include <dlpack/dlpack.h>
+#include <limits.h>
 #include <stddef.h>
 
-/* Longest dtype string accepted; longer input is refused before parsing. */
-#define TFFI_DTYPE_STR_MAX 256
+/* Longest dtype string accepted; longer input is refused before parsing.
+ * Any length a message can quote (its %.*s precision is an int) is read,
+ * as upstream reads any length: leading zeros may pad a number freely. */
+#define TFFI_DTYPE_STR_MAX INT_MAX
 
 /* Longest text TVMFFIDataTypeToString can produce, NUL included. */
 #define TFFI_DTYPE_TEXT_MAX 48
