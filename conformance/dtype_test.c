@@ -323,6 +323,26 @@ TEST(dtype, DT_013_bounded_input) {
   cr_expect_eq(parse("int168", 5, &t), 0);
   cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}",
             t.code, t.bits, t.lanes);
+  /* Nothing past the size ends a narrow float name or a lane count. */
+  static const struct {
+    const char* text;
+    size_t n;
+    Case want;
+  } cut[] = {
+      {"float8_e4m3fnq", 13, {"float8_e4m3fn|q", kDLFloat8_e4m3fn, 8, 1}},
+      {"float4_e2m1fnx2y", 15, {"float4_e2m1fnx2|y", kDLFloat4_e2m1fn, 4, 2}},
+      {"float6_e3m2fnx2y", 15, {"float6_e3m2fnx2|y", kDLFloat6_e3m2fn, 6, 2}},
+      {"int8x16y", 7, {"int8x16|y", kDLInt, 8, 16}},
+  };
+  for (size_t i = 0; i < sizeof cut / sizeof *cut; ++i) {
+    DLDataType got = {7, 7, 7};
+    cr_expect_eq(parse(cut[i].text, cut[i].n, &got), 0, "%s refused", cut[i].want.text);
+    cr_expect(got.code == cut[i].want.code && got.bits == cut[i].want.bits &&
+                  got.lanes == cut[i].want.lanes,
+              "%s: expected {%u, %u, %u}, got {%u, %u, %u}", cut[i].want.text,
+              cut[i].want.code, cut[i].want.bits, cut[i].want.lanes, got.code, got.bits,
+              got.lanes);
+  }
   size_t n = 100000;
   char* big = malloc(n);
   cr_assert_not_null(big);
@@ -449,6 +469,9 @@ TEST(dtype, DT_034_limits_are_exact) {
       {"int8xvscalex00032768", kDLInt, 8, 0x8000},
       {"int8xvscalex1", kDLInt, 8, 0xFFFF},
       {"float8_e4m3fnuzx6553", kDLFloat8_e4m3fnuz, 8, 6553},
+      /* every digit, 9 included, inside a width and a lane count */
+      {"uint19x59999", kDLUInt, 19, 59999},  {"int8x9", kDLInt, 8, 9},
+      {"float9x12345", kDLFloat, 9, 12345},  {"bf99x6789", kDLBfloat, 99, 6789},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
   /* 300 zeros before a width and before a lane count: longer than any

@@ -132,16 +132,20 @@ static const TffiBase tffi_bases[] = {
     {"u", 1, kDLUInt, 32},        {"f", 1, kDLFloat, 32},
 };
 
-static int tffi_parse_family(TffiScan* s, DLDataType* out) {
+/* A narrow float family prefix sets *matched and parses the rest; the
+ * result is the parse's own, passed through unchanged. */
+static int tffi_parse_family(TffiScan* s, DLDataType* out, int* matched) {
   static const char* const families[] = {"8_", "6_", "4_"};
   static const char* const spellings[] = {"float", "fp", "f"};
+  *matched = 1;
   for (size_t f = 0; f < 3; ++f) {
     for (size_t p = 0; p < 3; ++p) {
       TffiScan t = *s;
       if (tffi_eat(&t, spellings[p]) && tffi_eat(&t, families[f]))
-        return tffi_parse_variant(&t, families[f], out) == 0 ? 1 : -1;
+        return tffi_parse_variant(&t, families[f], out);
     }
   }
+  *matched = 0;
   return 0;
 }
 
@@ -151,8 +155,9 @@ int tffi_dtype_parse(const char* text, size_t len, DLDataType* out) {
     *out = (DLDataType){kDLOpaqueHandle, 0, 0};
     return 0;
   }
-  int variant = tffi_parse_family(&s, out);
-  if (variant) return variant > 0 ? 0 : -1;
+  int matched;
+  int rc = tffi_parse_family(&s, out, &matched);
+  if (matched) return rc;
   for (size_t i = 0; i < sizeof tffi_bases / sizeof *tffi_bases; ++i) {
     const TffiBase* b = &tffi_bases[i];
     TffiScan t = s;
