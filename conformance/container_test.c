@@ -151,6 +151,51 @@ TEST(container, SHP_007_refusal_names_position) {
   core_expect_raised("ValueError", "argument #2");
 }
 
+/* Moves the raised error out: a ValueError whose message holds each of
+ * `parts` (up to a NULL) in that order. */
+static void shp_expect_in_order(const char* const* parts) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "nothing raised");
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  TVMFFIByteArray m = cell->message;
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "error kind %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* at = m.data;
+  for (size_t i = 0; parts[i] != NULL; ++i) {
+    const char* hit = memmem(at, (size_t)(m.data + m.size - at), parts[i], strlen(parts[i]));
+    cr_expect(hit != NULL, "message lacks \"%s\" after what came before: %.*s", parts[i],
+              (int)m.size, m.data);
+    if (hit == NULL) break;
+    at = hit + strlen(parts[i]);
+  }
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* SHP-021: the refusal of SHP-005 names "ffi.Shape", then num_args, then
+ * the count it was given. */
+TEST(container, SHP_021_count_refusal_names_function_then_count) {
+  HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
+  TVMFFIAny one = core_int(3), out;
+  static const char* const negative[] = {"ffi.Shape", "num_args", "-7", NULL};
+  static const char* const huge[] = {"ffi.Shape", "num_args", "2147483647", NULL};
+  cr_expect_eq(call("ffi.Shape", &one, -7, &out), -1, "num_args -7 accepted");
+  shp_expect_in_order(negative);
+  cr_expect_eq(call("ffi.Shape", &one, INT32_MAX, &out), -1, "num_args INT32_MAX accepted");
+  shp_expect_in_order(huge);
+}
+
+/* SHP-022: the refusal of SHP-002 names "ffi.Shape", then the refused
+ * argument's position, then what it should have been (an int extent),
+ * then the type index it had. */
+TEST(container, SHP_022_extent_refusal_names_function_position_type) {
+  TVMFFIAny args[4] = {core_int(1), core_int(2), core_int(3), core_int(4)}, out;
+  args[3].type_index = kTVMFFIFloat;
+  args[3].v_float64 = 2.5;
+  static const char* const parts[] = {"ffi.Shape", "argument #3", "extent", "int", "3", NULL};
+  cr_expect_eq(call("ffi.Shape", args, 4, &out), -1);
+  shp_expect_in_order(parts);
+}
+
 /* ARR-001: "ffi.Array" returns an ffi.Array whose TVMFFISeqCell (right after
  * the header) has size = number of arguments, capacity >= size, and data
  * pointing at that many TVMFFIAny elements; no arguments give size 0. */
