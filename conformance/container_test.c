@@ -2,6 +2,8 @@
  * read across the ABI through the global functions that build them. */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "alloc_fail.h"
 #include "core_support.h"
@@ -194,6 +196,40 @@ TEST(container, SHP_022_extent_refusal_names_function_position_type) {
   static const char* const parts[] = {"ffi.Shape", "argument #3", "extent", "int", "3", NULL};
   cr_expect_eq(call("ffi.Shape", args, 4, &out), -1);
   shp_expect_in_order(parts);
+  /* The first argument is checked like any other. */
+  TVMFFIAny first[2] = {core_int(1), core_int(2)};
+  first[0].type_index = kTVMFFIFloat;
+  first[0].v_float64 = 0.5;
+  static const char* const first_parts[] = {"ffi.Shape", "argument #0", "extent", "int", NULL};
+  cr_expect_eq(call("ffi.Shape", first, 2, &out), -1, "a float first extent accepted");
+  shp_expect_in_order(first_parts);
+}
+
+/* SHP-023: "ffi.Shape" reads its num_args arguments and nothing around
+ * them: with the arguments right after, or right before, memory that
+ * cannot be read, the call works and gives those extents. */
+TEST(container, SHP_023_reads_only_its_arguments) {
+  long page = sysconf(_SC_PAGESIZE);
+  char* map = mmap(NULL, (size_t)page * 3, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(map, MAP_FAILED);
+  cr_assert_eq(mprotect(map + page, (size_t)page, PROT_READ | PROT_WRITE), 0);
+  enum { N = 5 };
+  TVMFFIAny* at_start = (TVMFFIAny*)(map + page);
+  TVMFFIAny* at_end = (TVMFFIAny*)(map + 2 * page) - N;
+  TVMFFIAny* placements[2] = {at_start, at_end};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny* args = placements[k];
+    for (int i = 0; i < N; ++i) args[i] = core_int(100 + i);
+    TVMFFIAny out;
+    cr_assert_eq(call("ffi.Shape", args, N, &out), 0, "placement %d: the call failed", k);
+    TVMFFIShapeCell cell;
+    memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+    cr_expect_eq(cell.size, (size_t)N, "placement %d", k);
+    for (int i = 0; i < N && cell.size == (size_t)N; ++i)
+      cr_expect_eq(cell.data[i], 100 + i, "placement %d: extent %d", k, i);
+    core_release(&out);
+  }
+  munmap(map, (size_t)page * 3);
 }
 
 /* ARR-001: "ffi.Array" returns an ffi.Array whose TVMFFISeqCell (right after
