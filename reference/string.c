@@ -25,7 +25,7 @@ TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
                                           tffi_object_delete_plain);
   if (str == NULL) return NULL;
   char* chars = (char*)(str + 1);
-  if (size) memcpy(chars, data, size);
+  memcpy(chars, data, size); /* size > 0: short values stay inline */
   chars[size] = '\0';
   str->bytes.data = chars;
   str->bytes.size = size;
