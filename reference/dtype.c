@@ -192,10 +192,8 @@ static const char* tffi_code_name(uint8_t code) {
 }
 
 int tffi_dtype_format(DLDataType dtype, char* buf) {
-  if (dtype.code == kDLOpaqueHandle && dtype.bits == 0 && dtype.lanes == 0) {
-    buf[0] = '\0';
-    return 0;
-  }
+  /* The void type's text is empty: nothing to write. */
+  if (dtype.code == kDLOpaqueHandle && dtype.bits == 0 && dtype.lanes == 0) return 0;
   const char* name = tffi_code_name(dtype.code);
   if (name == NULL)
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: dtype has unknown type_code=%d",

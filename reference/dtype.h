@@ -19,7 +19,8 @@
 int tffi_dtype_parse(const char* text, size_t len, DLDataType* out);
 
 /* Writes the canonical text of `dtype` into buf (TFFI_DTYPE_TEXT_MAX bytes)
- * and returns its length, or -1 with ValueError raised. */
+ * and returns its length, or -1 with ValueError raised. The text ends in a
+ * NUL, except the void type's empty text: buf is left as it was. */
 int tffi_dtype_format(DLDataType dtype, char* buf);
 
 #endif
