@@ -44,17 +44,15 @@ static int tffi_bad(const TffiScan* s, const char* why) {
                     (int)s->len, s->text);
 }
 
-/* Reads a decimal number (possibly none: *ndigits tells); any value past
- * `limit` reads as limit + 1. Leading zeros are free. */
-static uint32_t tffi_number(TffiScan* s, uint32_t limit, size_t* ndigits) {
+/* Reads a decimal number: no digits read as 0, and any value past `limit`
+ * as limit + 1. Leading zeros are free. */
+static uint32_t tffi_number(TffiScan* s, uint32_t limit) {
   uint32_t value = 0;
-  size_t start = s->at;
   while (tffi_digit_at(s, s->at)) {
     /* value <= limit + 1 <= 65536 here, so value * 10 + 9 cannot wrap. */
     value = value * 10 + (uint32_t)(s->text[s->at++] - '0');
     if (value > limit) value = limit + 1;
   }
-  *ndigits = s->at - start;
   return value;
 }
 
@@ -64,9 +62,8 @@ static int tffi_lanes(TffiScan* s, int allow_scalable, uint16_t* lanes) {
   int scalable = allow_scalable && tffi_eat(s, "xvscale");
   *lanes = 1;
   if (!tffi_eat(s, "x")) return 0;
-  size_t ndigits;
-  uint32_t n = tffi_number(s, UINT16_MAX, &ndigits);
-  if (ndigits == 0 || n == 0) return tffi_bad(s, "lanes must be a positive integer");
+  uint32_t n = tffi_number(s, UINT16_MAX); /* no digits: 0, refused too */
+  if (n == 0) return tffi_bad(s, "lanes must be a positive integer");
   if (n > UINT16_MAX) return tffi_bad(s, "lanes out of range for uint16");
   if (scalable && n > 32768) return tffi_bad(s, "scalable lanes out of range");
   *lanes = (uint16_t)(scalable ? (uint16_t)(0x10000u - n) : n);
@@ -162,8 +159,7 @@ int tffi_dtype_parse(const char* text, size_t len, DLDataType* out) {
     const TffiBase* b = &tffi_bases[i];
     TffiScan t = s;
     if (!tffi_eat(&t, b->prefix) || (b->needs_digit && !tffi_digit_at(&t, t.at))) continue;
-    size_t ndigits;
-    uint32_t bits = tffi_number(&t, UINT8_MAX, &ndigits);
+    uint32_t bits = tffi_number(&t, UINT8_MAX);
     if (bits > UINT8_MAX) return tffi_bad(&t, "bits out of range for uint8");
     uint16_t lanes;
     if (tffi_lanes(&t, 1, &lanes)) return -1;
