@@ -76,23 +76,26 @@ typedef struct {
   uint8_t bits;
 } TffiVariant;
 
-/* Every narrow float format DLPack names, with its total bit width. */
+/* Every narrow float format DLPack names, with its total bit width. A
+ * name comes before any shorter one it starts with: the first that the
+ * input starts with is the longest. */
 static const TffiVariant tffi_variants[] = {
     {"float8_e3m4", kDLFloat8_e3m4, 8},
-    {"float8_e4m3", kDLFloat8_e4m3, 8},
     {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
-    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
     {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
-    {"float8_e5m2", kDLFloat8_e5m2, 8},
+    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
+    {"float8_e4m3", kDLFloat8_e4m3, 8},
     {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
+    {"float8_e5m2", kDLFloat8_e5m2, 8},
     {"float8_e8m0fnu", kDLFloat8_e8m0fnu, 8},
     {"float6_e2m3fn", kDLFloat6_e2m3fn, 6},
     {"float6_e3m2fn", kDLFloat6_e3m2fn, 6},
     {"float4_e2m1fn", kDLFloat4_e2m1fn, 4},
 };
 
-/* A narrow float: family prefix in any spelling, then the exact format name
- * ended by the end of input or the lanes. `family` is "8_", "6_" or "4_". */
+/* A narrow float: family prefix in any spelling, then the longest format
+ * name the rest starts with, then the lanes and the end of the input.
+ * `family` is "8_", "6_" or "4_". */
 static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) {
   for (size_t i = 0; i < sizeof tffi_variants / sizeof *tffi_variants; ++i) {
     const TffiVariant* v = &tffi_variants[i];
@@ -100,9 +103,7 @@ static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) 
     TffiScan t = *s;
     if (!tffi_eat(&t, v->name + 7)) continue;
     /* float4 may put a "_" before its lanes (or before nothing at all). */
-    int underscore_ok = v->code == kDLFloat4_e2m1fn;
-    if (t.at != t.len && t.text[t.at] != 'x' && !(underscore_ok && t.text[t.at] == '_')) continue;
-    if (underscore_ok) tffi_eat(&t, "_");
+    if (v->code == kDLFloat4_e2m1fn) tffi_eat(&t, "_");
     uint16_t lanes;
     if (tffi_lanes(&t, 0, &lanes)) return -1;
     if (t.at != t.len) return tffi_bad(&t, "unknown dtype");
