@@ -117,17 +117,17 @@ static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) 
 
 typedef struct {
   const char* prefix;
-  int needs_digit; /* the short spellings only count when a digit follows */
   uint8_t code;
   uint8_t default_bits;
 } TffiBase;
 
-/* Order matters: a longer spelling before any shorter one it starts with. */
+/* Order matters: a longer spelling before any shorter one it starts with.
+ * The short spellings (two letters at most) count only before a digit. */
 static const TffiBase tffi_bases[] = {
-    {"int", 0, kDLInt, 32},       {"uint", 0, kDLUInt, 32},      {"bool", 0, kDLBool, 8},
-    {"float", 0, kDLFloat, 32},   {"handle", 0, kDLOpaqueHandle, 64},
-    {"bfloat", 0, kDLBfloat, 16}, {"bf", 1, kDLBfloat, 16},      {"i", 1, kDLInt, 32},
-    {"u", 1, kDLUInt, 32},        {"f", 1, kDLFloat, 32},
+    {"int", kDLInt, 32},       {"uint", kDLUInt, 32},      {"bool", kDLBool, 8},
+    {"float", kDLFloat, 32},   {"handle", kDLOpaqueHandle, 64},
+    {"bfloat", kDLBfloat, 16}, {"bf", kDLBfloat, 16},      {"i", kDLInt, 32},
+    {"u", kDLUInt, 32},        {"f", kDLFloat, 32},
 };
 
 /* A narrow float family prefix sets *matched and parses the rest; the
@@ -159,7 +159,8 @@ int tffi_dtype_parse(const char* text, size_t len, DLDataType* out) {
   for (size_t i = 0; i < sizeof tffi_bases / sizeof *tffi_bases; ++i) {
     const TffiBase* b = &tffi_bases[i];
     TffiScan t = s;
-    if (!tffi_eat(&t, b->prefix) || (b->needs_digit && !tffi_digit_at(&t, t.at))) continue;
+    int short_form = strlen(b->prefix) <= 2;
+    if (!tffi_eat(&t, b->prefix) || (short_form && !tffi_digit_at(&t, t.at))) continue;
     uint32_t bits = tffi_number(&t, UINT8_MAX);
     if (bits > UINT8_MAX) return tffi_bad(&t, "bits out of range for uint8");
     uint16_t lanes;
