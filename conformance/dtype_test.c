@@ -212,6 +212,8 @@ static const char* const malformed[] = {
     "fx2",     "bf",        "bfx2",
     /* four letters like "void" that are not it */
     "vold",    "voix",      "Void",
+    /* "void" only as the whole string */
+    "voidx4",  "void8",     "voidfoo",       "void ",
     /* past a narrow float name: only "xN" (and "_xN" or "_" for float4) */
     "float4_e2m1fn_y",   "float4_e2m1fn__x2", "float4_e2m1fn_x",     "float4_e2m1fn_x0",
     "float8_e4m3fn_x2",  "float6_e2m3fn_x2",  "float8_e4m3fnx4y",    "float8_e4m3fnuzq",

@@ -28,11 +28,12 @@ typedef struct {
   size_t at;
 } TffiScan;
 
+/* Skips `word` if the input continues with it; says whether it did. */
 static int tffi_eat(TffiScan* s, const char* word) {
   size_t n = strlen(word);
-  if (s->len - s->at < n || memcmp(s->text + s->at, word, n) != 0) return 0;
-  s->at += n;
-  return 1;
+  int match = s->len - s->at >= n && memcmp(s->text + s->at, word, n) == 0;
+  if (match) s->at += n;
+  return match;
 }
 
 static int tffi_digit_at(const TffiScan* s, size_t at) {
