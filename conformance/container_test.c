@@ -58,6 +58,11 @@ TEST(container, SHP_002_non_int_refused) {
   args[1].v_c_str = "3";
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
   core_expect_raised("ValueError", "int arguments");
+  /* None has the type index below both int and bool: not an int either. */
+  args[1].type_index = kTVMFFINone;
+  args[1].v_int64 = 0;
+  cr_expect_eq(call("ffi.Shape", args, 2, &out), -1, "a None extent accepted");
+  core_expect_raised("ValueError", "int arguments");
 }
 
 /* SHP-003: a shape passed as an argument keeps its identity: the array
