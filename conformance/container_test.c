@@ -2,6 +2,8 @@
  * read across the ABI through the global functions that build them. */
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "alloc_fail.h"
 #include "core_support.h"
@@ -55,6 +57,11 @@ TEST(container, SHP_002_non_int_refused) {
   args[1].type_index = kTVMFFIRawStr;
   args[1].v_c_str = "3";
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
+  core_expect_raised("ValueError", "int arguments");
+  /* None has the type index below both int and bool: not an int either. */
+  args[1].type_index = kTVMFFINone;
+  args[1].v_int64 = 0;
+  cr_expect_eq(call("ffi.Shape", args, 2, &out), -1, "a None extent accepted");
   core_expect_raised("ValueError", "int arguments");
 }
 
@@ -149,6 +156,99 @@ TEST(container, SHP_007_refusal_names_position) {
   args[2].v_float64 = 2.5;
   cr_expect_eq(call("ffi.Shape", args, 3, &out), -1);
   core_expect_raised("ValueError", "argument #2");
+}
+
+/* The first occurrence of `part` in [at, end); a part made of digits only
+ * counts where no other digit touches it (a whole number). */
+static const char* shp_find(const char* at, const char* end, const char* part) {
+  size_t n = strlen(part);
+  int number = strspn(part, "0123456789") == n;
+  for (const char* hit = memmem(at, (size_t)(end - at), part, n); hit != NULL;
+       hit = memmem(hit + 1, (size_t)(end - hit - 1), part, n)) {
+    int glued = number && ((hit > at && hit[-1] >= '0' && hit[-1] <= '9') ||
+                           (hit + n < end && hit[n] >= '0' && hit[n] <= '9'));
+    if (!glued) return hit;
+  }
+  return NULL;
+}
+
+/* Moves the raised error out: a ValueError whose message holds each of
+ * `parts` (up to a NULL) in that order. */
+static void shp_expect_in_order(const char* const* parts) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "nothing raised");
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  TVMFFIByteArray m = cell->message;
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "error kind %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* at = m.data;
+  for (size_t i = 0; parts[i] != NULL; ++i) {
+    const char* hit = shp_find(at, m.data + m.size, parts[i]);
+    cr_expect(hit != NULL, "message lacks \"%s\" after what came before: %.*s", parts[i],
+              (int)m.size, m.data);
+    if (hit == NULL) break;
+    at = hit + strlen(parts[i]);
+  }
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* SHP-021: the refusal of SHP-005 names "ffi.Shape", then num_args, then
+ * the count it was given. */
+TEST(container, SHP_021_count_refusal_names_function_then_count) {
+  HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
+  TVMFFIAny one = core_int(3), out;
+  static const char* const negative[] = {"ffi.Shape", "num_args", "-7", NULL};
+  static const char* const huge[] = {"ffi.Shape", "num_args", "2147483647", NULL};
+  cr_expect_eq(call("ffi.Shape", &one, -7, &out), -1, "num_args -7 accepted");
+  shp_expect_in_order(negative);
+  cr_expect_eq(call("ffi.Shape", &one, INT32_MAX, &out), -1, "num_args INT32_MAX accepted");
+  shp_expect_in_order(huge);
+}
+
+/* SHP-022: the refusal of SHP-002 names "ffi.Shape", then the refused
+ * argument's position, then what it should have been (an int extent),
+ * then the type index it had. */
+TEST(container, SHP_022_extent_refusal_names_function_position_type) {
+  TVMFFIAny args[4] = {core_int(1), core_int(2), core_int(3), core_int(4)}, out;
+  args[3].type_index = kTVMFFIFloat;
+  args[3].v_float64 = 2.5;
+  static const char* const parts[] = {"ffi.Shape", "argument #3", "extent", "int", "3", NULL};
+  cr_expect_eq(call("ffi.Shape", args, 4, &out), -1);
+  shp_expect_in_order(parts);
+  /* The first argument is checked like any other. */
+  TVMFFIAny first[2] = {core_int(1), core_int(2)};
+  first[0].type_index = kTVMFFIFloat;
+  first[0].v_float64 = 0.5;
+  static const char* const first_parts[] = {"ffi.Shape", "argument #0", "extent", "int", NULL};
+  cr_expect_eq(call("ffi.Shape", first, 2, &out), -1, "a float first extent accepted");
+  shp_expect_in_order(first_parts);
+}
+
+/* SHP-023: "ffi.Shape" reads its num_args arguments and nothing around
+ * them: with the arguments right after, or right before, memory that
+ * cannot be read, the call works and gives those extents. */
+TEST(container, SHP_023_reads_only_its_arguments) {
+  long page = sysconf(_SC_PAGESIZE);
+  char* map = mmap(NULL, (size_t)page * 3, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(map, MAP_FAILED);
+  cr_assert_eq(mprotect(map + page, (size_t)page, PROT_READ | PROT_WRITE), 0);
+  enum { N = 5 };
+  TVMFFIAny* at_start = (TVMFFIAny*)(map + page);
+  TVMFFIAny* at_end = (TVMFFIAny*)(map + 2 * page) - N;
+  TVMFFIAny* placements[2] = {at_start, at_end};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny* args = placements[k];
+    for (int i = 0; i < N; ++i) args[i] = core_int(100 + i);
+    TVMFFIAny out;
+    cr_assert_eq(call("ffi.Shape", args, N, &out), 0, "placement %d: the call failed", k);
+    TVMFFIShapeCell cell;
+    memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
+    cr_expect_eq(cell.size, (size_t)N, "placement %d", k);
+    for (int i = 0; i < N && cell.size == (size_t)N; ++i)
+      cr_expect_eq(cell.data[i], 100 + i, "placement %d: extent %d", k, i);
+    core_release(&out);
+  }
+  munmap(map, (size_t)page * 3);
 }
 
 /* ARR-001: "ffi.Array" returns an ffi.Array whose TVMFFISeqCell (right after

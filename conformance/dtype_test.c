@@ -48,6 +48,33 @@ static void expect_format(DLDataType dtype, const char* want) {
   core_release(&out);
 }
 
+/* Moves the raised error out: a ValueError whose message holds `part` and
+ * `also` (NULL: no second part) and not `absent` (NULL: no such check). */
+static void expect_value_error3(const char* input, const char* part, const char* also,
+                                const char* absent) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "\"%s\": nothing raised",
+            input);
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  TVMFFIByteArray m = cell->message;
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "\"%s\": error kind %.*s", input, (int)cell->kind.size, cell->kind.data);
+  cr_expect(memmem(m.data, m.size, part, strlen(part)) != NULL,
+            "\"%s\": message lacks \"%s\": %.*s", input, part, (int)m.size, m.data);
+  if (also != NULL)
+    cr_expect(memmem(m.data, m.size, also, strlen(also)) != NULL,
+              "\"%s\": message lacks \"%s\": %.*s", input, also, (int)m.size, m.data);
+  if (absent != NULL)
+    cr_expect(memmem(m.data, m.size, absent, strlen(absent)) == NULL,
+              "\"%s\": message holds \"%s\", past the input: %.*s", input, absent, (int)m.size,
+              m.data);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+static void expect_value_error(const char* input, const char* part, const char* absent) {
+  expect_value_error3(input, part, NULL, absent);
+}
+
 /* The canonical spelling of every type code, with its default width. */
 static const Case canonical[] = {
     {"int8", kDLInt, 8, 1},
@@ -185,6 +212,19 @@ static const char* const malformed[] = {
     "fx2",     "bf",        "bfx2",
     /* four letters like "void" that are not it */
     "vold",    "voix",      "Void",
+    /* "void" only as the whole string */
+    "voidx4",  "void8",     "voidfoo",       "void ",
+    /* past a narrow float name: only "xN" (and "_xN" or "_" for float4) */
+    "float4_e2m1fn_y",   "float4_e2m1fn__x2", "float4_e2m1fn_x",     "float4_e2m1fn_x0",
+    "float8_e4m3fn_x2",  "float6_e2m3fn_x2",  "float8_e4m3fnx4y",    "float8_e4m3fnuzq",
+    "float8_e4m3fnxvscale",
+    /* just past each limit, in every spelling and after leading zeros */
+    "int256",  "uint256",   "float256",      "bfloat256",    "bool256",
+    "handle256", "u256",    "int0256",       "int8x065536",  "float8_e4m3fnx65536",
+    "fp4_e2m1fn_x65536",    "int8xvscalex65536",            "int8xvscalex0",
+    "int8xvscalex", "int8xvscaley", "int8x00",
+    /* digit runs past 32 bits, one of which wraps to 8 in 32 bits */
+    "int4294967304", "int8x4294967297", "int99999999999999999999",
 };
 #define NMALFORMED (sizeof malformed / sizeof *malformed)
 
@@ -285,6 +325,26 @@ TEST(dtype, DT_013_bounded_input) {
   cr_expect_eq(parse("int168", 5, &t), 0);
   cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}",
             t.code, t.bits, t.lanes);
+  /* Nothing past the size ends a narrow float name or a lane count. */
+  static const struct {
+    const char* text;
+    size_t n;
+    Case want;
+  } cut[] = {
+      {"float8_e4m3fnq", 13, {"float8_e4m3fn|q", kDLFloat8_e4m3fn, 8, 1}},
+      {"float4_e2m1fnx2y", 15, {"float4_e2m1fnx2|y", kDLFloat4_e2m1fn, 4, 2}},
+      {"float6_e3m2fnx2y", 15, {"float6_e3m2fnx2|y", kDLFloat6_e3m2fn, 6, 2}},
+      {"int8x16y", 7, {"int8x16|y", kDLInt, 8, 16}},
+  };
+  for (size_t i = 0; i < sizeof cut / sizeof *cut; ++i) {
+    DLDataType got = {7, 7, 7};
+    cr_expect_eq(parse(cut[i].text, cut[i].n, &got), 0, "%s refused", cut[i].want.text);
+    cr_expect(got.code == cut[i].want.code && got.bits == cut[i].want.bits &&
+                  got.lanes == cut[i].want.lanes,
+              "%s: expected {%u, %u, %u}, got {%u, %u, %u}", cut[i].want.text,
+              cut[i].want.code, cut[i].want.bits, cut[i].want.lanes, got.code, got.bits,
+              got.lanes);
+  }
   size_t n = 100000;
   char* big = malloc(n);
   cr_assert_not_null(big);
@@ -309,7 +369,7 @@ TEST(dtype, DT_016_scalable_count_past_int16_refused) {
   int rc = parse("int8xvscalex32769", 17, &got);
   cr_expect_eq(rc, -1, "\"int8xvscalex32769\" accepted as {%u, %u, %u}", got.code, got.bits,
                got.lanes);
-  if (rc == -1) core_expect_raised("ValueError", "int8xvscalex32769");
+  if (rc == -1) expect_value_error3("int8xvscalex32769", "int8xvscalex32769", "out of range", NULL);
 }
 
 /* DT-030: the narrow float formats take only plain "xN" lanes: a scalable
@@ -349,4 +409,206 @@ TEST(dtype, DT_032_degenerate_lanes_unwritten) {
   expect_format((DLDataType){kDLInt, 8, 0xFFFF}, "int8");
   expect_format((DLDataType){kDLInt, 8, 0}, "int8");
   expect_format((DLDataType){kDLInt, 8, 0xFFFE}, "int8xvscalex2");
+}
+
+/* DT-033: the ValueError of a refused string says why, in the words both
+ * the pinned release and the reference use. */
+TEST(dtype, DT_033_refusal_says_why) {
+  static const struct {
+    const char *text, *why;
+  } cases[] = {
+      {"garbage", "unknown"},           {"uint8x4x2", "unknown"},
+      {"int8xvscaley", "unknown"},      {"float8_e9m9", "unknown"},
+      {"float6_e4m3", "unknown"},       {"float4_e3m2fn", "unknown"},
+      {"float8_e4m3fnx4y", "unknown"},  {"float4_e2m1fn_y", "unknown"},
+      {"int256", "out of range"},       {"bfloat256", "out of range"},
+      {"handle256", "out of range"},    {"int0256", "out of range"},
+      {"int8x65536", "out of range"},   {"float8_e4m3fnx65536", "out of range"},
+      {"float4_e2m1fn_x65536", "out of range"}, {"int4294967304", "out of range"},
+      {"int8x", "positive integer"},    {"int8x0", "positive integer"},
+      {"int8x00", "positive integer"},  {"float8_e4m3x0", "positive integer"},
+      {"float4_e2m1fn_x", "positive integer"}, {"int8xvscalex0", "positive integer"},
+      {"handlex", "positive integer"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    DLDataType got = {7, 7, 7};
+    int rc = parse(cases[i].text, strlen(cases[i].text), &got);
+    cr_expect_eq(rc, -1, "\"%s\": expected -1, got %d with {%u, %u, %u}", cases[i].text, rc,
+                 got.code, got.bits, got.lanes);
+    if (rc == -1) expect_value_error(cases[i].text, cases[i].why, NULL);
+  }
+}
+
+/* Zero-padded forms of a number: `zeros` leading zeros before `digits`. */
+static char* padded(const char* head, size_t zeros, const char* digits, const char* tail) {
+  size_t nh = strlen(head), nd = strlen(digits), nt = strlen(tail);
+  char* s = malloc(nh + zeros + nd + nt + 1);
+  cr_assert_not_null(s);
+  memcpy(s, head, nh);
+  memset(s + nh, '0', zeros);
+  memcpy(s + nh + zeros, digits, nd);
+  memcpy(s + nh + zeros + nd, tail, nt + 1);
+  return s;
+}
+
+/* DT-034: each limit is exact in every spelling: width 255 and lane count
+ * 65535 parse, leading zeros of any number change nothing, and a string
+ * of any length is read. */
+TEST(dtype, DT_034_limits_are_exact) {
+  static const Case cases[] = {
+      {"int255", kDLInt, 255, 1},          {"uint255", kDLUInt, 255, 1},
+      {"float255", kDLFloat, 255, 1},      {"bfloat255", kDLBfloat, 255, 1},
+      {"bool255", kDLBool, 255, 1},        {"handle255", kDLOpaqueHandle, 255, 1},
+      {"i255", kDLInt, 255, 1},            {"u255", kDLUInt, 255, 1},
+      {"f255", kDLFloat, 255, 1},          {"bf255", kDLBfloat, 255, 1},
+      {"bf8", kDLBfloat, 8, 1},            {"int0255", kDLInt, 255, 1},
+      {"int254", kDLInt, 254, 1},          {"int250x10", kDLInt, 250, 10},
+      {"int8x065535", kDLInt, 8, 65535},   {"int8x65534", kDLInt, 8, 65534},
+      {"int8x0001", kDLInt, 8, 1},         {"bfloat16x65535", kDLBfloat, 16, 65535},
+      {"bf16x4", kDLBfloat, 16, 4},        {"float8_e4m3fnx65535", kDLFloat8_e4m3fn, 8, 65535},
+      {"fp4_e2m1fn_x65535", kDLFloat4_e2m1fn, 4, 65535},
+      {"float4_e2m1fn_", kDLFloat4_e2m1fn, 4, 1},
+      {"int8xvscalex00032768", kDLInt, 8, 0x8000},
+      {"int8xvscalex1", kDLInt, 8, 0xFFFF},
+      {"float8_e4m3fnuzx6553", kDLFloat8_e4m3fnuz, 8, 6553},
+      /* every digit, 9 included, inside a width and a lane count */
+      {"uint19x59999", kDLUInt, 19, 59999},  {"int8x9", kDLInt, 8, 9},
+      {"float9x12345", kDLFloat, 9, 12345},  {"bf99x6789", kDLBfloat, 99, 6789},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
+  /* 300 zeros before a width and before a lane count: longer than any
+   * name, and far more digits than any integer type holds. */
+  char* s = padded("int", 300, "8x", "");
+  char* t = padded(s, 300, "4", "");
+  const Case long_case = {t, kDLInt, 8, 4};
+  expect_parse(&long_case);
+  free(s);
+  free(t);
+  s = padded("uint", 300, "255", "");
+  const Case long_width = {s, kDLUInt, 255, 1};
+  expect_parse(&long_width);
+  free(s);
+  s = padded("float", 300, "256", "");
+  DLDataType got = {7, 7, 7};
+  cr_expect_eq(parse(s, strlen(s), &got), -1, "float0...0256 accepted as {%u, %u, %u}",
+               got.code, got.bits, got.lanes);
+  core_expect_raised("ValueError", NULL);
+  free(s);
+}
+
+/* DT-035: ToString's edge cases: a handle is "handle" whatever its width
+ * and lanes unless it is the void {3, 0, 0}; a width of 0 is written as
+ * 0; an 8-bit bool is "bool" for one lane, 0 or 0xFFFF; int16 lanes past
+ * -1 are scalable; the longest name comes back whole. */
+TEST(dtype, DT_035_to_string_edges) {
+  static const struct {
+    DLDataType t;
+    const char* text;
+  } cases[] = {
+      {{kDLOpaqueHandle, 0, 1}, "handle"},
+      {{kDLOpaqueHandle, 64, 0}, "handle"},
+      {{kDLOpaqueHandle, 32, 4}, "handle"},
+      {{kDLUInt, 0, 1}, "uint0"},
+      {{kDLFloat, 0, 0}, "float0"},
+      {{kDLInt, 0, 0}, "int0"},
+      {{kDLBfloat, 0, 0}, "bfloat0"},
+      {{kDLBool, 0, 0}, "bool0"},
+      {{kDLFloat8_e5m2, 0, 0}, "float8_e5m2"},
+      {{kDLFloat4_e2m1fn, 0, 1}, "float4_e2m1fn"},
+      {{kDLBfloat, 16, 0}, "bfloat16"},
+      {{kDLBool, 8, 0}, "bool"},
+      {{kDLBool, 8, 0xFFFF}, "bool"},
+      {{kDLBool, 8, 2}, "boolx2"},
+      {{kDLInt, 8, 0x8001}, "int8xvscalex32767"},
+      {{kDLInt, 255, 0x7FFF}, "int255x32767"},
+      {{kDLFloat8_e8m0fnu, 8, 0x8000}, "float8_e8m0fnuxvscalex32768"},
+      {{kDLFloat8_e4m3b11fnuz, 8, 0x8000}, "float8_e4m3b11fnuzxvscalex32768"},
+      {{kDLFloat8_e5m2, 8, 0xFFFE}, "float8_e5m2xvscalex2"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_format(cases[i].t, cases[i].text);
+}
+
+/* DT-036: ToString's refusal of a type code with no name holds the code
+ * as "type_code=N". */
+TEST(dtype, DT_036_unnamed_code_value_in_message) {
+  static const uint8_t codes[] = {kDLComplex, 18, 99, 128};
+  static const char* const parts[] = {"type_code=5", "type_code=18", "type_code=99",
+                                      "type_code=128"};
+  for (size_t i = 0; i < 4; ++i) {
+    DLDataType t = {codes[i], 16, 2};
+    TVMFFIAny out;
+    memset(&out, 0, sizeof out);
+    cr_expect_eq(API(TVMFFIDataTypeToString)(&t, &out), -1, "code %u accepted", codes[i]);
+    core_expect_raised("ValueError", parts[i]);
+  }
+}
+
+/* DT-037: {NULL, 0} is the empty string: the void type. */
+TEST(dtype, DT_037_null_empty_is_void) {
+  DLDataType got = {7, 7, 7};
+  TVMFFIByteArray empty = {NULL, 0};
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&empty, &got), 0, "{NULL, 0} refused");
+  cr_expect(got.code == kDLOpaqueHandle && got.bits == 0 && got.lanes == 0,
+            "{NULL, 0}: expected {3, 0, 0}, got {%u, %u, %u}", got.code, got.bits, got.lanes);
+}
+
+/* DT-014: "exactly as given" is the size bytes and nothing past them. */
+TEST(dtype, DT_014_quote_ends_at_size) {
+  DLDataType got = {7, 7, 7};
+  cr_expect_eq(parse("int8y;trailing", 5, &got), -1, "\"int8y\" accepted");
+  expect_value_error("int8y", "int8y", "int8y;");
+  cr_expect_eq(parse("float8_e9m9;trailing", 11, &got), -1, "\"float8_e9m9\" accepted");
+  expect_value_error("float8_e9m9", "float8_e9m9", "float8_e9m9;");
+}
+
+/* DT-038: a data pointer of NULL with a nonzero size, and a size past
+ * INT_MAX, are refused with -1 and a ValueError naming str, without
+ * reading the data. */
+TEST(dtype, DT_038_impossible_sizes_refused) {
+  HOSTILE_INPUT("TVMFFIDataTypeFromString({NULL, 4}) reads through NULL");
+  DLDataType got = {7, 7, 7};
+  TVMFFIByteArray null_data = {NULL, 4};
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&null_data, &got), -1, "{NULL, 4} accepted");
+  expect_value_error("{NULL, 4}", "str", NULL);
+  TVMFFIByteArray huge = {"int8", (size_t)INT32_MAX + 1};
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&huge, &got), -1, "{\"int8\", 2^31} accepted");
+  expect_value_error3("{\"int8\", 2^31}", "str", "2147483648", NULL);
+}
+
+/* Moves the raised error out: a ValueError whose message holds `first`
+ * and, after it, `second`. */
+static void expect_in_order(const char* first, const char* second) {
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "nothing raised");
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  TVMFFIByteArray m = cell->message;
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
+            "error kind %.*s", (int)cell->kind.size, cell->kind.data);
+  const char* a = memmem(m.data, m.size, first, strlen(first));
+  const char* end = m.data + m.size;
+  const char* b = a ? memmem(a + strlen(first), (size_t)(end - a) - strlen(first), second,
+                             strlen(second))
+                    : NULL;
+  cr_expect(a != NULL && b != NULL, "message lacks \"%s\" then \"%s\": %.*s", first, second,
+            (int)m.size, m.data);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* DT-039: each refusal of DT-012 and DT-038 names the function, then the
+ * argument. */
+TEST(dtype, DT_039_refusal_names_function_then_argument) {
+  HOSTILE_INPUT("TVMFFIDataTypeFromString(NULL, ...) dereferences NULL");
+  DLDataType t = {kDLInt, 8, 1};
+  TVMFFIByteArray in = {"int8", 4}, null_data = {NULL, 3};
+  TVMFFIAny out;
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(NULL, &t), -1);
+  expect_in_order("TVMFFIDataTypeFromString", "str");
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&in, NULL), -1);
+  expect_in_order("TVMFFIDataTypeFromString", "out");
+  cr_expect_eq(API(TVMFFIDataTypeFromString)(&null_data, &t), -1);
+  expect_in_order("TVMFFIDataTypeFromString", "str");
+  cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
+  expect_in_order("TVMFFIDataTypeToString", "dtype");
+  cr_expect_eq(API(TVMFFIDataTypeToString)(&t, NULL), -1);
+  expect_in_order("TVMFFIDataTypeToString", "out");
 }

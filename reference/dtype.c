@@ -28,11 +28,12 @@ typedef struct {
   size_t at;
 } TffiScan;
 
+/* Skips `word` if the input continues with it; says whether it did. */
 static int tffi_eat(TffiScan* s, const char* word) {
   size_t n = strlen(word);
-  if (s->len - s->at < n || memcmp(s->text + s->at, word, n) != 0) return 0;
-  s->at += n;
-  return 1;
+  int match = s->len - s->at >= n && memcmp(s->text + s->at, word, n) == 0;
+  if (match) s->at += n;
+  return match;
 }
 
 static int tffi_digit_at(const TffiScan* s, size_t at) {
@@ -44,28 +45,26 @@ static int tffi_bad(const TffiScan* s, const char* why) {
                     (int)s->len, s->text);
 }
 
-/* Reads a decimal number (possibly none: *ndigits tells). Stops counting
- * past `limit` so overlong digit runs cannot wrap around. */
-static uint32_t tffi_number(TffiScan* s, uint32_t limit, size_t* ndigits) {
+/* Reads a decimal number: no digits read as 0, and any value past `limit`
+ * as limit + 1. Leading zeros are free. */
+static uint32_t tffi_number(TffiScan* s, uint32_t limit) {
   uint32_t value = 0;
-  size_t start = s->at;
   while (tffi_digit_at(s, s->at)) {
-    uint32_t d = (uint32_t)(s->text[s->at++] - '0');
-    value = value > (limit - d) / 10 ? limit + 1 : value * 10 + d;
+    /* value <= limit + 1 <= 65536 here, so value * 10 + 9 cannot wrap. */
+    value = value * 10 + (uint32_t)(s->text[s->at++] - '0');
     if (value > limit) value = limit + 1;
   }
-  *ndigits = s->at - start;
   return value;
 }
 
-/* Lanes: "x" N, or for plain types also "xvscalex" N (stored negated). */
+/* Lanes: "x" N, or for plain types also "xvscalex" N (stored negated).
+ * No "x" is one lane; so is a bare "xvscale", as upstream reads it. */
 static int tffi_lanes(TffiScan* s, int allow_scalable, uint16_t* lanes) {
   int scalable = allow_scalable && tffi_eat(s, "xvscale");
   *lanes = 1;
-  if (!tffi_eat(s, "x")) return scalable ? tffi_bad(s, "`xvscale` without a lane count") : 0;
-  size_t ndigits;
-  uint32_t n = tffi_number(s, UINT16_MAX, &ndigits);
-  if (ndigits == 0 || n == 0) return tffi_bad(s, "lanes must be a positive integer");
+  if (!tffi_eat(s, "x")) return 0;
+  uint32_t n = tffi_number(s, UINT16_MAX); /* no digits: 0, refused too */
+  if (n == 0) return tffi_bad(s, "lanes must be a positive integer");
   if (n > UINT16_MAX) return tffi_bad(s, "lanes out of range for uint16");
   if (scalable && n > 32768) return tffi_bad(s, "scalable lanes out of range");
   *lanes = (uint16_t)(scalable ? (uint16_t)(0x10000u - n) : n);
@@ -78,35 +77,34 @@ typedef struct {
   uint8_t bits;
 } TffiVariant;
 
-/* Every narrow float format DLPack names, with its total bit width. */
+/* Every narrow float format DLPack names, with its total bit width. A
+ * name comes before any shorter one it starts with: the first that the
+ * input starts with is the longest. */
 static const TffiVariant tffi_variants[] = {
     {"float8_e3m4", kDLFloat8_e3m4, 8},
-    {"float8_e4m3", kDLFloat8_e4m3, 8},
     {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
-    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
     {"float8_e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
-    {"float8_e5m2", kDLFloat8_e5m2, 8},
+    {"float8_e4m3fn", kDLFloat8_e4m3fn, 8},
+    {"float8_e4m3", kDLFloat8_e4m3, 8},
     {"float8_e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
+    {"float8_e5m2", kDLFloat8_e5m2, 8},
     {"float8_e8m0fnu", kDLFloat8_e8m0fnu, 8},
     {"float6_e2m3fn", kDLFloat6_e2m3fn, 6},
     {"float6_e3m2fn", kDLFloat6_e3m2fn, 6},
     {"float4_e2m1fn", kDLFloat4_e2m1fn, 4},
 };
 
-/* A narrow float: family prefix in any spelling, then the exact format name
- * ended by the end of input or the lanes. `family` is "8_", "6_" or "4_". */
+/* A narrow float: family prefix in any spelling, then the longest format
+ * name the rest starts with, then the lanes and the end of the input.
+ * `family` is "8_", "6_" or "4_". */
 static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) {
   for (size_t i = 0; i < sizeof tffi_variants / sizeof *tffi_variants; ++i) {
     const TffiVariant* v = &tffi_variants[i];
     if (memcmp(v->name + 5, family, 2) != 0) continue;
     TffiScan t = *s;
     if (!tffi_eat(&t, v->name + 7)) continue;
-    int underscore_ok = v->code == kDLFloat4_e2m1fn;
-    if (t.at != t.len && t.text[t.at] != 'x' && !(underscore_ok && t.text[t.at] == '_')) continue;
-    if (underscore_ok && t.at < t.len && t.text[t.at] == '_') {
-      t.at++;
-      if (t.at == t.len || t.text[t.at] != 'x') return tffi_bad(&t, "expected lanes after `_`");
-    }
+    /* float4 may put a "_" before its lanes (or before nothing at all). */
+    if (v->code == kDLFloat4_e2m1fn) tffi_eat(&t, "_");
     uint16_t lanes;
     if (tffi_lanes(&t, 0, &lanes)) return -1;
     if (t.at != t.len) return tffi_bad(&t, "unknown dtype");
@@ -120,29 +118,33 @@ static int tffi_parse_variant(TffiScan* s, const char* family, DLDataType* out) 
 
 typedef struct {
   const char* prefix;
-  int needs_digit; /* the short spellings only count when a digit follows */
   uint8_t code;
   uint8_t default_bits;
 } TffiBase;
 
-/* Order matters: a longer spelling before any shorter one it starts with. */
+/* Order matters: a longer spelling before any shorter one it starts with.
+ * The short spellings (two letters at most) count only before a digit. */
 static const TffiBase tffi_bases[] = {
-    {"int", 0, kDLInt, 32},       {"uint", 0, kDLUInt, 32},      {"bool", 0, kDLBool, 8},
-    {"float", 0, kDLFloat, 32},   {"handle", 0, kDLOpaqueHandle, 64},
-    {"bfloat", 0, kDLBfloat, 16}, {"bf", 1, kDLBfloat, 16},      {"i", 1, kDLInt, 32},
-    {"u", 1, kDLUInt, 32},        {"f", 1, kDLFloat, 32},
+    {"int", kDLInt, 32},       {"uint", kDLUInt, 32},      {"bool", kDLBool, 8},
+    {"float", kDLFloat, 32},   {"handle", kDLOpaqueHandle, 64},
+    {"bfloat", kDLBfloat, 16}, {"bf", kDLBfloat, 16},      {"i", kDLInt, 32},
+    {"u", kDLUInt, 32},        {"f", kDLFloat, 32},
 };
 
-static int tffi_parse_family(TffiScan* s, DLDataType* out) {
+/* A narrow float family prefix sets *matched and parses the rest; the
+ * result is the parse's own, passed through unchanged. */
+static int tffi_parse_family(TffiScan* s, DLDataType* out, int* matched) {
   static const char* const families[] = {"8_", "6_", "4_"};
   static const char* const spellings[] = {"float", "fp", "f"};
+  *matched = 1;
   for (size_t f = 0; f < 3; ++f) {
     for (size_t p = 0; p < 3; ++p) {
       TffiScan t = *s;
       if (tffi_eat(&t, spellings[p]) && tffi_eat(&t, families[f]))
-        return tffi_parse_variant(&t, families[f], out) == 0 ? 1 : -1;
+        return tffi_parse_variant(&t, families[f], out);
     }
   }
+  *matched = 0;
   return 0;
 }
 
@@ -152,14 +154,15 @@ int tffi_dtype_parse(const char* text, size_t len, DLDataType* out) {
     *out = (DLDataType){kDLOpaqueHandle, 0, 0};
     return 0;
   }
-  int variant = tffi_parse_family(&s, out);
-  if (variant) return variant > 0 ? 0 : -1;
+  int matched;
+  int rc = tffi_parse_family(&s, out, &matched);
+  if (matched) return rc;
   for (size_t i = 0; i < sizeof tffi_bases / sizeof *tffi_bases; ++i) {
     const TffiBase* b = &tffi_bases[i];
     TffiScan t = s;
-    if (!tffi_eat(&t, b->prefix) || (b->needs_digit && !tffi_digit_at(&t, t.at))) continue;
-    size_t ndigits;
-    uint32_t bits = tffi_number(&t, UINT8_MAX, &ndigits);
+    int short_form = strlen(b->prefix) <= 2;
+    if (!tffi_eat(&t, b->prefix) || (short_form && !tffi_digit_at(&t, t.at))) continue;
+    uint32_t bits = tffi_number(&t, UINT8_MAX);
     if (bits > UINT8_MAX) return tffi_bad(&t, "bits out of range for uint8");
     uint16_t lanes;
     if (tffi_lanes(&t, 1, &lanes)) return -1;
@@ -188,10 +191,8 @@ static const char* tffi_code_name(uint8_t code) {
 }
 
 int tffi_dtype_format(DLDataType dtype, char* buf) {
-  if (dtype.code == kDLOpaqueHandle && dtype.bits == 0 && dtype.lanes == 0) {
-    buf[0] = '\0';
-    return 0;
-  }
+  /* The void type's text is empty: nothing to write. */
+  if (dtype.code == kDLOpaqueHandle && dtype.bits == 0 && dtype.lanes == 0) return 0;
   const char* name = tffi_code_name(dtype.code);
   if (name == NULL)
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIDataTypeToString: dtype has unknown type_code=%d",

@@ -4,10 +4,13 @@
 #define TFFI_DTYPE_H_
 
 #include <dlpack/dlpack.h>
+#include <limits.h>
 #include <stddef.h>
 
-/* Longest dtype string accepted; longer input is refused before parsing. */
-#define TFFI_DTYPE_STR_MAX 256
+/* Longest dtype string accepted; longer input is refused before parsing.
+ * Any length a message can quote (its %.*s precision is an int) is read,
+ * as upstream reads any length: leading zeros may pad a number freely. */
+#define TFFI_DTYPE_STR_MAX INT_MAX
 
 /* Longest text TVMFFIDataTypeToString can produce, NUL included. */
 #define TFFI_DTYPE_TEXT_MAX 48
@@ -16,7 +19,8 @@
 int tffi_dtype_parse(const char* text, size_t len, DLDataType* out);
 
 /* Writes the canonical text of `dtype` into buf (TFFI_DTYPE_TEXT_MAX bytes)
- * and returns its length, or -1 with ValueError raised. */
+ * and returns its length, or -1 with ValueError raised. The text ends in a
+ * NUL, except the void type's empty text: buf is left as it was. */
 int tffi_dtype_format(DLDataType dtype, char* buf);
 
 #endif

@@ -15,16 +15,7 @@ typedef struct {
   TVMFFIByteArray bytes;
 } TffiStr;
 
-static int tffi_is_str_kind(int32_t type_index) {
-  return type_index == kTVMFFIStr || type_index == kTVMFFIBytes;
-}
-
 TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
-  if (!tffi_is_str_kind(type_index)) {
-    tffi_raise(TFFI_VALUE_ERROR, "tffi_str_new: type_index %d is neither String nor Bytes",
-               (int)type_index);
-    return NULL;
-  }
   /* Refuse sizes whose total would wrap before asking for memory. */
   if (size > SIZE_MAX - sizeof(TffiStr) - 1) {
     tffi_raise_oom(size);
@@ -34,7 +25,7 @@ TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
                                           tffi_object_delete_plain);
   if (str == NULL) return NULL;
   char* chars = (char*)(str + 1);
-  if (size) memcpy(chars, data, size);
+  memcpy(chars, data, size); /* size > 0: short values stay inline */
   chars[size] = '\0';
   str->bytes.data = chars;
   str->bytes.size = size;
@@ -43,9 +34,6 @@ TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
 
 int tffi_any_from_bytes(int32_t type_index, const char* data, size_t size, TVMFFIAny* out) {
   *out = (TVMFFIAny){0};
-  if (!tffi_is_str_kind(type_index))
-    return tffi_raise(TFFI_VALUE_ERROR, "type_index %d is neither String nor Bytes",
-                      (int)type_index);
   if (size <= TFFI_SMALL_STR_MAX) {
     tffi_any_small_str(type_index == kTVMFFIStr ? kTVMFFISmallStr : kTVMFFISmallBytes, data,
                        size, out);

@@ -39,7 +39,8 @@ static inline void tffi_any_small_str(int32_t small_kind, const char* data, size
  * Makes a heap String (type_index kTVMFFIStr) or Bytes (kTVMFFIBytes) object
  * holding a copy of data[0..size) followed by a NUL byte, whatever the size.
  * Returns a new reference, or NULL with MemoryError raised (also for a size
- * too large to allocate). Any other type_index returns NULL with ValueError.
+ * too large to allocate). type_index is kTVMFFIStr or kTVMFFIBytes: every
+ * caller passes one of them as a constant, so nothing here checks it.
  */
 TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size);
 

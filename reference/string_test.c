@@ -18,11 +18,6 @@ Test(string, str_new_is_heap_even_when_short) {
   tffi_decref(obj);
 }
 
-Test(string, str_new_refuses_other_kinds) {
-  cr_expect_null(tffi_str_new(kTVMFFIArray, "x", 1));
-  drop_raised();
-}
-
 Test(string, str_new_refuses_sizes_that_wrap) {
   cr_expect_null(tffi_str_new(kTVMFFIBytes, "x", SIZE_MAX - 8));
   drop_raised();
