@@ -200,6 +200,57 @@ TEST(library_bin, LIB_007_loader_error_propagates) {
             mod_err.message);
 }
 
+/* LIB-097: the strong count of a module a loader handed back (the test
+ * holds one reference of its own to each). */
+static uint32_t strong_count(TVMFFIObjectHandle obj) {
+  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
+                                    __ATOMIC_ACQUIRE) &
+                    0xffffffffu);
+}
+
+/* LIB-097: the first entry loads, the second is refused. */
+static int second_fails_loader(void* self, const TVMFFIAny* args, int32_t n,
+                               TVMFFIAny* result) {
+  if (seen.calls == 1) {
+    ++seen.calls;
+    API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "second entry refused");
+    return -1;
+  }
+  return testkind_loader(self, args, n, result);
+}
+
+/* LIB-097: a load keeps no reference of its own to the modules its loaders
+ * returned: once the modules that import one are released, or once a later
+ * entry fails the load, each is held only by the test's own reference. */
+TEST(library_bin, LIB_097_load_keeps_no_module_references) {
+  register_loader(testkind_loader);
+  TVMFFIObjectHandle root = mod_load("libmod_packed.so");
+  cr_assert_eq(seen.calls, 2);
+  API(TVMFFIObjectDecRef)(root);
+  /* Module 1 imports module 2 (LIB-004): once module 1 goes, module 2 is
+   * the test's alone. */
+  cr_expect_eq(strong_count(seen.returned[0]), 1,
+               "module 1 holds %u references after the root was released",
+               strong_count(seen.returned[0]));
+  API(TVMFFIObjectDecRef)(seen.returned[0]);
+  seen.returned[0] = NULL;
+  cr_expect_eq(strong_count(seen.returned[1]), 1,
+               "module 2 holds %u references after the root and module 1 were released",
+               strong_count(seen.returned[1]));
+  release_seen();
+  memset(&seen, 0, sizeof seen);
+
+  register_loader(second_fails_loader);
+  TVMFFIObjectHandle mod = NULL;
+  cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
+  cr_expect_str_eq(mod_err.kind, "KeyError");
+  cr_assert_not_null(seen.returned[0], "the first entry was not loaded");
+  cr_expect_eq(strong_count(seen.returned[0]), 1,
+               "the first entry's module holds %u references after the load failed",
+               strong_count(seen.returned[0]));
+  release_seen();
+}
+
 static int int_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   (void)self, (void)args, (void)n;
   result->type_index = kTVMFFIInt;

@@ -143,6 +143,22 @@ TEST(module_wiring, MOD_029_cycles_and_diamonds) {
   cr_expect(!mod_is_loaded(mod_lib_path("libmod_basic.so")), "libmod_basic.so is still loaded");
 }
 
+/* MOD-126: the refusal of a cycle names the function before the reason. */
+TEST(module_wiring, MOD_126_cycle_refusal_names_function) {
+  TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
+  cr_assert_eq(import_module(m[0], m[1]), 0, "%s: %s", mod_err.kind, mod_err.message);
+  TVMFFIObjectHandle pairs[][2] = {{m[1], m[0]}, {m[0], m[0]}};
+  for (int i = 0; i < 2; ++i) {
+    cr_expect_eq(import_module(pairs[i][0], pairs[i][1]), -1, "a cyclic import was accepted");
+    const char* fn = strstr(mod_err.message, "ffi.ModuleImportModule");
+    const char* why = strcasestr(mod_err.message, "cyclic dependency");
+    cr_expect(fn != NULL && why != NULL && fn < why,
+              "the message does not name ffi.ModuleImportModule, then the cyclic dependency: %s",
+              mod_err.message);
+  }
+  release_all(m, 2);
+}
+
 /* MOD-030: TVMFFIEnvModLookupFromImports searches the imports, not the
  * module itself, in import order, and each import depth first. */
 TEST(module_wiring, MOD_030_lookup_searches_imports_only) {

@@ -539,6 +539,8 @@ TEST(reflection, RFL_018_impossible_field_geometry_refused) {
       {8, 3, 24, "alignment"},  {8, -8, 24, "alignment"},
       /* the first value past each edge */
       {-1, 8, 24, "size"},      {8, 8, -1, "offset"},    {8, -1, 24, "alignment"},
+      /* negative with one bit set: x & (x - 1) alone would take it */
+      {8, INT64_MIN, 24, "alignment"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
     TVMFFIFieldInfo f = field_named("x");
