@@ -39,7 +39,13 @@ OPS = {
     "stream": (20000, 0.5), "raise": (5000, 0.5), "owned_short": (20000, 0.5),
     "owned_long": (20000, 0.5), "incref_decref": (20000, 0.5), "dlpack_4d": (20000, 0.5),
     "load_1": (20, 0.5), "load_100": (10, 0.5), "load_10000": (2, 0.5),
+    "floor_owned_long": (20000, None), "floor_dlpack_4d": (20000, None), "floor_load_1": (20, None),
 }
+# Op -> its floor: the C library work no runtime can skip (bench_ops.c). The
+# floor's net cost over upstream's net cost of the op is the lowest ratio
+# any runtime could reach; above the target, the target is out of reach.
+FLOORS = {"owned_long": "floor_owned_long", "dlpack_4d": "floor_dlpack_4d",
+          "load_1": "floor_load_1"}
 LOADS = {"load_1": 1, "load_100": 100, "load_10000": 10000}
 
 
@@ -152,6 +158,10 @@ def measure(core: Core, args) -> dict:
         row["ns"]["net_ratio"] = ratio(row["ns"]["net_reference"], row["ns"]["net_upstream"])
         net = row["instructions"]["net_ratio"]
         row["met"] = None if target is None else (net is not None and net <= target + 0.005)
+        if op in FLOORS:
+            floor_net = instr["reference"][FLOORS[op]] - base_i["reference"]
+            row["floor"] = {"op": FLOORS[op], "net_instructions": floor_net,
+                            "net_ratio_to_upstream": ratio(floor_net, un)}
         if op in LOADS:
             blob = os.path.getsize(core.mods[list(LOADS).index(op)])
             row["peak_heap_bytes"] = {"reference": heap["reference"][op],
@@ -176,6 +186,13 @@ def print_table(result):
               f"{fmt(i['net_upstream'], '11.1f')} {fmt(i['net_ratio'], '6.3f')} {target:>6}   "
               f"{span(w['reference']):23} {span(w['upstream']):23} "
               f"{fmt(w['net_ratio'], '6.3f')}  {met}")
+    for r in result["paths"]:
+        if "floor" in r:
+            f = r["floor"]
+            print(f"{r['op']:14} floor ({f['op']}): {f['net_instructions']:.1f} net instructions, "
+                  f"{fmt(f['net_ratio_to_upstream'], '.3f')} of upstream's net"
+                  + (" - the target is out of reach" if r["target_ratio"] is not None
+                     and f["net_ratio_to_upstream"] > r["target_ratio"] else ""))
     for r in result["paths"]:
         if "peak_heap_bytes" in r:
             h = r["peak_heap_bytes"]

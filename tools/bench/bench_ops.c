@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int nothing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* rv) {
@@ -134,10 +135,11 @@ __attribute__((noinline)) static int op_owned_short(BenchRuntime* rt, long n) {
   return to_owned(rt, "short", kTVMFFISmallStr, n);
 }
 
+static const char long_text[] =
+    "a string of one hundred bytes, too long to be kept inline in an Any, so it goes to the heap";
+
 __attribute__((noinline)) static int op_owned_long(BenchRuntime* rt, long n) {
-  static const char text[] =
-      "a string of one hundred bytes, too long to be kept inline in an Any, so it goes to the heap";
-  return to_owned(rt, text, kTVMFFIStr, n);
+  return to_owned(rt, long_text, kTVMFFIStr, n);
 }
 
 __attribute__((noinline)) static int op_incref_decref(BenchRuntime* rt, long n) {
@@ -184,6 +186,83 @@ __attribute__((noinline)) static int op_load_10000(BenchRuntime* rt, long n) {
   return load_lib(rt, 2, n);
 }
 
+/* ---- floors: the part of an op that no runtime can skip, done with the C
+ * library alone (no runtime is called, so both runtimes measure the same).
+ * A runtime's op can cost no less than its floor; a floor above half of
+ * upstream's cost puts the target out of reach. The laundering asm keeps
+ * gcc from folding strlen of a constant or dropping an unused malloc/free
+ * pair, which a runtime could not do either. ---- */
+
+static void* launder(void* p) {
+  __asm__ volatile("" : "+r"(p) : : "memory");
+  return p;
+}
+
+/* owned_long: measure the string, take one block for an object header, a
+ * byte array and the bytes with their NUL, copy, and free the block. */
+__attribute__((noinline)) static int op_floor_owned_long(BenchRuntime* rt, long n) {
+  (void)rt;
+  const size_t head = sizeof(TVMFFIObject) + sizeof(TVMFFIByteArray);
+  for (long i = 0; i < n; ++i) {
+    const char* s = launder((void*)long_text);
+    size_t len = strlen(s);
+    char* block = malloc(head + len + 1);
+    if (block == NULL) return -1;
+    memcpy(block + head, s, len + 1);
+    free(launder(block));
+  }
+  return 0;
+}
+
+/* dlpack_4d: one block for an object header, the DLTensor (which the ABI
+ * puts right after the header) and the compact strides TEN-006 asks for a
+ * tensor imported without strides, made in one pass over the shape (the
+ * producer's shape array may stay in use, its owner being kept alive);
+ * then the block freed and the producer's deleter called. Nothing is
+ * checked, so this is a lower bound. */
+__attribute__((noinline)) static int op_floor_dlpack_4d(BenchRuntime* rt, long n) {
+  (void)rt;
+  DLManagedTensorVersioned m;
+  memset(&m, 0, sizeof m);
+  m.dl_tensor = tensor4;
+  m.deleter = count_delete;
+  long before = dlpack_deleted;
+  for (long i = 0; i < n; ++i) {
+    DLManagedTensorVersioned* from = launder(&m);
+    int32_t ndim = from->dl_tensor.ndim;
+    char* block = malloc(sizeof(TVMFFIObject) + sizeof(DLTensor) + ndim * sizeof(int64_t));
+    if (block == NULL) return -1;
+    DLTensor* dl = (DLTensor*)(block + sizeof(TVMFFIObject));
+    *dl = from->dl_tensor;
+    int64_t* strides = (int64_t*)(dl + 1);
+    int64_t step = 1;
+    for (int32_t k = ndim; k-- > 0;) {
+      strides[k] = step;
+      step *= dl->shape[k];
+    }
+    dl->strides = strides;
+    free(launder(block));
+    from->deleter(from);
+  }
+  return dlpack_deleted - before == n ? 0 : -1;
+}
+
+/* load_1: open the library as both runtimes do (RTLD_LAZY | RTLD_LOCAL),
+ * find its library_bin and look for the context symbol a library may export
+ * for the runtime to fill (this one has none, and a failed dlsym is the
+ * dearer kind), then close it. */
+__attribute__((noinline)) static int op_floor_load_1(BenchRuntime* rt, long n) {
+  for (long i = 0; i < n; ++i) {
+    void* h = dlopen(rt->libs[0], RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL) return -1;
+    int found = dlsym(h, "__tvm_ffi__library_bin") != NULL;
+    found &= dlsym(h, "__tvm_ffi__library_ctx") == NULL;
+    dlclose(h);
+    if (!found) return -1;
+  }
+  return 0;
+}
+
 const BenchOp bench_ops[] = {
     {"baseline", "the benchmark loop alone: an empty callee, subtracted from every op", op_baseline},
     {"call0_self", "FunctionCall, 0 args, C callback with self", op_call0_self},
@@ -204,6 +283,9 @@ const BenchOp bench_ops[] = {
     {"load_1", "ModuleLoadFromFile, library_bin of 1 entry (+ release)", op_load_1},
     {"load_100", "ModuleLoadFromFile, library_bin of 100 entries", op_load_100},
     {"load_10000", "ModuleLoadFromFile, library_bin of 10000 entries", op_load_10000},
+    {"floor_owned_long", "owned_long's floor: strlen, malloc, memcpy, free", op_floor_owned_long},
+    {"floor_dlpack_4d", "dlpack_4d's floor: malloc, DLTensor and strides, free, deleter", op_floor_dlpack_4d},
+    {"floor_load_1", "load_1's floor: dlopen, dlsym of the two symbols, dlclose", op_floor_load_1},
 };
 const int bench_num_ops = sizeof bench_ops / sizeof bench_ops[0];
 
