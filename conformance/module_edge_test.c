@@ -3,6 +3,7 @@
  * system libraries, which formats count as shared libraries, and the parts
  * a refusal's message must carry. */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "alloc_fail.h"
@@ -1025,4 +1026,70 @@ TEST(module_edge, MOD_034_found_name_needs_no_memory) {
   cr_expect_eq(again, first, "the second lookup gave another handle");
   API(TVMFFIObjectDecRef)(other);
   API(TVMFFIObjectDecRef)(basic);
+}
+
+/* LIB-088: loads that fail for want of a loader, in a thread whose stack
+ * lies in this binary's static data (below the heap, pthread_attr_setstack),
+ * give back everything they allocated: a kind of 120 bytes, too long for
+ * any fixed buffer of the loader's name on the stack, leaks nothing over 40
+ * loads. Where the heap lies relative to a thread's stack is up to the
+ * process; the runtime may not depend on it. */
+#define LIB088_LOADS 40
+static _Alignas(4096) unsigned char lib088_stack[1 << 20];
+
+typedef struct {
+  int refused; /* loads that returned -1 with an error raised, as they must */
+  long live;   /* blocks still allocated after the measured loads */
+} Lib088Run;
+
+static int lib088_load_once(void) {
+  TVMFFIAny a = mod_str("conf088_"), r;
+  TVMFFIObjectHandle fn = NULL;
+  TVMFFIByteArray n = {"ffi.SystemLib", 13};
+  if (conf_api.TVMFFIFunctionGetGlobal(&n, &fn) != 0 || fn == NULL) return 0;
+  int rc = conf_api.TVMFFIFunctionCall(fn, &a, 1, &r);
+  conf_api.TVMFFIObjectDecRef(fn);
+  if (rc == 0) {
+    if (r.type_index >= kTVMFFIStaticObjectBegin && r.v_obj) conf_api.TVMFFIObjectDecRef(r.v_obj);
+    return 0;
+  }
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (err == NULL) return 0;
+  conf_api.TVMFFIObjectDecRef(err);
+  return 1;
+}
+
+static void* lib088_thread(void* p) {
+  Lib088Run* run = p;
+  /* Warm-up: whatever a first load and a first error set up per thread. */
+  for (int i = 0; i < 3; ++i) run->refused += lib088_load_once();
+  conf_alloc_count_start();
+  for (int i = 0; i < LIB088_LOADS; ++i) run->refused += lib088_load_once();
+  run->live = conf_alloc_count_stop();
+  return NULL;
+}
+
+TEST(module_edge, LIB_088_failed_loads_leak_nothing_on_any_stack) {
+  conf_alloc_require();
+  char kind[121];
+  memset(kind, 'k', 120);
+  memcpy(kind, "conf088", 7);
+  kind[120] = '\0';
+  make_long_kind_blob(kind);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf088___tvm_ffi__library_bin",
+                                                          long_kind_blob), 0);
+  pthread_attr_t attr;
+  cr_assert_eq(pthread_attr_init(&attr), 0);
+  cr_assert_eq(pthread_attr_setstack(&attr, lib088_stack, sizeof lib088_stack), 0);
+  pthread_t t;
+  Lib088Run run = {0, 0};
+  cr_assert_eq(pthread_create(&t, &attr, lib088_thread, &run), 0);
+  pthread_join(t, NULL);
+  pthread_attr_destroy(&attr);
+  cr_assert_eq(run.refused, 3 + LIB088_LOADS,
+               "%d of %d loads of a kind without a loader returned -1 with an error raised",
+               run.refused, 3 + LIB088_LOADS);
+  cr_expect_leq(run.live, 0, "%ld blocks still allocated after %d failed loads", run.live,
+                LIB088_LOADS);
 }

@@ -631,12 +631,14 @@ TEST(registry, FN_127_method_info_other_object_rejected) {
 
 /* FN-128: TVMFFIFunctionSetGlobal of a taken name (allow_override 0)
  * raises a RuntimeError whose message holds the whole name, however long:
- * a name of 5000 bytes (a 4096-byte prefix of it is not enough). */
+ * a name of 5000 bytes (a 4096-byte prefix of it is not enough), and not
+ * the byte after it. */
 TEST(registry, FN_128_taken_name_quoted_whole) {
   enum { LEN = 5000 };
-  static char name[LEN + 1];
+  /* A byte after the name that the message must not show. */
+  static char name[LEN + 2];
   for (int i = 0; i < LEN; ++i) name[i] = (char)('a' + i % 26);
-  memcpy(name + LEN - 8, "TAILNAME", 8);
+  memcpy(name + LEN - 8, "TAILNAME#", 9);
   TVMFFIObjectHandle fn = make_fn(128);
   cr_assert_eq(set_global(name, LEN, fn, 0), 0);
   cr_assert_eq(set_global(name, LEN, fn, 0), -1, "a taken name was registered again");
@@ -650,6 +652,8 @@ TEST(registry, FN_128_taken_name_quoted_whole) {
     whole = memcmp(cell->message.data + i, name, LEN) == 0;
   cr_expect(whole, "the message (%zu bytes) does not hold the whole %d-byte name",
             cell->message.size, LEN);
+  cr_expect_null(memmem(cell->message.data, cell->message.size, "TAILNAME#", 9),
+                 "the message quotes the byte after the name's size");
   API(TVMFFIObjectDecRef)(err);
   API(TVMFFIObjectDecRef)(fn);
 }
