@@ -195,12 +195,10 @@ static void put_u64(unsigned char** at, uint64_t v) {
   for (int i = 0; i < 8; ++i) *(*at)++ = (unsigned char)(v >> (8 * i));
 }
 
-/* A one-module blob: the root of kind `kind` (no loader), a 1-byte payload. */
-static __attribute__((aligned(8))) unsigned char long_kind_blob[1024];
-
-static void make_long_kind_blob(const char* kind) {
-  size_t len = strlen(kind);
-  unsigned char* at = long_kind_blob;
+/* A one-module blob at `blob`: the root of kind kind[0..len) (no loader),
+ * a 1-byte payload. */
+static void make_kind_blob(unsigned char* blob, const char* kind, size_t len) {
+  unsigned char* at = blob;
   put_u64(&at, 8 + 16 + 8 + 8 + len + 8 + 1); /* nbytes */
   put_u64(&at, 2);                         /* indptr [0, 0]: one module */
   put_u64(&at, 0);
@@ -211,6 +209,12 @@ static void make_long_kind_blob(const char* kind) {
   at += len;
   put_u64(&at, 1); /* payload: one byte */
   *at = 'p';
+}
+
+static __attribute__((aligned(8))) unsigned char long_kind_blob[1024];
+
+static void make_long_kind_blob(const char* kind) {
+  make_kind_blob(long_kind_blob, kind, strlen(kind));
 }
 
 /* LIB-086: a kind without a loader is named on its own as well as inside
@@ -1092,4 +1096,42 @@ TEST(module_edge, LIB_088_failed_loads_leak_nothing_on_any_stack) {
                run.refused, 3 + LIB088_LOADS);
   cr_expect_leq(run.live, 0, "%ld blocks still allocated after %d failed loads", run.live,
                 LIB088_LOADS);
+}
+
+/* LIB-089: kinds of every length around what a loader's name could keep
+ * in a small fixed buffer (60 to 129 bytes) and of 1 MiB, each
+ * the only module of a system library's blob with no loader registered:
+ * each load returns -1 with an error raised, the process survives, and no
+ * block is written past the size it was allocated with. */
+#define LIB089_HUGE (1 << 20)
+static _Alignas(8) unsigned char lib089_blob[LIB089_HUGE + 64];
+
+TEST(module_edge, LIB_089_long_kinds_stay_in_bounds) {
+  conf_alloc_require();
+  static char kind[LIB089_HUGE];
+  memset(kind, 'k', sizeof kind);
+  memcpy(kind, "conf089", 7);
+  /* 60 to 129 bytes one by one, then 1 MiB. */
+  size_t lens[71];
+  for (size_t i = 0; i < 70; ++i) lens[i] = 60 + i;
+  lens[70] = LIB089_HUGE;
+  long before = conf_alloc_overruns();
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; ++i) {
+    char prefix[32], symbol[64];
+    snprintf(prefix, sizeof prefix, "conf089_%zu_", i);
+    snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+    make_kind_blob(lib089_blob, kind, lens[i]);
+    cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, lib089_blob), 0);
+    TVMFFIAny a = mod_str(prefix), r;
+    conf_alloc_guard(1);
+    int rc = mod_call("ffi.SystemLib", &a, 1, &r);
+    conf_alloc_guard(0);
+    cr_expect_eq(rc, -1, "a kind of %zu bytes without a loader was loaded", lens[i]);
+    if (rc == 0) mod_release(&r);
+    cr_expect_neq(mod_err.kind[0], '\0', "-1 with no error raised for a kind of %zu bytes",
+                  lens[i]);
+  }
+  cr_expect_eq(conf_alloc_overruns() - before, 0,
+               "%ld blocks were written past the size they were allocated with",
+               conf_alloc_overruns() - before);
 }
