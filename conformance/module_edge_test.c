@@ -1033,11 +1033,12 @@ TEST(module_edge, MOD_034_found_name_needs_no_memory) {
 }
 
 /* LIB-088: loads that fail for want of a loader, in a thread whose stack
- * lies in this binary's static data (below the heap, pthread_attr_setstack),
- * give back everything they allocated: a kind of 120 bytes, too long for
- * any fixed buffer of the loader's name on the stack, leaks nothing over 40
- * loads. Where the heap lies relative to a thread's stack is up to the
- * process; the runtime may not depend on it. */
+ * lies in this binary's static data (below the heap, pthread_attr_setstack)
+ * and then on the test's own thread (its stack above the heap), give back
+ * everything they allocated: a kind of 120 bytes, too long for any fixed
+ * buffer of the loader's name on the stack, leaks nothing over 40 loads.
+ * Where the heap lies relative to a thread's stack is up to the process;
+ * the runtime may not depend on it. */
 #define LIB088_LOADS 40
 static _Alignas(4096) unsigned char lib088_stack[1 << 20];
 
@@ -1096,6 +1097,14 @@ TEST(module_edge, LIB_088_failed_loads_leak_nothing_on_any_stack) {
                run.refused, 3 + LIB088_LOADS);
   cr_expect_leq(run.live, 0, "%ld blocks still allocated after %d failed loads", run.live,
                 LIB088_LOADS);
+  /* The same on this thread, whose stack lies above the heap. */
+  Lib088Run here = {0, 0};
+  lib088_thread(&here);
+  cr_assert_eq(here.refused, 3 + LIB088_LOADS,
+               "%d of %d loads of a kind without a loader returned -1 with an error raised",
+               here.refused, 3 + LIB088_LOADS);
+  cr_expect_leq(here.live, 0, "%ld blocks still allocated after %d failed loads on the main stack",
+                here.live, LIB088_LOADS);
 }
 
 /* LIB-089: kinds of every length around what a loader's name could keep
@@ -1134,4 +1143,56 @@ TEST(module_edge, LIB_089_long_kinds_stay_in_bounds) {
   cr_expect_eq(conf_alloc_overruns() - before, 0,
                "%ld blocks were written past the size they were allocated with",
                conf_alloc_overruns() - before);
+}
+
+/* LIB-090: the loader of each kind is the one registered under that exact
+ * kind: kinds of 60 to 129 bytes (around any fixed buffer a loader's name
+ * might be built in) and of 300 bytes, each the only module of a system
+ * library's blob with a loader of its own registered, load through
+ * ffi.SystemLib, and each load calls its own loader once. */
+static int lib090_calls;
+static intptr_t lib090_last;
+
+static int lib090_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)args, (void)n;
+  lib090_calls++;
+  lib090_last = (intptr_t)self;
+  API(TVMFFIObjectIncRef)(mod_premade_module);
+  *result = mod_obj(mod_premade_module);
+  return 0;
+}
+
+TEST(module_edge, LIB_090_loader_of_the_exact_kind) {
+  mod_premade_module = mod_load("libmod_other.so");
+  static char kind[301];
+  memset(kind, 'q', 300);
+  memcpy(kind, "conf090", 7);
+  size_t lens[71];
+  for (size_t i = 0; i < 70; ++i) lens[i] = 60 + i;
+  lens[70] = 300;
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; ++i) {
+    char loader_name[400], prefix[32], symbol[64];
+    snprintf(loader_name, sizeof loader_name, "ffi.Module.load_from_bytes.%.*s", (int)lens[i],
+             kind);
+    TVMFFIObjectHandle fn = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)((void*)(intptr_t)lens[i], lib090_loader, NULL, &fn), 0);
+    TVMFFIByteArray ln = {loader_name, strlen(loader_name)};
+    cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&ln, fn, 1), 0);
+    API(TVMFFIObjectDecRef)(fn);
+    snprintf(prefix, sizeof prefix, "conf090_%zu_", i);
+    snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
+    make_kind_blob(lib089_blob, kind, lens[i]);
+    cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, lib089_blob), 0);
+    int before = lib090_calls;
+    TVMFFIAny a = mod_str(prefix), r;
+    int rc = mod_call("ffi.SystemLib", &a, 1, &r);
+    cr_expect_eq(rc, 0, "a kind of %zu bytes with its loader registered failed to load: %s: %s",
+                 lens[i], mod_err.kind, mod_err.message);
+    if (rc == 0) mod_release(&r);
+    cr_expect_eq(lib090_calls - before, 1, "a kind of %zu bytes: its loader ran %d times", lens[i],
+                 lib090_calls - before);
+    cr_expect_eq(lib090_last, (intptr_t)lens[i], "a kind of %zu bytes got the loader of %ld bytes",
+                 lens[i], (long)lib090_last);
+  }
+  API(TVMFFIObjectDecRef)(mod_premade_module);
 }
