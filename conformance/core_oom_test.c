@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "alloc_fail.h"
 #include "core_support.h"
@@ -774,4 +776,71 @@ TEST(core_oom, TYP_019_first_type_info_allocation_fails) {
   (void)API(TVMFFITypeKeyToIndex), (void)API(TVMFFIGetTypeInfo);
   FirstUseCtx c = {1, 0};
   walk("TVMFFIGetTypeInfo", first_use_step, first_use_check, &c);
+}
+
+/* The first use of TYP-019 with memory to spare, in a child process (the
+ * registry is then still unused here): the live blocks it leaves behind,
+ * or -1 when the child could not tell. */
+static long first_use_live_in_child(void) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0, "fork failed");
+  if (pid == 0) {
+    FirstUseCtx c = {0, 0};
+    conf_alloc_count_start();
+    int rc = first_use_step(&c);
+    long live = conf_alloc_count_stop();
+    if (rc != 0 || c.index != kTVMFFIStr) live = -1;
+    ssize_t wrote = write(fds[1], &live, sizeof live);
+    _exit(wrote == (ssize_t)sizeof live ? 0 : 1);
+  }
+  close(fds[1]);
+  long live = -1;
+  ssize_t got = read(fds[0], &live, sizeof live);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  cr_assert(got == (ssize_t)sizeof live && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the child running the first use did not report");
+  return live;
+}
+
+/* TYP-025: a first use of the type registry that fails for memory, step
+ * after step (TYP-019's walk), and then succeeds, leaves no more live
+ * allocations behind than a first use with memory to spare: what a failed
+ * attempt made is kept for the next or given back, never made again. */
+TEST(core_oom, TYP_025_failed_first_use_leaks_nothing) {
+  (void)API(TVMFFITypeKeyToIndex);
+  conf_alloc_require();
+  /* An error raised and cleared first: whatever an implementation keeps
+   * per thread for its errors then exists in both runs alike. */
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "warm-up");
+  TVMFFIObjectHandle warm = core_take_raised();
+  if (warm) API(TVMFFIObjectDecRef)(warm);
+  long spare = first_use_live_in_child();
+  cr_assert_geq(spare, 0, "the first use with memory to spare failed in the child");
+  FirstUseCtx c = {0, 0};
+  long failures = 0, bad_rc = 0, points = 0;
+  conf_alloc_count_start();
+  ConfAllocWalk w = conf_alloc_walk(0);
+  while (conf_alloc_next(&w)) {
+    conf_alloc_arm(&w);
+    int rc = first_use_step(&c);
+    conf_alloc_disarm(&w);
+    TVMFFIObjectHandle err = core_take_raised();
+    if (err) conf_api.TVMFFIObjectDecRef(err);
+    failures += rc != 0;
+    bad_rc += rc != 0 && rc != -1;
+  }
+  points = w.points;
+  int rc = first_use_step(&c);
+  long live = conf_alloc_count_stop();
+  conf_alloc_done(points, "TVMFFITypeKeyToIndex");
+  cr_assert_eq(bad_rc, 0, "a failed first use returned neither 0 nor -1");
+  cr_assert_eq(rc, 0, "the first use with memory to spare after the walk failed");
+  cr_assert_eq(c.index, kTVMFFIStr);
+  cr_expect_eq(live, spare,
+               "after %ld failed first uses (of %ld steps) %ld blocks are live, %ld after one "
+               "with memory to spare", failures, points, live, spare);
 }

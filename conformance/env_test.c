@@ -646,3 +646,38 @@ TEST(env, ENV_096_refusal_names_function_argument_value) {
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
   naming_expect("ValueError", "TVMFFIEnvRegisterCAPI", "name", "PyErr_NoSuchThing", NULL);
 }
+
+/* As alloc_a, but rows padded to 4 elements: strides {4, 1}, so the
+ * managed tensor is not contiguous. */
+static int alloc_padded(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                        void (*set_error)(void*, const char*, const char*)) {
+  int rc = alloc_a(proto, out, ctx, set_error);
+  alloc_made.strides[0] = 4;
+  alloc_made.strides[1] = 1;
+  alloc_made.v.dl_tensor.strides = alloc_made.strides;
+  return rc;
+}
+
+/* ENV-097: the allocator's managed tensor is taken as it is: one with
+ * padded rows (strides {4, 1} for shape {2, 3}) is not refused for want
+ * of contiguity; the Tensor keeps those strides and its data. */
+TEST(env, ENV_097_allocator_strides_kept) {
+  cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_padded, 0, NULL), 0);
+  int64_t shape[2];
+  DLTensor proto = proto_2x3(shape);
+  TVMFFIObjectHandle out = NULL;
+  int rc = API(TVMFFIEnvTensorAlloc)(&proto, &out);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_eq(rc, 0, "a padded allocation was refused (rc %d, %s)", rc,
+               err ? TVMFFIErrorGetCellPtr(err)->message.data : "nothing raised");
+  cr_assert_null(err, "0 but an error was raised");
+  DLTensor* dl = tensor_dl(out);
+  cr_expect_eq(dl->data, (void*)producer_buffer);
+  cr_expect_eq(dl->ndim, 2);
+  cr_assert_not_null(dl->strides);
+  cr_expect_eq(dl->strides[0], 4, "strides[0] is %lld", (long long)dl->strides[0]);
+  cr_expect_eq(dl->strides[1], 1, "strides[1] is %lld", (long long)dl->strides[1]);
+  cr_expect_eq(alloc_made.deleted, 0);
+  API(TVMFFIObjectDecRef)(out);
+  cr_expect_eq(alloc_made.deleted, 1, "managed deleter ran %d times", alloc_made.deleted);
+}

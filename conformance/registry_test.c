@@ -584,7 +584,8 @@ TEST(registry, FN_120_name_read_within_its_size) {
   munmap(map, (size_t)page * 3);
 }
 
-/* FN-121: the TypeError of FN-033 names the function and the argument. */
+/* FN-121: the TypeError of FN-033 (an int) and of FN-127 (an object of
+ * another type) names the function and the argument. */
 TEST(registry, FN_121_method_info_type_error_named) {
   TVMFFIMethodInfo info = method_info(NAME("conformance.fn121"), NULL);
   info.method.type_index = kTVMFFIInt;
@@ -593,4 +594,66 @@ TEST(registry, FN_121_method_info_type_error_named) {
   core_expect_raised("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo");
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
   core_expect_raised("TypeError", "method");
+  TVMFFIObjectHandle make = core_global("ffi.Array", 0);
+  TVMFFIAny arr = {0};
+  cr_assert_eq(API(TVMFFIFunctionCall)(make, NULL, 0, &arr), 0, "ffi.Array() failed");
+  API(TVMFFIObjectDecRef)(make);
+  info.method = arr;
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
+  core_expect_raised("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo");
+  cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
+  core_expect_raised("TypeError", "method");
+  API(TVMFFIObjectDecRef)(arr.v_obj);
+}
+
+/* FN-127: a method that is an object of another kind than Function (an
+ * ffi.Array, whose type index lies above Function's) is refused as in
+ * FN-033: -1, a TypeError, and nothing registered under the name. */
+TEST(registry, FN_127_method_info_other_object_rejected) {
+  TVMFFIObjectHandle make = core_global("ffi.Array", 0);
+  TVMFFIAny arr = {0};
+  cr_assert_eq(API(TVMFFIFunctionCall)(make, NULL, 0, &arr), 0, "ffi.Array() failed");
+  API(TVMFFIObjectDecRef)(make);
+  cr_assert_eq(arr.type_index, kTVMFFIArray, "ffi.Array() gave type index %d", arr.type_index);
+  TVMFFIMethodInfo info = method_info(NAME("conformance.fn127"), NULL);
+  info.method = arr;
+  int rc = API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0);
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_eq(rc, -1, "an ffi.Array was registered as a function (rc %d)", rc);
+  cr_assert_not_null(err, "-1 with nothing raised");
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_expect(cell->kind.size == 9 && memcmp(cell->kind.data, "TypeError", 9) == 0,
+            "raised %.*s, expected TypeError", (int)cell->kind.size, cell->kind.data);
+  API(TVMFFIObjectDecRef)(err);
+  cr_expect_null(get_global(NAME("conformance.fn127")), "the name was registered");
+  API(TVMFFIObjectDecRef)(arr.v_obj);
+}
+
+/* FN-128: TVMFFIFunctionSetGlobal of a taken name (allow_override 0)
+ * raises a RuntimeError whose message holds the whole name, however long:
+ * a name of 5000 bytes (a 4096-byte prefix of it is not enough), and not
+ * the byte after it. */
+TEST(registry, FN_128_taken_name_quoted_whole) {
+  enum { LEN = 5000 };
+  /* A byte after the name that the message must not show. */
+  static char name[LEN + 2];
+  for (int i = 0; i < LEN; ++i) name[i] = (char)('a' + i % 26);
+  memcpy(name + LEN - 8, "TAILNAME#", 9);
+  TVMFFIObjectHandle fn = make_fn(128);
+  cr_assert_eq(set_global(name, LEN, fn, 0), 0);
+  cr_assert_eq(set_global(name, LEN, fn, 0), -1, "a taken name was registered again");
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert_not_null(err, "-1 with nothing raised");
+  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
+  cr_expect(cell->kind.size == 12 && memcmp(cell->kind.data, "RuntimeError", 12) == 0,
+            "raised %.*s, expected RuntimeError", (int)cell->kind.size, cell->kind.data);
+  int whole = 0;
+  for (size_t i = 0; !whole && i + LEN <= cell->message.size; ++i)
+    whole = memcmp(cell->message.data + i, name, LEN) == 0;
+  cr_expect(whole, "the message (%zu bytes) does not hold the whole %d-byte name",
+            cell->message.size, LEN);
+  cr_expect_null(memmem(cell->message.data, cell->message.size, "TAILNAME#", 9),
+                 "the message quotes the byte after the name's size");
+  API(TVMFFIObjectDecRef)(err);
+  API(TVMFFIObjectDecRef)(fn);
 }

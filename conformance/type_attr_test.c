@@ -375,3 +375,30 @@ TEST(type_attr, TAT_020_refusal_names_function_argument_value) {
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&huge));
   naming_expect("ValueError", col_api, "attr_name", "2147483648", NULL);
 }
+
+/* TAT-021: a process holds many attribute columns: 200 new names, each
+ * given a value for one type, are all taken, and each column then gives
+ * its own value back. */
+TEST(type_attr, TAT_021_many_columns) {
+  enum { COLUMNS = 200 };
+  int32_t t = new_type("conformance.attr.ManyColumns");
+  char name[64];
+  for (int i = 0; i < COLUMNS; ++i) {
+    snprintf(name, sizeof name, "conformance.attr.many_%d", i);
+    int rc = reg(t, name, core_int(1000 + i));
+    TVMFFIObjectHandle err = core_take_raised();
+    cr_assert_eq(rc, 0, "column %d (`%s`) refused: %.*s", i, name,
+                 err ? (int)TVMFFIErrorGetCellPtr(err)->message.size : 0,
+                 err ? TVMFFIErrorGetCellPtr(err)->message.data : "");
+  }
+  for (int i = 0; i < COLUMNS; ++i) {
+    snprintf(name, sizeof name, "conformance.attr.many_%d", i);
+    const TVMFFITypeAttrColumn* c = column(name);
+    cr_assert_not_null(c, "no column `%s`", name);
+    const TVMFFIAny* e = entry(c, t);
+    cr_assert_not_null(e, "column `%s` does not cover type %d", name, t);
+    cr_expect(e->type_index == kTVMFFIInt && e->v_int64 == 1000 + i,
+              "column `%s` holds type index %d value %lld, expected int %d", name, e->type_index,
+              (long long)e->v_int64, 1000 + i);
+  }
+}

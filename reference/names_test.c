@@ -17,13 +17,13 @@ Test(names, prefixed_in_uses_the_buffer_when_the_name_and_nul_fit) {
 }
 
 Test(names, prefixed_in_allocates_when_the_nul_does_not_fit) {
-  char buf[8];
+  char buf[9];
   memset(buf, 'z', sizeof buf);
-  char* s = tffi_prefixed_in(buf, sizeof buf, "ab", "cdefgh", 6); /* 8 bytes + NUL */
+  char* s = tffi_prefixed_in(buf, 8, "ab", "cdefgh", 6); /* 8 bytes + NUL */
   cr_assert_not_null(s);
   cr_expect_neq(s, buf);
   cr_expect_str_eq(s, "abcdefgh");
-  cr_expect_eq(buf[0], 'z', "the buffer is left alone");
+  cr_expect_eq(buf[8], 'z', "a byte past the buffer was written");
   tffi_prefixed_done(s, buf);
 }
 

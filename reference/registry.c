@@ -155,8 +155,10 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
   pthread_mutex_lock(&tffi_registry_lock);
   TffiEntry** at = tffi_find(name, len, hash);
   if (at && *at && !allow_override) {
-    rc = tffi_raise(TFFI_RUNTIME_ERROR, "Global Function `%.*s` is already registered",
-                    (int)(len < 4096 ? len : 4096), name);
+    /* The whole name, as upstream quotes it: tffi_check_name bounds len far
+     * below INT_MAX. */
+    rc = tffi_raise(TFFI_RUNTIME_ERROR, "Global Function `%.*s` is already registered", (int)len,
+                    name);
   } else if (at && *at) {
     old = (*at)->fn;
     tffi_incref(fn);
