@@ -213,8 +213,15 @@ static void make_kind_blob(unsigned char* blob, const char* kind, size_t len) {
 
 static __attribute__((aligned(8))) unsigned char long_kind_blob[1024];
 
-static void make_long_kind_blob(const char* kind) {
-  make_kind_blob(long_kind_blob, kind, strlen(kind));
+/* Makes kind[0..len) the tag followed by 'k's (NUL after), packs a blob of
+ * one module of that kind into long_kind_blob and registers it as the
+ * system-library symbol `symbol` (a literal: the registry may keep it). */
+static void register_long_kind(char* kind, size_t len, const char* tag, const char* symbol) {
+  memset(kind, 'k', len);
+  memcpy(kind, tag, strlen(tag));
+  kind[len] = '\0';
+  make_kind_blob(long_kind_blob, kind, len);
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, long_kind_blob), 0);
 }
 
 /* LIB-086: a kind without a loader is named on its own as well as inside
@@ -228,12 +235,7 @@ TEST(module_edge, LIB_086_missing_loader_names_kind) {
   cr_expect_geq(count_in(mod_err.message, "no_such_kind"), 2,
                 "the kind is not named apart from the loader's name: %s", mod_err.message);
   char kind[301];
-  memset(kind, 'k', 300);
-  memcpy(kind, "conf086", 7);
-  kind[300] = '\0';
-  make_long_kind_blob(kind);
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf086___tvm_ffi__library_bin",
-                                                          long_kind_blob), 0);
+  register_long_kind(kind, 300, "conf086", "conf086___tvm_ffi__library_bin");
   TVMFFIAny a = mod_str("conf086_"), r;
   cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without loader was loaded");
   kind[200] = '\0'; /* its first 200 bytes, twice at least */
@@ -1078,12 +1080,7 @@ static void* lib088_thread(void* p) {
 TEST(module_edge, LIB_088_failed_loads_leak_nothing_on_any_stack) {
   conf_alloc_require();
   char kind[121];
-  memset(kind, 'k', 120);
-  memcpy(kind, "conf088", 7);
-  kind[120] = '\0';
-  make_long_kind_blob(kind);
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf088___tvm_ffi__library_bin",
-                                                          long_kind_blob), 0);
+  register_long_kind(kind, 120, "conf088", "conf088___tvm_ffi__library_bin");
   pthread_attr_t attr;
   cr_assert_eq(pthread_attr_init(&attr), 0);
   cr_assert_eq(pthread_attr_setstack(&attr, lib088_stack, sizeof lib088_stack), 0);
