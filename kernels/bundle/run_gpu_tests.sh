@@ -10,7 +10,10 @@
 #       counting them (for machines without a GPU, such as CI).
 #   --memcheck: the tests that load the CUDA kernel run under
 #       compute-sanitizer --tool memcheck; any memory error is a failure.
-#       CUDA API errors are not reported (--report-api-errors no): several
+#       A test binary that ends without initialising CUDA (all its calls
+#       refused before the kernel reaches the CUDA runtime) is not an error
+#       (--require-cuda-init no). CUDA API errors are not reported
+#       (--report-api-errors no): several
 #       tests make them on purpose (KER-040, KER-043: a device index that
 #       does not exist) and every test asserts the result of each CUDA call
 #       it makes itself, so an unexpected one already fails the test.
@@ -52,7 +55,8 @@ if [ $memcheck = 1 ]; then
     echo "run_gpu_tests: --memcheck: compute-sanitizer not found (PATH, /usr/local/cuda/bin)" >&2
     exit 2
   fi
-  sanitizer=("$cs" --tool memcheck --target-processes all --report-api-errors no --print-limit 50)
+  sanitizer=("$cs" --tool memcheck --target-processes all --require-cuda-init no
+             --report-api-errors no --print-limit 50)
 fi
 
 passed=0 failed=0 skipped=0 memerrors=0
