@@ -2,6 +2,7 @@
  * tuple or list argument becomes. Made and read across the ABI through the
  * global functions "ffi.Array", "ffi.ArraySize" and "ffi.ArrayGetItem". */
 #include "any.h"
+#include "any_hash.h"
 #include "arg.h"
 #include "builtin.h"
 #include "error.h"
@@ -85,7 +86,28 @@ static int tffi_array_get_item_call(void* self, const TVMFFIAny* args, int32_t n
   return tffi_any_copy_owned((const TVMFFIAny*)cell->data + i, result);
 }
 
+/* "ffi.ArrayContains"(array, value): by key equality (AnyEqual), as
+ * upstream compares. */
+static int tffi_array_contains_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result) {
+  const char* fn = self;
+  TVMFFIObject* arr;
+  if (tffi_args_count(fn, num_args, 2) ||
+      tffi_args_object(fn, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr))
+    return -1;
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(arr);
+  int found = 0;
+  for (int64_t i = 0; i < cell->size && found == 0; ++i)
+    found = tffi_any_equal((const TVMFFIAny*)cell->data + i, &args[1]);
+  if (found < 0) return -1;
+  *result = tffi_any_none();
+  result->type_index = kTVMFFIBool;
+  result->v_int64 = found;
+  return 0;
+}
+
 __attribute__((constructor)) static void tffi_array_register(void) {
+  tffi_builtin_register("ffi.ArrayContains", tffi_array_contains_call);
   tffi_builtin_register("ffi.Array", tffi_array_call);
   tffi_builtin_register("ffi.ArraySize", tffi_array_size_call);
   tffi_builtin_register("ffi.ArrayGetItem", tffi_array_get_item_call);

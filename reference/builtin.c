@@ -10,7 +10,11 @@
 
 void tffi_builtin_register(const char* name, TVMFFISafeCallType call) {
   /* The name is the function's self: its messages name it from there. */
-  TVMFFIObject* fn = tffi_function_new((void*)name, call, NULL);
+  tffi_builtin_register_self(name, (void*)name, call);
+}
+
+void tffi_builtin_register_self(const char* name, void* self, TVMFFISafeCallType call) {
+  TVMFFIObject* fn = tffi_function_new(self, call, NULL);
   if (fn == NULL) {
     tffi_set_raised(NULL); /* nobody is there to see it at load time */
     return;

@@ -10,4 +10,8 @@
  * as long as the process) is passed to `call` as its `self`. */
 void tffi_builtin_register(const char* name, TVMFFISafeCallType call);
 
+/* As tffi_builtin_register, with `self` (which lives as long as the
+ * process) passed to `call` instead of the name. */
+void tffi_builtin_register_self(const char* name, void* self, TVMFFISafeCallType call);
+
 #endif

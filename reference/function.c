@@ -54,9 +54,16 @@ int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*delete
   return *out ? 0 : -1;
 }
 
-/* The hot path: no checks, one load and a tail jump (the caller vouches for
- * the handle, exactly as with upstream). */
+/* Out of line: a host that looked up a missing global and called it anyway
+ * (upstream's Python package does, with a NULL handle) gets an error. */
+__attribute__((noinline, cold)) static int tffi_function_call_null(void) {
+  return tffi_arg_null("TVMFFIFunctionCall", "func");
+}
+
+/* The hot path: one predicted branch, one load and a tail jump. Beyond NULL
+ * the caller vouches for the handle, as with upstream. */
 int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                        TVMFFIAny* result) {
+  if (__builtin_expect(func == NULL, 0)) return tffi_function_call_null();
   return TVMFFIFunctionGetCellPtr(func)->safe_call(func, args, num_args, result);
 }

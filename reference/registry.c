@@ -19,6 +19,8 @@ typedef struct TffiEntry {
   uint64_t hash;
   size_t len;
   TVMFFIObject* fn; /* one reference, owned by the table */
+  char* metadata;   /* owned copy (NUL-terminated), or NULL when none was given */
+  size_t metadata_len;
   char name[];
 } TffiEntry;
 
@@ -122,8 +124,10 @@ int tffi_global_get(const char* name, size_t len, TVMFFIObject** out) {
   return 0;
 }
 
-/* Links a new entry; the table takes a reference to fn. Lock held. */
-static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn) {
+/* Links a new entry; the table takes a reference to fn and ownership of
+ * metadata. Lock held. */
+static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject* fn,
+                       char** metadata, size_t metadata_len) {
   /* No terminating NUL: a name is only ever compared with its length. */
   TffiEntry* e = tffi_malloc(sizeof *e + len);
   if (e == NULL) return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
@@ -131,6 +135,9 @@ static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject
   e->hash = hash;
   e->len = len;
   e->fn = fn;
+  e->metadata = *metadata;
+  e->metadata_len = metadata_len;
+  *metadata = NULL;
   tffi_incref(fn);
   tffi_maybe_grow();
   TffiEntry** head = &tffi_buckets[hash & (tffi_nbuckets - 1)];
@@ -141,6 +148,11 @@ static int tffi_insert(const char* name, size_t len, uint64_t hash, TVMFFIObject
 }
 
 int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_override) {
+  return tffi_global_set_with_metadata(name, len, fn, allow_override, NULL, 0);
+}
+
+int tffi_global_set_with_metadata(const char* name, size_t len, TVMFFIObject* fn,
+                                  int allow_override, const char* metadata, size_t metadata_len) {
   if (tffi_check_name("TVMFFIFunctionSetGlobal", name, len) != 0) return -1;
   if (fn == NULL)
     return tffi_arg_null("TVMFFIFunctionSetGlobal", "argument `f`");
@@ -149,6 +161,9 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
         TFFI_TYPE_ERROR,
         "TVMFFIFunctionSetGlobal: argument `f` has type index %d, expected a Function (%d)",
         (int)fn->type_index, (int)kTVMFFIFunction);
+  char* meta = NULL; /* copied before the lock: the table holds its own */
+  if (metadata != NULL && (meta = tffi_strndup(metadata, metadata_len)) == NULL)
+    return tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   uint64_t hash = tffi_hash(name, len);
   TVMFFIObject* old = NULL;
   int rc = 0;
@@ -163,16 +178,69 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
     old = (*at)->fn;
     tffi_incref(fn);
     (*at)->fn = fn;
+    /* The new registration's metadata replaces the old (none stays none). */
+    char* old_meta = (*at)->metadata;
+    (*at)->metadata = meta;
+    (*at)->metadata_len = metadata_len;
+    meta = old_meta;
   } else {
     if (tffi_nbuckets == 0) tffi_maybe_grow();
-    rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn)
+    rc = tffi_nbuckets ? tffi_insert(name, len, hash, fn, &meta, metadata_len)
                        : tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIFunctionSetGlobal: out of memory");
   }
   /* Even a refused registration counts: a needless look-up is harmless. */
   atomic_fetch_add_explicit(&tffi_registry_version, 1, memory_order_release);
   pthread_mutex_unlock(&tffi_registry_lock);
+  tffi_free(meta);
   /* Outside the lock: the old function's deleter may itself use the table. */
   if (old) tffi_decref(old);
+  return rc;
+}
+
+int tffi_global_remove(const char* name, size_t len) {
+  if (tffi_check_name("ffi.FunctionRemoveGlobal", name, len) != 0) return -1;
+  uint64_t hash = tffi_hash(name, len);
+  pthread_mutex_lock(&tffi_registry_lock);
+  TffiEntry** at = tffi_find(name, len, hash);
+  TffiEntry* gone = at ? *at : NULL;
+  if (gone) {
+    *at = gone->next;
+    --tffi_nentries;
+  }
+  atomic_fetch_add_explicit(&tffi_registry_version, 1, memory_order_release);
+  pthread_mutex_unlock(&tffi_registry_lock);
+  if (gone == NULL) return 0;
+  tffi_decref(gone->fn);
+  tffi_free(gone->metadata);
+  tffi_free(gone);
+  return 1;
+}
+
+int tffi_global_metadata(const char* name, size_t len, char** out, size_t* out_len) {
+  *out = NULL;
+  if (tffi_check_name("ffi.GetGlobalFuncMetadata", name, len) != 0) return -1;
+  uint64_t hash = tffi_hash(name, len);
+  int rc = 0;
+  pthread_mutex_lock(&tffi_registry_lock);
+  TffiEntry** at = tffi_find(name, len, hash);
+  if (at && *at) {
+    const TffiEntry* e = *at;
+    *out_len = e->metadata ? e->metadata_len : 0;
+    *out = tffi_strndup(e->metadata ? e->metadata : "", *out_len);
+    rc = *out ? 1 : -1;
+  }
+  pthread_mutex_unlock(&tffi_registry_lock);
+  if (rc < 0) return tffi_raise(TFFI_MEMORY_ERROR, "ffi.GetGlobalFuncMetadata: out of memory");
+  return rc;
+}
+
+int tffi_global_each(int (*visit)(void* ctx, const char* name, size_t len), void* ctx) {
+  int rc = 0;
+  pthread_mutex_lock(&tffi_registry_lock);
+  for (size_t i = 0; i < tffi_nbuckets && rc == 0; ++i)
+    for (const TffiEntry* e = tffi_buckets[i]; e && rc == 0; e = e->next)
+      rc = visit(ctx, e->name, e->len);
+  pthread_mutex_unlock(&tffi_registry_lock);
   return rc;
 }
 
@@ -194,13 +262,21 @@ int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out
 int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, int allow_override) {
   if (method_info == NULL)
     return tffi_arg_null("TVMFFIFunctionSetGlobalFromMethodInfo", "argument `method_info`");
-  /* Only the function is kept: doc and metadata have no reader in the C API. */
+  /* The function and its metadata are kept (ffi.GetGlobalFuncMetadata reads
+   * it); the doc has no reader. */
   const TVMFFIAny* method = &method_info->method;
   if (method->type_index != kTVMFFIFunction || method->v_obj == NULL)
     return tffi_raise(TFFI_TYPE_ERROR,
                       "TVMFFIFunctionSetGlobalFromMethodInfo: `method_info.method` has type index "
                       "%d, expected a Function (%d)",
                       (int)method->type_index, (int)kTVMFFIFunction);
-  return tffi_global_set(method_info->name.data, method_info->name.size, method->v_obj,
-                         allow_override);
+  const TVMFFIByteArray* meta = &method_info->metadata;
+  if (meta->data == NULL && meta->size != 0)
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIFunctionSetGlobalFromMethodInfo: `method_info.metadata.data` is NULL "
+                      "but its size is %zu",
+                      meta->size);
+  return tffi_global_set_with_metadata(method_info->name.data, method_info->name.size,
+                                       method->v_obj, allow_override,
+                                       meta->data ? meta->data : "", meta->size);
 }

@@ -29,4 +29,28 @@ uint64_t tffi_global_version(void);
  */
 int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_override);
 
+/* As tffi_global_set, keeping a copy of metadata[0..metadata_len) with the
+ * entry (NULL: none, which reads back as ""). A replaced entry takes the
+ * new registration's metadata. */
+int tffi_global_set_with_metadata(const char* name, size_t len, TVMFFIObject* fn,
+                                  int allow_override, const char* metadata, size_t metadata_len);
+
+/* Removes the entry for `name[0..len)`, releasing its function. Returns 1
+ * when there was one, 0 when not, -1 with an error raised on a bad name. */
+int tffi_global_remove(const char* name, size_t len);
+
+/*
+ * The metadata registered with `name[0..len)`: 1 with *out a new
+ * NUL-terminated copy (free with tffi_free) of *out_len bytes, "" when none
+ * was given; 0 when no function has that name; -1 with an error raised.
+ */
+int tffi_global_metadata(const char* name, size_t len, char** out, size_t* out_len);
+
+/*
+ * Calls visit(ctx, name, len) for every registered name, under the
+ * registry's lock (visit must not use the registry), in no particular
+ * order; stops at the first nonzero return, which it returns.
+ */
+int tffi_global_each(int (*visit)(void* ctx, const char* name, size_t len), void* ctx);
+
 #endif

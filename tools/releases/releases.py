@@ -66,26 +66,53 @@ def available_versions():
     return cached_versions()
 
 
+def _pip_download(version, folder, only):
+    """Runs pip download of the release into folder; returns pip's last line."""
+    os.makedirs(folder, exist_ok=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", only, "-q",
+         "--disable-pip-version-check", "-d", folder, "%s==%s" % (PACKAGE, version)],
+        capture_output=True, text=True, timeout=600)
+    lines = (res.stderr or res.stdout or "pip download failed").strip().splitlines()
+    return lines[-1] if lines else "?"
+
+
+def wheel(version):
+    """The release's wheel file for this interpreter, downloaded once; raises
+    RuntimeError with the reason it cannot be had."""
+    found = _cached_wheel(version)
+    if found is None:
+        why = _pip_download(version, os.path.join(cache_dir(), "wheels"), "--only-binary=:all:")
+        found = _cached_wheel(version)
+        if found is None:
+            raise RuntimeError("%s==%s: %s" % (PACKAGE, version, why))
+    return found
+
+
+def sdist(version):
+    """The release's source archive (tests, examples, sources), downloaded once
+    into the cache's sdists/ folder; raises RuntimeError with the reason it
+    cannot be had. Only this package comes as source: its build requirements,
+    which pip installs to read the archive's metadata, stay wheels."""
+    folder = os.path.join(cache_dir(), "sdists")
+    name = "apache_tvm_ffi-%s.tar.gz" % version
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        why = _pip_download(version, folder, "--no-binary=" + PACKAGE)
+        if not os.path.exists(path):
+            raise RuntimeError("%s==%s (source archive): %s" % (PACKAGE, version, why))
+    return path
+
+
 def fetch(version):
     """Returns the unpacked release folder (holding tvm_ffi/include and tvm_ffi/lib),
     or raises RuntimeError with the reason it cannot be had."""
     dest = os.path.join(cache_dir(), "releases", version)
     if os.path.exists(os.path.join(dest, "tvm_ffi", "lib", "libtvm_ffi.so")):
         return dest
-    wheel = _cached_wheel(version)
-    if wheel is None:
-        wheels = os.path.join(cache_dir(), "wheels")
-        os.makedirs(wheels, exist_ok=True)
-        res = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-             "--disable-pip-version-check", "-d", wheels, "%s==%s" % (PACKAGE, version)],
-            capture_output=True, text=True, timeout=600)
-        wheel = _cached_wheel(version)
-        if wheel is None:
-            lines = (res.stderr or res.stdout or "pip download failed").strip().splitlines()
-            raise RuntimeError("%s==%s: %s" % (PACKAGE, version, lines[-1] if lines else "?"))
+    wheel_file = wheel(version)
     tmp = dest + ".partial"
-    with zipfile.ZipFile(wheel) as z:
+    with zipfile.ZipFile(wheel_file) as z:
         members = [m for m in z.namelist()
                    if m.startswith("tvm_ffi/include/") or m.startswith("tvm_ffi/lib/")]
         z.extractall(tmp, members)

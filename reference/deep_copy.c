@@ -1,0 +1,185 @@
+/* "ffi.DeepCopy"(value): a copy of a graph of containers (Array, List, Map,
+ * Dict) whose sharing and cycles the copy keeps (each container is copied
+ * once; a list or dict that contains itself, directly or not, is copied
+ * into a copy that contains itself). Values and immutable leaf objects
+ * (str, bytes, shapes, tensors, functions, ...) are shared, as upstream
+ * shares them. Other objects would need their type's copy constructor,
+ * which this runtime does not have: they are refused with TypeError. */
+#include <string.h>
+
+#include "any.h"
+#include "arg.h"
+#include "builtin.h"
+#include "error.h"
+#include "map.h"
+#include "object.h"
+
+/* Deeper nesting is refused rather than risk the C stack. */
+#define TFFI_COPY_MAX_DEPTH 2048
+
+typedef struct {
+  const char* fn;
+  TffiMap* memo; /* original -> copy, keyed by identity */
+  int depth;
+} TffiCopier;
+
+static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out);
+
+static int tffi_is_container(int32_t t) {
+  return t == kTVMFFIArray || t == kTVMFFIList || t == kTVMFFIMap || t == kTVMFFIDict;
+}
+
+/* Objects with no children that can change: shared, not copied. */
+static int tffi_is_leaf(int32_t t) {
+  return t == kTVMFFIStr || t == kTVMFFIBytes || t == kTVMFFIShape || t == kTVMFFITensor ||
+         t == kTVMFFIFunction || t == kTVMFFIError || t == kTVMFFIModule ||
+         t == kTVMFFIOpaquePyObject || t == kTVMFFIBigInt || t == kTVMFFIObject;
+}
+
+/* Calls the global function `name` (a constructor of this runtime). */
+static int tffi_call_global(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  TVMFFIObjectHandle fn = NULL;
+  TVMFFIByteArray key = {name, strlen(name)};
+  if (TVMFFIFunctionGetGlobal(&key, &fn) != 0) return -1;
+  if (fn == NULL) return tffi_raise(TFFI_RUNTIME_ERROR, "ffi.DeepCopy: %s is missing", name);
+  *out = tffi_any_none();
+  int rc = TVMFFIFunctionCall(fn, args, n, out);
+  tffi_decref(fn);
+  return rc;
+}
+
+/* Copies the elements of a sequence cell into owned copies in `into`. */
+static int tffi_copy_items(TffiCopier* c, const TVMFFISeqCell* cell, TVMFFIAny* into) {
+  for (int64_t i = 0; i < cell->size; ++i) {
+    if (tffi_copy(c, (const TVMFFIAny*)cell->data + i, &into[i]) != 0) {
+      while (i-- > 0) tffi_any_release(&into[i]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A sequence: copied elements, then the new container made from them. A
+ * list's copy is made (empty) and remembered first, for cycles. */
+static int tffi_copy_seq(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(value->v_obj);
+  int is_list = value->type_index == kTVMFFIList;
+  TVMFFIAny copy = tffi_any_none();
+  if (is_list) {
+    if (tffi_call_global("ffi.List", NULL, 0, &copy) ||
+        tffi_map_set(c->memo, value, &copy)) {
+      tffi_any_release(&copy);
+      return -1;
+    }
+  }
+  int64_t n = cell->size;
+  TVMFFIAny stack[8];
+  TVMFFIAny* elems = n <= 8 ? stack : NULL;
+  TVMFFIObject* holder = NULL;
+  if (elems == NULL) {
+    /* A temporary array object holds the copies while they are made. */
+    holder = tffi_object_alloc(sizeof(TVMFFIObject) + (size_t)n * sizeof(TVMFFIAny), kTVMFFIObject,
+                               tffi_object_delete_plain);
+    if (holder == NULL) {
+      tffi_any_release(&copy);
+      return -1;
+    }
+    elems = (TVMFFIAny*)(holder + 1);
+  }
+  int rc = tffi_copy_items(c, cell, elems);
+  if (rc == 0) {
+    if (is_list) {
+      for (int64_t i = 0; i < n && rc == 0; ++i) {
+        TVMFFIAny args[2] = {copy, elems[i]}, none;
+        rc = tffi_call_global("ffi.ListAppend", args, 2, &none);
+      }
+    } else {
+      rc = tffi_call_global("ffi.Array", elems, (int32_t)n, &copy);
+    }
+    for (int64_t i = 0; i < n; ++i) tffi_any_release(&elems[i]);
+  }
+  if (holder) tffi_decref(holder);
+  if (rc != 0) {
+    tffi_any_release(&copy);
+    return -1;
+  }
+  if (!is_list && tffi_map_set(c->memo, value, &copy) != 0) {
+    tffi_any_release(&copy);
+    return -1;
+  }
+  *out = copy;
+  return 0;
+}
+
+/* A map or dict: entries copied in order into a new one; a dict's copy is
+ * remembered before its entries are copied. */
+static int tffi_copy_map(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+  const TffiMap* m = (const TffiMap*)value->v_obj;
+  TVMFFIObject* copy = tffi_map_new(value->type_index, m->size);
+  if (copy == NULL) return -1;
+  TVMFFIAny result = tffi_any_object(copy);
+  int is_dict = value->type_index == kTVMFFIDict;
+  if (is_dict && tffi_map_set(c->memo, value, &result) != 0) {
+    tffi_decref(copy);
+    return -1;
+  }
+  for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p)) {
+    TffiKV kv = {tffi_any_none(), tffi_any_none()};
+    const TffiKV* at = tffi_map_at(m, p);
+    int rc = tffi_copy(c, &at->key, &kv.key);
+    if (rc == 0) rc = tffi_copy(c, &at->value, &kv.value);
+    if (rc == 0) rc = tffi_map_set((TffiMap*)copy, &kv.key, &kv.value);
+    tffi_any_release(&kv.key);
+    tffi_any_release(&kv.value);
+    if (rc != 0) {
+      tffi_decref(copy);
+      return -1;
+    }
+  }
+  if (!is_dict && tffi_map_set(c->memo, value, &result) != 0) {
+    tffi_decref(copy);
+    return -1;
+  }
+  *out = result;
+  return 0;
+}
+
+static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+  int32_t t = value->type_index;
+  if (t < kTVMFFIStaticObjectBegin || value->v_obj == NULL || tffi_is_leaf(t))
+    return tffi_any_copy_owned(value, out);
+  if (!tffi_is_container(t)) {
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(t);
+    return tffi_raise(TFFI_TYPE_ERROR,
+                      "%s: objects of type `%.*s` are not copied by this runtime, which deep-copies "
+                      "containers and values only",
+                      c->fn, info ? (int)info->type_key.size : 1, info ? info->type_key.data : "?");
+  }
+  TffiKV* seen;
+  int rc = tffi_map_find(c->memo, value, &seen);
+  if (rc < 0) return -1;
+  if (rc == 1) return tffi_any_copy_owned(&seen->value, out);
+  if (c->depth >= TFFI_COPY_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "%s: containers nested deeper than %d", c->fn,
+                      TFFI_COPY_MAX_DEPTH);
+  c->depth += 1;
+  rc = (t == kTVMFFIMap || t == kTVMFFIDict) ? tffi_copy_map(c, value, out)
+                                             : tffi_copy_seq(c, value, out);
+  c->depth -= 1;
+  return rc;
+}
+
+static int tffi_deep_copy_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                               TVMFFIAny* result) {
+  if (tffi_args_count(self, num_args, 1)) return -1;
+  TVMFFIObject* memo = tffi_map_new(kTVMFFIDict, 0);
+  if (memo == NULL) return -1;
+  TffiCopier c = {self, (TffiMap*)memo, 0};
+  int rc = tffi_copy(&c, &args[0], result);
+  tffi_decref(memo);
+  return rc;
+}
+
+__attribute__((constructor)) static void tffi_deep_copy_register(void) {
+  tffi_builtin_register("ffi.DeepCopy", tffi_deep_copy_call);
+}

@@ -1,0 +1,321 @@
+/* "ffi.RecursiveEq", "ffi.RecursiveLt", "...Le", "...Gt", "...Ge": equality
+ * and ordering of values through containers and reflected fields, as
+ * upstream's package uses them for `==` and `<` on containers and classes:
+ *
+ *   None first; str with str and bytes with bytes by content, whatever
+ *   their form; values of different kinds are unequal and cannot be ordered
+ *   (but an int and a big int can); ints, floats (NaN equals NaN and orders
+ *   nowhere), dtypes and devices field by field; shapes and sequences
+ *   lexicographically, the shorter first; maps and dicts by the values of
+ *   equal keys, and never ordered; other objects by their type's __ffi_eq__
+ *   or __ffi_compare__ hook, else by their reflected fields (parents'
+ *   first, compare-off ones skipped). A pair met again while it is being
+ *   compared counts as equal (a cycle) and cannot be ordered. */
+#include <math.h>
+#include <string.h>
+
+#include "any.h"
+#include "arg.h"
+#include "builtin.h"
+#include "error.h"
+#include "function.h"
+#include "map.h"
+#include "mem.h"
+#include "object.h"
+#include "recursive.h"
+#include "vec.h"
+
+typedef struct {
+  const void* l;
+  const void* r;
+} TffiPair;
+
+typedef struct {
+  int eq_only;
+  TffiPair* items; /* the pairs being compared, innermost last */
+  size_t n, cap;
+} TffiCmp;
+
+static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out);
+
+static int32_t tffi_sign64(int64_t v) { return (v > 0) - (v < 0); }
+
+static int32_t tffi_cmp_text(const char* a, size_t an, const char* b, size_t bn) {
+  int v = memcmp(a, b, an < bn ? an : bn);
+  return v ? tffi_sign64(v) : (an > bn) - (an < bn);
+}
+
+/* Two's complement word arrays in shortest form, least significant first. */
+static int32_t tffi_cmp_words(TVMFFIByteArray a, TVMFFIByteArray b) {
+  size_t an = a.size / 8, bn = b.size / 8;
+  int64_t atop, btop;
+  memcpy(&atop, a.data + (an - 1) * 8, 8);
+  memcpy(&btop, b.data + (bn - 1) * 8, 8);
+  if ((atop < 0) != (btop < 0)) return atop < 0 ? -1 : 1;
+  if (an != bn) return ((an < bn) == (atop >= 0)) ? -1 : 1;
+  if (atop != btop) return atop < btop ? -1 : 1;
+  for (size_t i = an - 1; i-- > 0;) {
+    uint64_t x, y;
+    memcpy(&x, a.data + i * 8, 8);
+    memcpy(&y, b.data + i * 8, 8);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+static int tffi_cmp_kinds_error(const char* what, int32_t lt, int32_t rt) {
+  int ln, rn;
+  const char* lk = tffi_rec_type_key(lt, &ln);
+  const char* rk = tffi_rec_type_key(rt, &rn);
+  return tffi_raise(TFFI_TYPE_ERROR, "Cannot compare %s of different types: %.*s vs %.*s", what, ln,
+                    lk, rn, rk);
+}
+
+static int tffi_cmp_pod(const TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  switch (l->type_index) {
+    case kTVMFFIBool:
+      *out = (l->v_int64 != 0) - (r->v_int64 != 0);
+      return 0;
+    case kTVMFFIInt:
+      *out = (l->v_int64 > r->v_int64) - (l->v_int64 < r->v_int64);
+      return 0;
+    case kTVMFFIFloat: {
+      double a = l->v_float64, b = r->v_float64;
+      if (isnan(a) || isnan(b)) {
+        if (!c->eq_only) return tffi_raise(TFFI_TYPE_ERROR, "Cannot order NaN values");
+        *out = !(isnan(a) && isnan(b));
+        return 0;
+      }
+      *out = (a > b) - (a < b);
+      return 0;
+    }
+    case kTVMFFIDataType: {
+      DLDataType a = l->v_dtype, b = r->v_dtype;
+      *out = a.code != b.code   ? (a.code < b.code ? -1 : 1)
+             : a.bits != b.bits ? (a.bits < b.bits ? -1 : 1)
+                                : (a.lanes > b.lanes) - (a.lanes < b.lanes);
+      return 0;
+    }
+    case kTVMFFIDevice: {
+      DLDevice a = l->v_device, b = r->v_device;
+      *out = a.device_type != b.device_type
+                 ? (a.device_type < b.device_type ? -1 : 1)
+                 : (a.device_id > b.device_id) - (a.device_id < b.device_id);
+      return 0;
+    }
+    default:
+      *out = !(l->zero_padding == r->zero_padding && l->v_int64 == r->v_int64);
+      if (*out == 0 || c->eq_only) return 0;
+      int n;
+      const char* key = tffi_rec_type_key(l->type_index, &n);
+      return tffi_raise(TFFI_TYPE_ERROR, "Cannot order values of type %.*s", n, key);
+  }
+}
+
+/* The recursion handed to a hook: (lhs, rhs) -> bool (eq) or int. */
+static int tffi_cmp_recurse_call(void* self, const TVMFFIAny* args, int32_t num_args,
+                                 TVMFFIAny* result) {
+  TffiCmp* c = self;
+  int32_t cmp;
+  if (tffi_args_count("RecursiveCompare hook callback", num_args, 2) ||
+      tffi_cmp(c, &args[0], &args[1], &cmp))
+    return -1;
+  *result = tffi_any_none();
+  result->type_index = c->eq_only ? kTVMFFIBool : kTVMFFIInt;
+  result->v_int64 = c->eq_only ? cmp == 0 : cmp;
+  return 0;
+}
+
+/* Calls hook(lhs, rhs, recurse); a bool result means equal or not. */
+static int tffi_cmp_hook(TffiCmp* c, const TVMFFIAny* hook, const TVMFFIAny* l,
+                         const TVMFFIAny* r, int32_t* out) {
+  TVMFFIObject* recurse = tffi_function_new(c, tffi_cmp_recurse_call, NULL);
+  if (recurse == NULL) return -1;
+  TVMFFIAny args[3] = {*l, *r, tffi_any_object(recurse)};
+  TVMFFIAny result = tffi_any_none();
+  int rc = TVMFFIFunctionCall(hook->v_obj, args, 3, &result);
+  tffi_decref(recurse);
+  if (rc != 0) return -1;
+  if (result.type_index == kTVMFFIBool) {
+    *out = !result.v_int64;
+  } else if (result.type_index == kTVMFFIInt) {
+    *out = tffi_sign64(result.v_int64);
+  } else {
+    tffi_any_release(&result);
+    return tffi_raise(TFFI_TYPE_ERROR, "a __ffi_eq__ or __ffi_compare__ hook returned type index %d",
+                      (int)result.type_index);
+  }
+  return 0;
+}
+
+/* Field by field, in order: the first difference decides. */
+static int tffi_cmp_fields(TffiCmp* c, TVMFFIObject* l, TVMFFIObject* r, int32_t* out) {
+  TVMFFIAny *lv, *rv;
+  int32_t ln, rn;
+  *out = 0;
+  if (tffi_rec_fields(l, kTVMFFIFieldFlagBitMaskCompareOff, &lv, &ln) != 0) return -1;
+  if (tffi_rec_fields(r, kTVMFFIFieldFlagBitMaskCompareOff, &rv, &rn) != 0) {
+    tffi_rec_values_free(lv, ln);
+    return -1;
+  }
+  int rc = 0;
+  for (int32_t i = 0; i < ln && i < rn && rc == 0 && *out == 0; ++i)
+    rc = tffi_cmp(c, &lv[i], &rv[i], out);
+  tffi_rec_values_free(lv, ln);
+  tffi_rec_values_free(rv, rn);
+  return rc;
+}
+
+static int tffi_cmp_seq(TffiCmp* c, const TVMFFISeqCell* l, const TVMFFISeqCell* r, int32_t* out) {
+  int64_t n = l->size < r->size ? l->size : r->size;
+  for (int64_t i = 0; i < n; ++i) {
+    if (tffi_cmp(c, (const TVMFFIAny*)l->data + i, (const TVMFFIAny*)r->data + i, out) != 0)
+      return -1;
+    if (*out != 0) return 0;
+  }
+  *out = (l->size > r->size) - (l->size < r->size);
+  return 0;
+}
+
+static int tffi_cmp_map(TffiCmp* c, const TffiMap* l, const TffiMap* r, int32_t* out) {
+  *out = 1;
+  if (l->size != r->size) goto unordered;
+  for (uint64_t p = tffi_map_begin(l); p != tffi_map_end(l); p = tffi_map_next(l, p)) {
+    TffiKV* other;
+    int found = tffi_map_find(r, &tffi_map_at(l, p)->key, &other);
+    if (found < 0) return -1;
+    if (found == 0) goto unordered;
+    if (tffi_cmp(c, &tffi_map_at(l, p)->value, &other->value, out) != 0) return -1;
+    if (*out != 0) goto unordered;
+  }
+  *out = 0;
+  return 0;
+unordered:
+  return c->eq_only ? 0 : tffi_raise(TFFI_TYPE_ERROR, "Cannot order Map/Dict values");
+}
+
+/* Compares the children of the pair (l, r), which is on the stack. */
+static int tffi_cmp_children(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  static const TVMFFITypeAttrColumn *eq_column, *cmp_column;
+  int32_t t = l->type_index;
+  const TVMFFIAny* hook = NULL;
+  if (t >= kTVMFFIStaticObjectEnd) {
+    if (c->eq_only) hook = tffi_rec_hook(&eq_column, "__ffi_eq__", t);
+    if (hook == NULL) hook = tffi_rec_hook(&cmp_column, "__ffi_compare__", t);
+  }
+  if (hook != NULL) return tffi_cmp_hook(c, hook, l, r, out);
+  if (t == kTVMFFIArray || t == kTVMFFIList)
+    return tffi_cmp_seq(c, TVMFFISeqGetCellPtr(l->v_obj), TVMFFISeqGetCellPtr(r->v_obj), out);
+  if (t == kTVMFFIMap || t == kTVMFFIDict)
+    return tffi_cmp_map(c, (const TffiMap*)l->v_obj, (const TffiMap*)r->v_obj, out);
+  return tffi_cmp_fields(c, l->v_obj, r->v_obj, out);
+}
+
+static int tffi_cmp_shape(const TVMFFIAny* l, const TVMFFIAny* r) {
+  const TVMFFIShapeCell* a = TVMFFIShapeGetCellPtr(l->v_obj);
+  const TVMFFIShapeCell* b = TVMFFIShapeGetCellPtr(r->v_obj);
+  size_t n = a->size < b->size ? a->size : b->size;
+  for (size_t i = 0; i < n; ++i)
+    if (a->data[i] != b->data[i]) return a->data[i] < b->data[i] ? -1 : 1;
+  return (a->size > b->size) - (a->size < b->size);
+}
+
+/* Two different objects of one type index, neither NULL. */
+static int tffi_cmp_objects(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  if (l->type_index == kTVMFFIShape) {
+    *out = tffi_cmp_shape(l, r);
+    return 0;
+  }
+  for (size_t i = 0; i < c->n; ++i) {
+    if (c->items[i].l == l->v_obj && c->items[i].r == r->v_obj) {
+      *out = 0;
+      return c->eq_only ? 0
+                        : tffi_raise(TFFI_VALUE_ERROR,
+                                     "RecursiveCompare: cyclic reference detected in ordering");
+    }
+  }
+  if (c->n >= TFFI_RECURSIVE_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "RecursiveCompare: maximum stack depth (%d) exceeded",
+                      TFFI_RECURSIVE_MAX_DEPTH);
+  TffiPair pair = {l->v_obj, r->v_obj};
+  if (TFFI_VEC_PUSH(c, pair) != 0) return tffi_raise_oom(sizeof pair * (c->n + 1));
+  int rc = tffi_cmp_children(c, l, r, out);
+  c->n -= 1;
+  return rc;
+}
+
+static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  int32_t lt = l->type_index, rt = r->type_index;
+  size_t ln, rn;
+  const char *ld, *rd;
+  *out = 0;
+  if (lt == kTVMFFINone || rt == kTVMFFINone) {
+    *out = (lt != kTVMFFINone) - (rt != kTVMFFINone);
+    return 0;
+  }
+  for (int is_bytes = 0; is_bytes < 2; ++is_bytes) {
+    if ((ld = tffi_rec_text(l, is_bytes, &ln)) && (rd = tffi_rec_text(r, is_bytes, &rn))) {
+      *out = tffi_cmp_text(ld, ln, rd, rn);
+      return 0;
+    }
+  }
+  if (lt != rt) {
+    *out = 1;
+    if (c->eq_only) return 0;
+    if ((lt == kTVMFFIInt || lt == kTVMFFIBigInt) && (rt == kTVMFFIInt || rt == kTVMFFIBigInt)) {
+      *out = tffi_cmp_words(TVMFFIBigIntGetContentByteArray(l), TVMFFIBigIntGetContentByteArray(r));
+      return 0;
+    }
+    return tffi_cmp_kinds_error("values", lt, rt);
+  }
+  if (lt < kTVMFFIStaticObjectBegin) return tffi_cmp_pod(c, l, r, out);
+  if (l->v_obj == r->v_obj) return 0;
+  if (l->v_obj == NULL || r->v_obj == NULL) {
+    *out = l->v_obj == NULL ? -1 : 1;
+    return 0;
+  }
+  if (lt == kTVMFFIBigInt) {
+    *out = tffi_cmp_words(TVMFFIBigIntGetContentByteArray(l), TVMFFIBigIntGetContentByteArray(r));
+    if (c->eq_only) *out = *out != 0;
+    return 0;
+  }
+  return tffi_cmp_objects(c, l, r, out);
+}
+
+/* The five functions: which results of the comparison mean true. */
+typedef struct {
+  const char* name;
+  int eq_only, lt, eq, gt;
+} TffiCmpFn;
+
+static int tffi_cmp_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  const TffiCmpFn* fn = self;
+  TVMFFIAny l, r;
+  if (tffi_args_count(fn->name, num_args, 2) || tffi_any_copy_owned(&args[0], &l)) return -1;
+  if (tffi_any_copy_owned(&args[1], &r) != 0) {
+    tffi_any_release(&l);
+    return -1;
+  }
+  TffiCmp c = {fn->eq_only, NULL, 0, 0};
+  int32_t cmp;
+  int rc = tffi_cmp(&c, &l, &r, &cmp);
+  tffi_free(c.items);
+  tffi_any_release(&l);
+  tffi_any_release(&r);
+  if (rc != 0) return -1;
+  *result = tffi_any_none();
+  result->type_index = kTVMFFIBool;
+  result->v_int64 = cmp < 0 ? fn->lt : cmp == 0 ? fn->eq : fn->gt;
+  return 0;
+}
+
+static const TffiCmpFn tffi_cmp_fns[] = {
+    {"ffi.RecursiveEq", 1, 0, 1, 0}, {"ffi.RecursiveLt", 0, 1, 0, 0},
+    {"ffi.RecursiveLe", 0, 1, 1, 0}, {"ffi.RecursiveGt", 0, 0, 0, 1},
+    {"ffi.RecursiveGe", 0, 0, 1, 1},
+};
+
+__attribute__((constructor)) static void tffi_recursive_compare_register(void) {
+  for (size_t i = 0; i < sizeof tffi_cmp_fns / sizeof *tffi_cmp_fns; ++i)
+    tffi_builtin_register_self(tffi_cmp_fns[i].name, (void*)&tffi_cmp_fns[i], tffi_cmp_call);
+}

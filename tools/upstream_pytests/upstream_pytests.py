@@ -1,0 +1,586 @@
+"""Upstream's own Python tests, run on any libtvm_ffi.so.
+
+    bazel run //tools:upstream_pytests -- [--runtime reference|upstream|PATH]
+        [--release 0.1.15.post2] [-k EXPR] [--files a.py,b.py] [--scope in|out|all]
+        [--jobs N] [--json FILE] [--no-baseline] [--refresh-baseline]
+
+The tests come from the release's source archive on PyPI (pip download, kept
+in the releases cache). The package is the release's wheel, installed into a
+fresh virtual environment whose tvm_ffi/lib/libtvm_ffi.so is then replaced by
+the runtime under test. Before any test runs, a probe imports tvm_ffi there
+and reads /proc/self/maps: unless the one libtvm_ffi.so mapped is the runtime
+asked for (same bytes), the tool stops with an error. Every child repeats the
+check at its end (proof_plugin.py), so each file's verdict says what it ran on.
+
+Each test file runs in its own pytest process, so a crash is that file's
+verdict (with the test that was running) and the run goes on. Each file is
+compared with upstream's own result for it (the same files, the same -k, on
+the release's own library; cached per release): SAME when every test has the
+outcome it has on upstream, else DIFF with the tests that differ. The scope
+list (scope.txt beside this file) says which files a minimal runtime must
+pass and why the others are out of scope. The exit status is 0 when every
+in-scope file is SAME and no file crashed, 1 otherwise, 2 for a usage or
+setup error (including a failed proof).
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+ROOT = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "releases"))
+import releases  # noqa: E402
+
+sys.path.insert(0, HERE)
+import proof_plugin  # noqa: E402
+
+OUTCOMES = ("passed", "failed", "skipped", "errors")
+
+
+class SetupError(Exception):
+    """The run cannot start (what to fetch, build or prove failed)."""
+
+
+def runfile(path):
+    """A file of the py_binary's runfiles, or of the workspace outside Bazel."""
+    base = os.environ.get("RUNFILES_DIR")
+    if base and os.path.exists(os.path.join(base, "tvm_ffi_conformance", path)):
+        return os.path.join(base, "tvm_ffi_conformance", path)
+    for root in (os.path.dirname(os.path.dirname(HERE)), ROOT):
+        for candidate in (os.path.join(root, path), os.path.join(root, "bazel-bin", path)):
+            if os.path.exists(candidate):
+                return candidate
+    return os.path.join(ROOT, "bazel-bin", path)
+
+
+def pinned_release():
+    with open(os.path.join(os.path.dirname(HERE), "requirements.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(releases.PACKAGE + "=="):
+                return line.split("==", 1)[1].strip()
+    raise SetupError("tools/requirements.txt pins no %s" % releases.PACKAGE)
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- the scope
+
+def read_scope(path):
+    """{file: (scope, reason, ci)} from scope.txt: `in|out FILE [ci] -- reason`."""
+    scope = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            head, sep, reason = line.partition(" -- ")
+            words = head.split()
+            if not sep or len(words) not in (2, 3) or words[0] not in ("in", "out") \
+                    or (len(words) == 3 and words[2] != "ci") or not reason.strip():
+                raise SetupError("%s:%d: expected `in|out FILE [ci] -- reason`" % (path, number))
+            scope[words[1]] = (words[0], reason.strip(), len(words) == 3)
+    return scope
+
+
+def test_files(source):
+    tests = os.path.join(source, "tests", "python")
+    found = []
+    for sub in ("", "utils"):
+        folder = os.path.join(tests, sub)
+        found += sorted(os.path.join(sub, n) if sub else n for n in os.listdir(folder)
+                        if n.startswith("test_") and n.endswith(".py"))
+    return found
+
+
+# ---------------------------------------------------------------- the venv
+
+def unpack_sources(version):
+    """The release's source tree (tests included), unpacked once in the cache."""
+    dest = os.path.join(releases.cache_dir(), "sources", version)
+    if os.path.isdir(os.path.join(dest, "tests", "python")):
+        return dest
+    try:
+        archive = releases.sdist(version)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        raise SetupError("cannot fetch the source archive: %s" % e)
+    tmp = dest + ".partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    with tarfile.open(archive) as tar:
+        top = os.path.commonpath(tar.getnames())
+        tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)
+    os.replace(os.path.join(tmp, top), dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def make_venv(folder, wheel, runtime):
+    """A venv with the release's wheel installed and, when `runtime` is given,
+    its libtvm_ffi.so replaced by that file. The project venv's packages
+    (pytest, numpy) come after the venv's own on sys.path, so its tvm_ffi
+    never shadows the copy. Returns (python, the package's library path)."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    subprocess.run([base, "-m", "venv", "--without-pip", folder], check=True,
+                   capture_output=True)
+    python = os.path.join(folder, "bin", "python")
+    res = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
+                          "--no-deps", "--no-index", "--disable-pip-version-check", wheel],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SetupError("installing %s failed: %s" % (wheel, res.stderr.strip()[-500:]))
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "zz_project_packages.pth"), "w", encoding="utf-8") as f:
+        f.write(sysconfig.get_paths()["purelib"] + "\n")
+    lib = os.path.join(site, "tvm_ffi", "lib", "libtvm_ffi.so")
+    if runtime:
+        os.remove(lib)
+        shutil.copyfile(runtime, lib)
+    return python, lib
+
+
+PROBE = """
+import json, sys
+sys.path.insert(0, %r)
+import proof_plugin
+error = None
+try:
+    import tvm_ffi
+except BaseException as e:
+    error = "%%s: %%s" %% (type(e).__name__, e)
+print(json.dumps({"runtimes": proof_plugin.mapped_runtimes(), "import_error": error}))
+"""
+
+
+def prove(python, lib, expected_sha, env):
+    """Imports tvm_ffi in the venv and checks the mapped libtvm_ffi.so is the
+    package's file with the expected content. Returns the import error text
+    (None when tvm_ffi imports); raises SetupError when the proof fails."""
+    res = subprocess.run([python, "-c", PROBE % HERE], capture_output=True, text=True,
+                         env=env, timeout=300)
+    try:
+        probe = json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise SetupError("the probe died (exit %d) before reading /proc/self/maps: %s"
+                         % (res.returncode, res.stderr.strip()[-500:]))
+    check_mapped(probe["runtimes"], lib, expected_sha, "the probe")
+    return probe["import_error"]
+
+
+def check_mapped(runtimes, lib, expected_sha, who):
+    """Raises SetupError unless the libtvm_ffi.so mapped is `lib` with the
+    expected content. A process that never loaded tvm_ffi (a file skipped
+    whole before importing it) maps none: it proves nothing and needs not."""
+    paths = sorted({path for path, _, _ in runtimes})
+    if not paths and who != "the probe":
+        return False
+    if len(paths) != 1:
+        raise SetupError("%s mapped %s libtvm_ffi.so files (%s), expected exactly %s"
+                         % (who, len(paths), ", ".join(paths) or "none", lib))
+    if os.path.realpath(paths[0]) != os.path.realpath(lib):
+        raise SetupError("%s mapped %s, not the package's %s" % (who, paths[0], lib))
+    if sha256(paths[0]) != expected_sha:
+        raise SetupError("%s mapped %s, whose content is not the runtime asked for" % (who, lib))
+    return True
+
+
+# ---------------------------------------------------------------- one file
+
+def parse_log(path):
+    """Outcome per test, collection errors, the test running at the end, maps."""
+    tests, order, errors, started, maps = {}, [], [], None, None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by a crash
+                event = rec.get("event")
+                if event == "start":
+                    started = rec["nodeid"]
+                    if started not in tests:
+                        order.append(started)
+                        tests[started] = None
+                elif event == "report":
+                    merge_report(tests, order, rec)
+                    if rec["when"] == "teardown" and rec["nodeid"] == started:
+                        started = None
+                elif event == "collect_error":
+                    errors.append({"nodeid": rec["nodeid"], "message": rec.get("message", "")})
+                elif event == "maps":
+                    maps = rec
+    return tests, order, errors, started, maps
+
+
+def merge_report(tests, order, rec):
+    """A test's outcome from its setup, call and teardown reports, as pytest
+    counts them: a failed setup or teardown is an error, xfail a skip."""
+    nodeid = rec["nodeid"]
+    if nodeid not in tests:
+        order.append(nodeid)
+        tests[nodeid] = None
+    current = tests[nodeid]
+    when, outcome = rec["when"], rec["outcome"]
+    if outcome == "failed":
+        new = "failed" if when == "call" else "errors"
+        # A teardown error after a failed call counts as both in pytest; the
+        # call's failure is the verdict kept here.
+        if current in (None, "passed", "skipped") or (current == "failed" and when == "call"):
+            tests[nodeid] = new
+        if current is not None and current != "passed" and when == "teardown":
+            tests[nodeid] = current
+        record_message(tests, nodeid, rec)
+    elif outcome == "skipped":
+        if current is None:
+            tests[nodeid] = "skipped"
+        record_message(tests, nodeid, rec)
+    elif outcome == "passed" and when == "call" and current is None:
+        tests[nodeid] = "passed"
+
+
+MESSAGES = {}
+
+
+def record_message(tests, nodeid, rec):
+    if rec.get("message") and (nodeid, rec["when"]) not in MESSAGES:
+        MESSAGES[(nodeid, rec["when"])] = rec["message"]
+
+
+def run_file(python, source, name, env, k, timeout, workdir):
+    log = os.path.join(workdir, name.replace(os.sep, "_") + ".jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    cmd = [python, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-p",
+           "proof_plugin", "-q", "--no-header", "-rN", os.path.join("tests", "python", name)]
+    if k:
+        cmd += ["-k", k]
+    env = dict(env, UPSTREAM_PYTESTS_LOG=log, PYTHONPATH=HERE)
+    start = time.monotonic()
+    status, signal_name = None, None
+    with open(log + ".out", "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(cmd, cwd=source, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            status = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            status = "timeout"
+    seconds = time.monotonic() - start
+    tests, order, collect_errors, running, maps = parse_log(log)
+    with open(log + ".out", encoding="utf-8", errors="replace") as f:
+        output_tail = f.read()[-3000:]
+    if isinstance(status, int) and status < 0:
+        import signal
+        signal_name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
+    counts = {o: 0 for o in OUTCOMES}
+    for nodeid in order:
+        if tests[nodeid] is not None:
+            counts[tests[nodeid]] += 1
+    counts["errors"] += len(collect_errors)
+    crashed = None
+    if status == "timeout":
+        crashed = "timeout after %d s%s" % (timeout, " in " + running if running else "")
+    elif signal_name or maps is None:
+        crashed = "%s%s" % (signal_name or "exit %s without finishing the session" % status,
+                            " in " + running if running else "")
+    elif status not in (0, 1, 5):
+        # 2: interrupted, 3: internal error, 4: usage error
+        crashed = "pytest exit status %s" % status
+    messages = {}
+    for nodeid in order:
+        if tests[nodeid] in ("failed", "errors"):
+            for when in ("setup", "call", "teardown"):
+                if (nodeid, when) in MESSAGES:
+                    messages[nodeid] = MESSAGES[(nodeid, when)][-1500:]
+                    break
+    return {
+        "file": name,
+        "counts": counts,
+        "crashed": crashed,
+        "tests": {nodeid: tests[nodeid] or "incomplete" for nodeid in order},
+        "collect_errors": collect_errors,
+        "messages": messages,
+        "runtimes": maps["runtimes"] if maps else None,
+        "seconds": round(seconds, 2),
+        "output_tail": output_tail if crashed or collect_errors else "",
+    }
+
+
+# ---------------------------------------------------------------- the run
+
+def run_all(python, source, files, env, args, workdir, on_done):
+    results = {}
+    lock = threading.Lock()
+
+    def one(name):
+        result = run_file(python, source, name, env, args.k, args.timeout, workdir)
+        with lock:
+            results[name] = result
+            on_done(result)
+        return result
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        list(pool.map(one, files))
+    return results
+
+
+def baseline_path(version, k):
+    key = hashlib.sha256((k or "").encode()).hexdigest()[:12]
+    return os.path.join(releases.cache_dir(), "upstream_pytests", "baseline-%s-%s.json" % (version, key))
+
+
+def load_baseline(version, k):
+    path = baseline_path(version, k)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    return {}
+
+
+def save_baseline(version, k, results):
+    path = baseline_path(version, k)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    known = load_baseline(version, k)
+    known.update({name: {key: r[key] for key in ("counts", "crashed", "tests", "seconds")}
+                  for name, r in results.items() if not r["crashed"]})
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(known, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def compare(result, base):
+    """SAME, DIFF (tests whose outcome differs), CRASH, or '?' without a baseline."""
+    if result["crashed"]:
+        return "CRASH", []
+    if base is None:
+        return "?", []
+    if base.get("crashed"):
+        return "?", []
+    mine, theirs = result["tests"], base["tests"]
+    differ = sorted(n for n in set(mine) | set(theirs) if mine.get(n) != theirs.get(n))
+    if result["collect_errors"] and not differ:
+        differ = [e["nodeid"] for e in result["collect_errors"]]
+    return ("SAME" if not differ else "DIFF"), [
+        {"test": n, "outcome": mine.get(n, "absent"), "upstream": theirs.get(n, "absent")}
+        for n in differ]
+
+
+def fmt_counts(c):
+    return "%4d %4d %4d %4d" % (c["passed"], c["failed"], c["skipped"], c["errors"])
+
+
+def table(rows, label):
+    head = ("%-38s %-5s %-24s %-16s  %-21s %s" %
+            ("file", "scope", label + " pass fail skip err", "", "upstream pass skip", "verdict"))
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        base = r["upstream"]
+        ups = ("%4d %4d" % (base["counts"]["passed"], base["counts"]["skipped"])) if base else "   -    -"
+        extra = r["crashed"] or ("%d differ" % len(r["differences"]) if r["differences"] else "")
+        lines.append("%-38s %-5s %-24s %-16s  %-21s %s%s" % (
+            r["file"], r["scope"], " " * (len(label) - 0) + fmt_counts(r["counts"]),
+            "(%.1f s)" % r["seconds"], "         " + ups, r["verdict"],
+            ("  " + extra) if extra else ""))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runtime", default="reference",
+                        help="reference (default), upstream, or a path to a libtvm_ffi.so")
+    parser.add_argument("--release", default=None, help="the release whose tests and package run "
+                        "(default: the pinned one of tools/requirements.txt)")
+    parser.add_argument("-k", dest="k", default=None, help="pytest -k expression for every file")
+    parser.add_argument("--files", default=None, help="comma-separated test files (default: all)")
+    parser.add_argument("--scope", choices=("in", "out", "all", "ci"), default="all",
+                        help="which files of the scope list run (ci: the bounded CI subset)")
+    parser.add_argument("--jobs", type=int, default=2, help="files run at once (default 2)")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per file (default 900)")
+    parser.add_argument("--json", default=None, help="write the results here (default: "
+                        "upstream-pytests/<runtime>.json in the workspace)")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="do not run upstream for the files its cached results lack")
+    parser.add_argument("--refresh-baseline", action="store_true",
+                        help="run upstream again for every file, replacing the cached results")
+    parser.add_argument("--keep", action="store_true", help="keep the venvs and logs (printed)")
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except SetupError as e:
+        print("upstream_pytests: error: %s" % e, file=sys.stderr)
+        return 2
+
+
+def resolve_runtime(spec):
+    if spec == "upstream":
+        return "upstream", None
+    if spec == "reference":
+        path = runfile("reference/libtvm_ffi.so")
+        if not os.path.exists(path):
+            raise SetupError("the reference runtime is not built (bazel build //reference:libtvm_ffi.so)")
+        return "reference", os.path.realpath(path)
+    path = os.path.abspath(spec)
+    if not os.path.isfile(path):
+        raise SetupError("--runtime %s: no such file" % spec)
+    return os.path.basename(path), path
+
+
+def run(args):
+    started = time.monotonic()
+    version = args.release or pinned_release()
+    label, runtime = resolve_runtime(args.runtime)
+    scope = read_scope(os.path.join(HERE, "scope.txt"))
+    source = unpack_sources(version)
+    try:
+        wheel = releases.wheel(version)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        raise SetupError("cannot fetch the wheel: %s" % e)
+    files = test_files(source)
+    unlisted = [f for f in files if f not in scope]
+    if args.files:
+        wanted = [f.strip() for f in args.files.split(",") if f.strip()]
+        missing = [f for f in wanted if f not in files]
+        if missing:
+            raise SetupError("no such test file in %s: %s" % (version, ", ".join(missing)))
+        files = wanted
+    elif args.scope != "all":
+        files = [f for f in files if scope.get(f, ("?",))[0] == args.scope
+                 or (args.scope == "ci" and scope.get(f, ("", "", False))[2])]
+    work = tempfile.mkdtemp(prefix="upstream_pytests-")
+    try:
+        venv_env = dict(os.environ)
+        venv_env.pop("PYTHONPATH", None)
+        venv_env["TVM_FFI_CACHE_DIR"] = os.path.join(work, "build-cache")
+        python, lib = make_venv(os.path.join(work, "venv"), wheel, runtime)
+        expected_sha = sha256(runtime or lib)
+        import_error = prove(python, lib, expected_sha, venv_env)
+        print("upstream_pytests: apache-tvm-ffi %s, %d test files; runtime %s (%s)" %
+              (version, len(files), label, runtime or lib))
+        print("  proof: the one libtvm_ffi.so mapped after `import tvm_ffi` is %s, sha256 %s"
+              % (lib, expected_sha[:16]))
+        if import_error:
+            print("  note: `import tvm_ffi` fails on this runtime: %s" % import_error)
+        if unlisted:
+            print("  note: test files missing from scope.txt: %s" % ", ".join(unlisted))
+
+        baseline = {} if label == "upstream" else load_baseline(version, args.k)
+        need = [] if label == "upstream" else [
+            f for f in files if args.refresh_baseline or (f not in baseline and not args.no_baseline)]
+        total = len(files) + len(need)
+        done = [0]
+
+        def progress(prefix):
+            def on_done(r):
+                done[0] += 1
+                c = r["counts"]
+                print("[%3d/%d] %-9s %-38s %4d passed %3d failed %3d skipped %3d errors%s (%.1f s)" % (
+                    done[0], total, prefix, r["file"], c["passed"], c["failed"], c["skipped"],
+                    c["errors"], ("  CRASH: " + r["crashed"]) if r["crashed"] else "", r["seconds"]),
+                    flush=True)
+            return on_done
+
+        if need:
+            print("  upstream's own results for %d files are not cached: running them first" % len(need))
+            up_python, up_lib = make_venv(os.path.join(work, "venv-upstream"), wheel, None)
+            prove(up_python, up_lib, sha256(up_lib), venv_env)
+            up = run_all(up_python, source, need, venv_env, args, os.path.join(work, "upstream"),
+                         progress("upstream"))
+            for r in up.values():
+                if r["runtimes"] is not None:
+                    check_mapped(r["runtimes"], up_lib, sha256(up_lib), "upstream's " + r["file"])
+            save_baseline(version, args.k, up)
+            baseline.update(up)
+
+        os.makedirs(os.path.join(work, "runs"), exist_ok=True)
+        os.makedirs(os.path.join(work, "upstream"), exist_ok=True)
+        results = run_all(python, source, files, venv_env, args, os.path.join(work, "runs"),
+                          progress(label))
+        if label == "upstream":
+            save_baseline(version, args.k, results)
+            baseline = {n: r for n, r in results.items()}
+        rows = []
+        for name in files:
+            r = results[name]
+            proved = r["runtimes"] is not None and check_mapped(r["runtimes"], lib, expected_sha, name)
+            verdict, differences = compare(r, baseline.get(name))
+            r.update(scope=scope.get(name, ("?",))[0], scope_reason=scope.get(name, ("", "?"))[1],
+                     verdict=verdict, differences=differences, upstream=baseline.get(name),
+                     proved=proved)
+            rows.append(r)
+        return report(rows, label, runtime or lib, version, args, started, work, import_error)
+    finally:
+        if args.keep:
+            print("kept: %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(rows, label, runtime, version, args, started, work, import_error):
+    print()
+    print(table(rows, label))
+    for r in rows:
+        if r["verdict"] in ("DIFF", "CRASH") or r["collect_errors"]:
+            print("\n%s (%s scope): %s" % (r["file"], r["scope"], r["crashed"] or
+                                           "%d tests differ from upstream" % len(r["differences"])))
+            for d in r["differences"][:15]:
+                print("  %-70s %s (upstream: %s)" % (d["test"], d["outcome"], d["upstream"]))
+                msg = r["messages"].get(d["test"])
+                if msg:
+                    print("      " + msg.strip().splitlines()[-1][:200])
+            if len(r["differences"]) > 15:
+                print("  ... and %d more (JSON)" % (len(r["differences"]) - 15))
+            for e in r["collect_errors"][:3]:
+                print("  collection error: %s" % e["message"].strip().splitlines()[-1][:200])
+    totals = {}
+    for r in rows:
+        t = totals.setdefault(r["scope"], {o: 0 for o in OUTCOMES + ("files", "same", "crashed")})
+        t["files"] += 1
+        t["same"] += r["verdict"] == "SAME"
+        t["crashed"] += bool(r["crashed"])
+        for o in OUTCOMES:
+            t[o] += r["counts"][o]
+    seconds = time.monotonic() - started
+    print()
+    for name in ("in", "out", "?"):
+        if name in totals:
+            t = totals[name]
+            print("%-3s scope: %d files, %d as on upstream, %d crashed; tests: %d passed, %d failed, "
+                  "%d skipped, %d errors" % (name, t["files"], t["same"], t["crashed"], t["passed"],
+                                             t["failed"], t["skipped"], t["errors"]))
+    in_scope_ok = all(r["verdict"] == "SAME" for r in rows if r["scope"] == "in")
+    no_crash = not any(r["crashed"] for r in rows)
+    print("upstream_pytests %s on %s: %s (%.0f s)" % (
+        version, label, "every in-scope file as on upstream, no crash" if in_scope_ok and no_crash
+        else "NOT as on upstream" if no_crash else "CRASHED", seconds))
+    out = args.json or os.path.join(ROOT, "upstream-pytests", "%s.json" % label)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"release": version, "runtime": label, "runtime_path": runtime,
+                   "import_error": import_error, "k": args.k, "seconds": round(seconds, 1),
+                   "totals": totals, "files": rows}, f, indent=1)
+    print("results: %s" % out)
+    return 0 if in_scope_ok and no_crash else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
