@@ -294,3 +294,12 @@ TVMFFITypeInfo* tffi_type_lock(int32_t type_index) {
 }
 
 void tffi_type_unlock(void) { pthread_mutex_unlock(&tffi_types_lock); }
+
+int tffi_type_each(int (*visit)(void* ctx, const TVMFFITypeInfo* info), void* ctx) {
+  pthread_mutex_lock(&tffi_types_lock);
+  int rc = tffi_types_init();
+  for (int32_t i = 0; i < tffi_types_cap && rc == 0; ++i)
+    if (tffi_types[i]) rc = visit(ctx, &tffi_types[i]->info);
+  pthread_mutex_unlock(&tffi_types_lock);
+  return rc;
+}

@@ -27,6 +27,11 @@
 TVMFFITypeInfo* tffi_type_lock(int32_t type_index);
 void tffi_type_unlock(void);
 
+/* Calls visit(ctx, info) for every registered type in index order, under
+ * the registry's lock (visit must not use the registry); stops at the
+ * first nonzero return, which it returns. */
+int tffi_type_each(int (*visit)(void* ctx, const TVMFFITypeInfo* info), void* ctx);
+
 /* ffi.Object's metadata, set when the registry starts. */
 extern const TVMFFITypeMetadata tffi_object_metadata;
 
