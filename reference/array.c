@@ -95,10 +95,13 @@ static int tffi_array_contains_call(void* self, const TVMFFIAny* args, int32_t n
   if (tffi_args_count(fn, num_args, 2) ||
       tffi_args_object(fn, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr))
     return -1;
+  TVMFFIAny value; /* compared in its owned form, as the elements are held */
+  if (tffi_any_copy_owned(&args[1], &value)) return -1;
   const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(arr);
   int found = 0;
   for (int64_t i = 0; i < cell->size && found == 0; ++i)
-    found = tffi_any_equal((const TVMFFIAny*)cell->data + i, &args[1]);
+    found = tffi_any_equal((const TVMFFIAny*)cell->data + i, &value);
+  tffi_any_release(&value);
   if (found < 0) return -1;
   *result = tffi_any_none();
   result->type_index = kTVMFFIBool;

@@ -159,10 +159,13 @@ static int tffi_list_size(void* self, const TVMFFIAny* args, int32_t num_args,
 static int tffi_list_contains(void* self, const TVMFFIAny* args, int32_t num_args,
                               TVMFFIAny* result) {
   TffiList* l;
-  if (tffi_list_args(self, args, num_args, 2, &l, NULL)) return -1;
+  TVMFFIAny value;
+  if (tffi_list_args(self, args, num_args, 2, &l, NULL) || tffi_any_copy_owned(&args[1], &value))
+    return -1;
   int found = 0;
   for (int64_t i = 0; i < l->cell.size && found == 0; ++i)
-    found = tffi_any_equal(&tffi_list_items(l)[i], &args[1]);
+    found = tffi_any_equal(&tffi_list_items(l)[i], &value);
+  tffi_any_release(&value);
   if (found < 0) return -1;
   *result = tffi_any_none();
   result->type_index = kTVMFFIBool;

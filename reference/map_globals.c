@@ -68,12 +68,17 @@ static int tffi_map_size(void* self, const TVMFFIAny* args, int32_t num_args, TV
   return 0;
 }
 
-/* Looks args[1] up in the map args[0]: 1 found, 0 not, -1 error. */
+/* Looks args[1] up in the map args[0]: 1 found, 0 not, -1 error. The key
+ * is compared in its owned form, as the map holds keys: a const char* is
+ * the string it points to. */
 static int tffi_map_lookup(const TffiMapFn* fn, const TVMFFIAny* args, int32_t num_args,
                            TffiKV** found) {
   TffiMap* m;
-  if (tffi_map_args(fn, args, num_args, 2, &m)) return -1;
-  return tffi_map_find(m, &args[1], found);
+  TVMFFIAny key;
+  if (tffi_map_args(fn, args, num_args, 2, &m) || tffi_any_copy_owned(&args[1], &key)) return -1;
+  int rc = tffi_map_find(m, &key, found);
+  tffi_any_release(&key);
+  return rc;
 }
 
 static int tffi_map_get_item(void* self, const TVMFFIAny* args, int32_t num_args,
@@ -120,7 +125,11 @@ static int tffi_dict_set_item(void* self, const TVMFFIAny* args, int32_t num_arg
 static int tffi_dict_erase(void* self, const TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* result) {
   TffiMap* m;
-  if (tffi_map_args(self, args, num_args, 2, &m) || tffi_map_erase(m, &args[1]) < 0) return -1;
+  TVMFFIAny key;
+  if (tffi_map_args(self, args, num_args, 2, &m) || tffi_any_copy_owned(&args[1], &key)) return -1;
+  int rc = tffi_map_erase(m, &key);
+  tffi_any_release(&key);
+  if (rc < 0) return -1;
   *result = tffi_any_none();
   return 0;
 }

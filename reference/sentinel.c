@@ -31,6 +31,8 @@ static TVMFFIObject* tffi_sentinel(TVMFFIObject** slot) {
 
 TVMFFIObject* tffi_missing_object(void) { return tffi_sentinel(&tffi_missing); }
 
+TVMFFIObject* tffi_kwargs_object(void) { return tffi_sentinel(&tffi_kwargs); }
+
 /* Returns the sentinel in *slot as a new reference. */
 static int tffi_sentinel_call(const char* fn, TVMFFIObject** slot, int32_t num_args,
                               TVMFFIAny* result) {

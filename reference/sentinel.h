@@ -10,4 +10,7 @@
  * that find nothing (ffi.MapGetItemOrMissing) return it. */
 TVMFFIObject* tffi_missing_object(void);
 
+/* The keyword-arguments marker, as tffi_missing_object. */
+TVMFFIObject* tffi_kwargs_object(void);
+
 #endif

@@ -1,0 +1,138 @@
+/* Helpers for the clauses of spec/host.md: calling the runtime's global
+ * functions by name (a global the implementation lacks SKIPs the test,
+ * naming it), taking the raised error, and making and reading values. */
+#ifndef CONFORMANCE_HOST_SUPPORT_H_
+#define CONFORMANCE_HOST_SUPPORT_H_
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core_support.h"
+
+typedef struct {
+  char kind[64];
+  char message[2048];
+} HostError;
+
+/* Moves the raised error into *e (both texts empty when none was raised). */
+static inline void host_take_error(HostError* e) {
+  memset(e, 0, sizeof *e);
+  TVMFFIObjectHandle err = NULL;
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  if (err == NULL) return;
+  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  size_t k = cell->kind.size < sizeof e->kind ? cell->kind.size : sizeof e->kind - 1;
+  size_t m = cell->message.size < sizeof e->message ? cell->message.size : sizeof e->message - 1;
+  memcpy(e->kind, cell->kind.data, k);
+  memcpy(e->message, cell->message.data, m);
+  API(TVMFFIObjectDecRef)(err);
+}
+
+/* Calls the global function `name`; *out is zeroed first. */
+static inline int host_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  TVMFFIObjectHandle fn = core_global(name, 1);
+  memset(out, 0, sizeof *out);
+  int rc = API(TVMFFIFunctionCall)(fn, args, n, out);
+  API(TVMFFIObjectDecRef)(fn);
+  return rc;
+}
+
+/* As host_call, failing the test (with the error) unless it returns 0. */
+static inline TVMFFIAny host_ok(const char* name, TVMFFIAny* args, int32_t n) {
+  TVMFFIAny out;
+  int rc = host_call(name, args, n, &out);
+  if (rc != 0) {
+    HostError e;
+    host_take_error(&e);
+    cr_assert_eq(rc, 0, "%s returned %d: %s: %s", name, rc, e.kind, e.message);
+  }
+  return out;
+}
+
+/* Calls `name` expecting -1 with an error of `kind` whose message contains
+ * `part` (NULL: any message). */
+static inline void host_refused(const char* name, TVMFFIAny* args, int32_t n, const char* kind,
+                                const char* part) {
+  TVMFFIAny out;
+  int rc = host_call(name, args, n, &out);
+  if (rc == 0) core_release(&out);
+  HostError e;
+  host_take_error(&e);
+  cr_expect_eq(rc, -1, "%s: expected -1 (%s), got %d", name, kind, rc);
+  cr_expect_str_eq(e.kind, kind, "%s: expected %s, got %s: %s", name, kind, e.kind, e.message);
+  if (part) cr_expect(strstr(e.message, part) != NULL, "%s: message lacks \"%s\": %s", name, part,
+                      e.message);
+}
+
+static inline TVMFFIAny host_none(void) {
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  return v;
+}
+
+static inline TVMFFIAny host_bool(int b) {
+  TVMFFIAny v = host_none();
+  v.type_index = kTVMFFIBool;
+  v.v_int64 = b != 0;
+  return v;
+}
+
+static inline TVMFFIAny host_float(double d) {
+  TVMFFIAny v = host_none();
+  v.type_index = kTVMFFIFloat;
+  v.v_float64 = d;
+  return v;
+}
+
+/* An owned string value (small or heap as the implementation makes it). */
+static inline TVMFFIAny host_str(const char* s) {
+  TVMFFIByteArray b = {s, strlen(s)};
+  TVMFFIAny v;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&b, &v), 0);
+  return v;
+}
+
+/* Whether value is a str (any form) equal to s. */
+static inline int host_is_str(const TVMFFIAny* value, const char* s) {
+  int32_t t = value->type_index;
+  if (t != kTVMFFIStr && t != kTVMFFISmallStr) return 0;
+  TVMFFIByteArray b = core_str_bytes(value);
+  return b.size == strlen(s) && memcmp(b.data, s, b.size) == 0;
+}
+
+/* The int a call returned (failing the test on another kind). */
+static inline int64_t host_int_of(TVMFFIAny v, const char* what) {
+  cr_assert(v.type_index == kTVMFFIInt || v.type_index == kTVMFFIBool,
+            "%s: expected an int, got type index %d", what, v.type_index);
+  return v.v_int64;
+}
+
+/* An export of a test library (loaded once per process, RTLD_LOCAL, after
+ * the implementation), called through its safe-call ABI. */
+typedef int (*HostSafeCall)(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out);
+
+static inline HostSafeCall host_export(const char* runfile, const char* name) {
+  void* lib = dlopen(conf_runfile(runfile), RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(lib, "cannot load %s on %s: %s", runfile, conf_impl_path(), dlerror());
+  HostSafeCall f = (HostSafeCall)dlsym(lib, name);
+  cr_assert_not_null((void*)f, "%s exports no %s", runfile, name);
+  return f;
+}
+
+/* Calls the container_interop.cc export __tvm_ffi_<name>. */
+static inline TVMFFIAny host_interop(const char* name, TVMFFIAny* args, int32_t n) {
+  char symbol[128];
+  snprintf(symbol, sizeof symbol, "__tvm_ffi_%s", name);
+  HostSafeCall f = host_export("conformance/testlibs/libcontainer_interop.so", symbol);
+  TVMFFIAny out = host_none();
+  int rc = f(NULL, args, n, &out);
+  if (rc != 0) {
+    HostError e;
+    host_take_error(&e);
+    cr_assert_eq(rc, 0, "C++ %s returned %d: %s: %s", name, rc, e.kind, e.message);
+  }
+  return out;
+}
+
+#endif

@@ -1,0 +1,175 @@
+/* Clauses LST-001 to LST-008 of spec/host.md: lists made and changed in
+ * place through the "ffi.List*" global functions, in the layout of
+ * upstream's headers (a TVMFFISeqCell whose buffer C++ code built on those
+ * headers grows itself), and ffi.ArrayContains. */
+#include <stdint.h>
+#include <string.h>
+
+#include "host_support.h"
+
+static TVMFFIAny make_list(int64_t n) {
+  TVMFFIAny args[64];
+  cr_assert_leq(n, 64);
+  for (int64_t i = 0; i < n; ++i) args[i] = core_int(i * 10);
+  TVMFFIAny l = host_ok("ffi.List", args, (int32_t)n);
+  cr_assert_eq(l.type_index, kTVMFFIList);
+  return l;
+}
+
+/* The list's elements as ints, read through its cell. */
+static int64_t ints_of(TVMFFIAny l, int64_t* out, int64_t max) {
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(l.v_obj);
+  for (int64_t i = 0; i < cell->size && i < max; ++i) {
+    const TVMFFIAny* v = (const TVMFFIAny*)cell->data + i;
+    out[i] = v->type_index == kTVMFFIInt ? v->v_int64 : -999;
+  }
+  return cell->size;
+}
+
+static void expect_ints(TVMFFIAny l, const int64_t* want, int64_t n, const char* what) {
+  int64_t got[64];
+  int64_t size = ints_of(l, got, 64);
+  cr_assert_eq(size, n, "%s: size %lld, expected %lld", what, (long long)size, (long long)n);
+  for (int64_t i = 0; i < n; ++i)
+    cr_expect_eq(got[i], want[i], "%s: [%lld] is %lld, expected %lld", what, (long long)i,
+                 (long long)got[i], (long long)want[i]);
+}
+
+static void call3(const char* fn, TVMFFIAny a, TVMFFIAny b, TVMFFIAny c, int n) {
+  TVMFFIAny args[3] = {a, b, c}, r = host_ok(fn, args, n);
+  core_release(&r);
+}
+
+/* LST-001: ffi.List makes a list; its cell holds the elements in order,
+ * capacity at least size; ListSize and ListGetItem read it. */
+Test(list, LST_001_make_and_read) {
+  TVMFFIAny l = make_list(3);
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(l.v_obj);
+  cr_expect_geq(cell->capacity, cell->size);
+  expect_ints(l, (int64_t[]){0, 10, 20}, 3, "ffi.List(0, 10, 20)");
+  cr_expect_eq(host_int_of(host_ok("ffi.ListSize", &l, 1), "size"), 3);
+  TVMFFIAny q[2] = {l, core_int(2)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", q, 2), "[2]"), 20);
+  q[1] = core_int(3);
+  host_refused("ffi.ListGetItem", q, 2, "IndexError", NULL);
+  q[1] = core_int(-1);
+  host_refused("ffi.ListGetItem", q, 2, "IndexError", NULL);
+  core_release(&l);
+}
+
+/* LST-002: append, insert, set, pop, erase, erase a range, reverse, clear
+ * change the list in place as Python's list does. */
+Test(list, LST_002_mutations) {
+  TVMFFIAny l = make_list(3);
+  call3("ffi.ListAppend", l, core_int(30), host_none(), 2);
+  call3("ffi.ListInsert", l, core_int(0), core_int(-10), 3);
+  call3("ffi.ListInsert", l, core_int(5), core_int(40), 3);
+  expect_ints(l, (int64_t[]){-10, 0, 10, 20, 30, 40}, 6, "after inserts");
+  call3("ffi.ListSetItem", l, core_int(1), core_int(5), 3);
+  TVMFFIAny q[2] = {l, core_int(2)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListPop", q, 2), "pop"), 10);
+  call3("ffi.ListErase", l, core_int(0), host_none(), 2);
+  expect_ints(l, (int64_t[]){5, 20, 30, 40}, 4, "after pop and erase");
+  call3("ffi.ListEraseRange", l, core_int(1), core_int(3), 3);
+  expect_ints(l, (int64_t[]){5, 40}, 2, "after erasing [1, 3)");
+  host_ok("ffi.ListReverse", &l, 1);
+  expect_ints(l, (int64_t[]){40, 5}, 2, "reversed");
+  host_ok("ffi.ListClear", &l, 1);
+  expect_ints(l, NULL, 0, "cleared");
+  TVMFFIAny bad[3] = {l, core_int(1), core_int(0)};
+  host_refused("ffi.ListInsert", bad, 3, "IndexError", NULL);
+  core_release(&l);
+}
+
+/* LST-003: ListReplaceSlice puts another list's elements in place of a
+ * range, also when the other list is the list itself. */
+Test(list, LST_003_replace_slice) {
+  TVMFFIAny l = make_list(4), r = make_list(2);
+  TVMFFIAny args[4] = {l, core_int(1), core_int(3), r};
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 10, 30}, 4, "[1:3] = [0, 10]");
+  args[1] = core_int(0);
+  args[2] = core_int(1);
+  args[3] = l;
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 10, 30, 0, 10, 30}, 7, "[0:1] = itself");
+  core_release(&r);
+  core_release(&l);
+}
+
+/* LST-004: ListContains and ArrayContains compare as map keys do (text by
+ * content, an int never equal to a bool). */
+Test(list, LST_004_contains) {
+  TVMFFIAny s = host_str("a-long-enough-string"), args[2] = {core_int(1), s};
+  TVMFFIAny l = host_ok("ffi.List", args, 2), a = host_ok("ffi.Array", args, 2);
+  const char* fns[2] = {"ffi.ListContains", "ffi.ArrayContains"};
+  TVMFFIAny seqs[2] = {l, a};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny q[2] = {seqs[k], core_c_str("a-long-enough-string")};
+    TVMFFIAny r = host_ok(fns[k], q, 2);
+    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content", fns[k]);
+    q[1] = host_bool(1);
+    r = host_ok(fns[k], q, 2);
+    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 0, "%s: true found as 1", fns[k]);
+    q[1] = core_int(1);
+    r = host_ok(fns[k], q, 2);
+    cr_expect(r.v_int64 == 1, "%s: 1 not found", fns[k]);
+  }
+  for (TVMFFIAny* v = (TVMFFIAny[]){s, l, a}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
+/* LST-005: C++ code built on upstream's headers appends 100 elements to a
+ * list the runtime made (growing its buffer in place), and the runtime
+ * reads them; the runtime appends to a list C++ made. */
+Test(list, LST_005_shared_with_cpp) {
+  TVMFFIAny l = make_list(2), args[2] = {l, core_int(100)};
+  host_interop("list_push_range", args, 2);
+  cr_expect_eq(host_int_of(host_ok("ffi.ListSize", &l, 1), "size"), 102);
+  TVMFFIAny q[2] = {l, core_int(101)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", q, 2), "[101]"), 990);
+  core_release(&l);
+  TVMFFIAny n = core_int(3), c = host_interop("list_make_range", &n, 1);
+  for (int i = 0; i < 40; ++i) call3("ffi.ListAppend", c, core_int(i), host_none(), 2);
+  cr_expect_eq(host_int_of(host_ok("ffi.ListSize", &c, 1), "size"), 43);
+  q[0] = c;
+  q[1] = core_int(42);
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", q, 2), "[42]"), 39);
+  core_release(&c);
+}
+
+/* LST-006: a list holds a reference to each object element and gives it
+ * back when the element leaves (set, erase, clear) or the list goes. */
+Test(list, LST_006_owned_elements) {
+  TVMFFIAny obj = host_ok("ffi.Array", NULL, 0);
+  uint32_t base = core_strong(obj.v_obj);
+  TVMFFIAny l = host_ok("ffi.List", &obj, 1);
+  call3("ffi.ListAppend", l, obj, host_none(), 2);
+  cr_expect_eq(core_strong(obj.v_obj), base + 2);
+  call3("ffi.ListSetItem", l, core_int(0), core_int(1), 3);
+  cr_expect_eq(core_strong(obj.v_obj), base + 1);
+  host_ok("ffi.ListClear", &l, 1);
+  cr_expect_eq(core_strong(obj.v_obj), base);
+  call3("ffi.ListAppend", l, obj, host_none(), 2);
+  core_release(&l);
+  cr_expect_eq(core_strong(obj.v_obj), base);
+  core_release(&obj);
+}
+
+/* LST-007: the list functions refuse what is not a list (TypeError). */
+Test(list, LST_007_refusals) {
+  TVMFFIAny a = host_ok("ffi.Array", NULL, 0), q[2] = {a, core_int(0)};
+  host_refused("ffi.ListSize", &a, 1, "TypeError", NULL);
+  host_refused("ffi.ListGetItem", q, 2, "TypeError", NULL);
+  q[0] = core_int(3);
+  host_refused("ffi.ListSize", q, 1, "TypeError", NULL);
+  core_release(&a);
+}
+
+/* LST-008: ListReserve makes room without changing the content. */
+Test(list, LST_008_reserve) {
+  TVMFFIAny l = make_list(2), q[2] = {l, core_int(100)};
+  host_ok("ffi.ListReserve", q, 2);
+  cr_expect_geq(TVMFFISeqGetCellPtr(l.v_obj)->capacity, 100);
+  expect_ints(l, (int64_t[]){0, 10}, 2, "reserved");
+  core_release(&l);
+}

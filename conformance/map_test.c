@@ -1,0 +1,415 @@
+/* Clauses MAP-001 to MAP-014 of spec/host.md: maps and dicts made and used
+ * through the runtime's global functions, in the layout of upstream's
+ * headers, shared in both directions with C++ code built on those headers
+ * (conformance/testlibs/container_interop.cc). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_support.h"
+
+#define SMALL_TAG ((uint64_t)1 << 63)
+
+/* The fields after the header, as upstream's MapBaseObj lays them out. */
+typedef struct {
+  TVMFFIObject header;
+  void* data;
+  uint64_t size;
+  uint64_t slots;
+  void (*data_deleter)(void*);
+} MapBase;
+
+static const MapBase* base_of(TVMFFIAny m) { return (const MapBase*)m.v_obj; }
+
+/* The key of entry i as container_interop.cc makes it: an int for even i,
+ * a string for odd i (short ones small, long ones on the heap). */
+static TVMFFIAny key_of(int64_t i) {
+  if (i % 2 == 0) return core_int(i);
+  char text[64];
+  snprintf(text, sizeof text, i % 4 == 1 ? "k%lld" : "a-longer-key-%lld", (long long)i);
+  return host_str(text);
+}
+
+/* ffi.Map or ffi.Dict of key_of(i) -> i * 10 for i in [0, n). */
+static TVMFFIAny make_range(const char* ctor, int64_t n) {
+  TVMFFIAny* args = calloc((size_t)(2 * n + 1), sizeof *args);
+  for (int64_t i = 0; i < n; ++i) {
+    args[2 * i] = key_of(i);
+    args[2 * i + 1] = core_int(i * 10);
+  }
+  TVMFFIAny m = host_ok(ctor, args, (int32_t)(2 * n));
+  for (int64_t i = 0; i < n; ++i) core_release(&args[2 * i]);
+  free(args);
+  return m;
+}
+
+static int64_t size_of(const char* fn, TVMFFIAny m) { return host_int_of(host_ok(fn, &m, 1), fn); }
+
+static TVMFFIAny get(const char* fn, TVMFFIAny m, TVMFFIAny key) {
+  TVMFFIAny args[2] = {m, key};
+  return host_ok(fn, args, 2);
+}
+
+/* How many i in [begin, end) the runtime finds with key_of(i) -> i * 10. */
+static int64_t count_range(const char* prefix, TVMFFIAny m, int64_t begin, int64_t end) {
+  char fn[64];
+  snprintf(fn, sizeof fn, "ffi.%sGetItemOrMissing", prefix);
+  int64_t found = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    TVMFFIAny key = key_of(i), v = get(fn, m, key);
+    found += v.type_index == kTVMFFIInt && v.v_int64 == i * 10;
+    core_release(&v);
+    core_release(&key);
+  }
+  return found;
+}
+
+/* Calls a Function value with one int argument. */
+static TVMFFIAny call_fn(TVMFFIAny f, int64_t arg) {
+  TVMFFIAny a = core_int(arg), out = host_none();
+  int rc = API(TVMFFIFunctionCall)(f.v_obj, &a, 1, &out);
+  HostError e;
+  if (rc != 0) host_take_error(&e);
+  cr_assert_eq(rc, 0, "iteration functor(%lld) returned %d: %s", (long long)arg, rc,
+               rc ? e.message : "");
+  return out;
+}
+
+/* The keys of the map, through the iteration functor, into keys[0..max). */
+static int64_t iterate_keys(const char* fn, TVMFFIAny m, TVMFFIAny* keys, int64_t max) {
+  int64_t n = size_of(strstr(fn, "Dict") ? "ffi.DictSize" : "ffi.MapSize", m), got = 0;
+  TVMFFIAny f = host_ok(fn, &m, 1);
+  cr_assert_eq(f.type_index, kTVMFFIFunction);
+  for (int64_t i = 0; i < n && got < max; ++i) {
+    keys[got++] = call_fn(f, 0);
+    TVMFFIAny more = call_fn(f, 2);
+    cr_assert_eq(more.type_index, kTVMFFIBool);
+    cr_expect_eq(more.v_int64, i + 1 < n, "step %lld of %lld: more = %lld", (long long)i,
+                 (long long)n, (long long)more.v_int64);
+    if (!more.v_int64) break;
+  }
+  core_release(&f);
+  return got;
+}
+
+static int same_key(const TVMFFIAny* a, const TVMFFIAny* b) {
+  if (a->type_index == kTVMFFIInt || b->type_index == kTVMFFIInt)
+    return a->type_index == b->type_index && a->v_int64 == b->v_int64;
+  TVMFFIByteArray x = core_str_bytes(a), y = core_str_bytes(b);
+  return x.size == y.size && memcmp(x.data, y.data, x.size) == 0;
+}
+
+/* MAP-001: construction, size and look-up; a key given twice keeps its
+ * first place and takes the last value. */
+Test(map, MAP_001_make_size_get) {
+  TVMFFIAny args[8] = {core_int(1), core_int(10), core_c_str("two"), core_int(20),
+                       core_int(1), core_int(11), core_c_str("three"), core_int(30)};
+  TVMFFIAny m = host_ok("ffi.Map", args, 8), keys[4];
+  cr_assert_eq(m.type_index, kTVMFFIMap);
+  cr_expect_eq(size_of("ffi.MapSize", m), 3);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_int(1)), "[1]"), 11);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("three")), "[three]"), 30);
+  cr_assert_eq(iterate_keys("ffi.MapForwardIterFunctor", m, keys, 4), 3);
+  cr_expect(keys[0].type_index == kTVMFFIInt && keys[0].v_int64 == 1);
+  cr_expect(host_is_str(&keys[1], "two") && host_is_str(&keys[2], "three"));
+  for (int i = 0; i < 3; ++i) core_release(&keys[i]);
+  TVMFFIAny empty = host_ok("ffi.Map", NULL, 0);
+  cr_expect_eq(size_of("ffi.MapSize", empty), 0);
+  core_release(&empty);
+  core_release(&m);
+}
+
+/* MAP-002: absent keys: KeyError, a count of 0, the missing marker. */
+Test(map, MAP_002_absent_keys) {
+  TVMFFIAny args[2] = {core_c_str("a"), core_int(1)};
+  TVMFFIAny m = host_ok("ffi.Map", args, 2), q[2] = {m, core_c_str("b")};
+  host_refused("ffi.MapGetItem", q, 2, "KeyError", NULL);
+  cr_expect_eq(host_int_of(host_ok("ffi.MapCount", q, 2), "count b"), 0);
+  q[1] = core_c_str("a");
+  cr_expect_eq(host_int_of(host_ok("ffi.MapCount", q, 2), "count a"), 1);
+  q[1] = core_c_str("b");
+  TVMFFIAny missing = host_ok("ffi.MapGetItemOrMissing", q, 2);
+  TVMFFIAny marker = host_ok("ffi.GetInvalidObject", NULL, 0);
+  cr_expect(missing.type_index >= kTVMFFIStaticObjectBegin && missing.v_obj == marker.v_obj,
+            "an absent key gives type index %d, not the missing marker", missing.type_index);
+  core_release(&missing);
+  core_release(&marker);
+  core_release(&m);
+}
+
+/* MAP-003: keys are the same key as upstream's AnyEqual says: text by
+ * content in every form, 1, true and 1.0 apart, objects by identity. */
+Test(map, MAP_003_key_equality) {
+  TVMFFIAny heap = host_str("a-heap-string-key"), small = host_str("sk");
+  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), arr2 = host_ok("ffi.Array", NULL, 0);
+  TVMFFIAny args[12] = {heap,         core_int(1), small, core_int(2), core_int(1), core_int(3),
+                        host_bool(1), core_int(4), arr,   core_int(5), host_float(1.0), core_int(6)};
+  TVMFFIAny m = host_ok("ffi.Map", args, 12);
+  cr_expect_eq(size_of("ffi.MapSize", m), 6);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("a-heap-string-key")), "heap"), 1);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("sk")), "small"), 2);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_int(1)), "int"), 3);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, host_bool(1)), "bool"), 4);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, host_float(1.0)), "float"), 6);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, arr), "array"), 5);
+  TVMFFIAny q[2] = {m, arr2};
+  cr_expect_eq(host_int_of(host_ok("ffi.MapCount", q, 2), "other array"), 0);
+  for (TVMFFIAny* v = (TVMFFIAny[]){heap, small, arr, arr2, m}, *end = v + 5; v < end; ++v)
+    core_release(v);
+}
+
+/* MAP-004: up to 4 entries a map is small: slots carries bit 63, size is
+ * the entry count, data holds the pairs in insertion order. */
+Test(map, MAP_004_small_layout) {
+  for (int64_t n = 0; n <= 4; ++n) {
+    TVMFFIAny m = make_range("ffi.Map", n);
+    const MapBase* b = base_of(m);
+    cr_expect(b->slots & SMALL_TAG, "%lld entries: slots %llx has no small tag", (long long)n,
+              (unsigned long long)b->slots);
+    cr_expect_eq(b->size, (uint64_t)n);
+    cr_expect_geq(b->slots & ~SMALL_TAG, (uint64_t)(n > 2 ? n : 2));
+    const TVMFFIAny* kv = b->data;
+    for (int64_t i = 0; i < n; ++i) {
+      TVMFFIAny key = key_of(i);
+      cr_expect(same_key(&kv[2 * i], &key), "%lld entries: pair %lld out of order", (long long)n,
+                (long long)i);
+      cr_expect(kv[2 * i + 1].type_index == kTVMFFIInt && kv[2 * i + 1].v_int64 == i * 10);
+      core_release(&key);
+    }
+    core_release(&m);
+  }
+}
+
+/* MAP-005: past 4 entries a map is dense (no tag, slots a power of two
+ * above the size), iterated in insertion order. */
+Test(map, MAP_005_dense_layout_order) {
+  static const int64_t sizes[] = {5, 17, 100, 1000};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    int64_t n = sizes[s];
+    TVMFFIAny m = make_range("ffi.Map", n);
+    const MapBase* b = base_of(m);
+    cr_expect(!(b->slots & SMALL_TAG) && b->slots > (uint64_t)n &&
+                  (b->slots & (b->slots - 1)) == 0,
+              "%lld entries: slots %llx", (long long)n, (unsigned long long)b->slots);
+    cr_expect_eq(b->size, (uint64_t)n);
+    cr_expect_eq(count_range("Map", m, 0, n), n);
+    TVMFFIAny* keys = calloc((size_t)n, sizeof *keys);
+    cr_assert_eq(iterate_keys("ffi.MapForwardIterFunctor", m, keys, n), n);
+    for (int64_t i = 0; i < n; ++i) {
+      TVMFFIAny key = key_of(i);
+      cr_expect(same_key(&keys[i], &key), "%lld entries: key %lld out of order", (long long)n,
+                (long long)i);
+      core_release(&key);
+      core_release(&keys[i]);
+    }
+    free(keys);
+    core_release(&m);
+  }
+}
+
+/* MAP-006: C++ code built on upstream's headers finds every key of maps and
+ * dicts the runtime made, small and dense, and walks them in order. */
+Test(map, MAP_006_runtime_maps_read_by_cpp) {
+  static const int64_t sizes[] = {3, 4, 5, 17, 300};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    int64_t n = sizes[s];
+    for (int dict = 0; dict < 2; ++dict) {
+      TVMFFIAny m = make_range(dict ? "ffi.Dict" : "ffi.Map", n);
+      TVMFFIAny args[3] = {m, core_int(0), core_int(n + 4)};
+      int64_t found = host_int_of(host_interop(dict ? "dict_count_range" : "map_count_range", args, 3), "found");
+      cr_expect_eq(found, n, "C++ found %lld of %lld keys in a %s", (long long)found, (long long)n,
+                   dict ? "dict" : "map");
+      core_release(&m);
+    }
+  }
+  TVMFFIAny m = make_range("ffi.Map", 9), keys = host_interop("map_keys", &m, 1);
+  TVMFFIAny nk = keys;
+  cr_expect_eq(size_of("ffi.ArraySize", nk), 9);
+  for (int64_t i = 0; i < 9; ++i) {
+    TVMFFIAny q[2] = {keys, core_int(i)}, k = host_ok("ffi.ArrayGetItem", q, 2), want = key_of(i);
+    cr_expect(same_key(&k, &want), "C++ walks entry %lld out of order", (long long)i);
+    core_release(&k);
+    core_release(&want);
+  }
+  core_release(&keys);
+  core_release(&m);
+}
+
+/* MAP-007: maps and dicts made by C++ code (small and dense) are read by
+ * the runtime's functions. */
+Test(map, MAP_007_cpp_maps_read_by_runtime) {
+  static const int64_t sizes[] = {2, 4, 50};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    TVMFFIAny n = core_int(sizes[s]);
+    TVMFFIAny m = host_interop("map_make_range", &n, 1), d = host_interop("dict_make_range", &n, 1);
+    cr_expect_eq(size_of("ffi.MapSize", m), sizes[s]);
+    cr_expect_eq(size_of("ffi.DictSize", d), sizes[s]);
+    cr_expect_eq(count_range("Map", m, 0, sizes[s] + 3), sizes[s]);
+    cr_expect_eq(count_range("Dict", d, 0, sizes[s] + 3), sizes[s]);
+    TVMFFIAny keys[50];
+    cr_assert_eq(iterate_keys("ffi.MapForwardIterFunctor", m, keys, 50), sizes[s]);
+    for (int64_t i = 0; i < sizes[s]; ++i) {
+      TVMFFIAny want = key_of(i);
+      cr_expect(same_key(&keys[i], &want), "entry %lld out of order", (long long)i);
+      core_release(&want);
+      core_release(&keys[i]);
+    }
+    core_release(&m);
+    core_release(&d);
+  }
+}
+
+/* MAP-008: a dict changes in place: every handle sees a set, an erase (of
+ * a key there or not) and a clear. */
+Test(map, MAP_008_dict_in_place) {
+  TVMFFIAny d = make_range("ffi.Dict", 2);
+  cr_assert_eq(d.type_index, kTVMFFIDict);
+  TVMFFIAny alias = d;
+  TVMFFIAny set[3] = {d, core_c_str("new"), core_int(7)};
+  TVMFFIAny r = host_ok("ffi.DictSetItem", set, 3);
+  cr_expect_eq(r.type_index, kTVMFFINone);
+  cr_expect_eq(size_of("ffi.DictSize", alias), 3);
+  cr_expect_eq(host_int_of(get("ffi.DictGetItem", alias, core_c_str("new")), "new"), 7);
+  set[2] = core_int(8);
+  host_ok("ffi.DictSetItem", set, 3);
+  cr_expect_eq(size_of("ffi.DictSize", alias), 3);
+  cr_expect_eq(host_int_of(get("ffi.DictGetItem", alias, core_c_str("new")), "new"), 8);
+  TVMFFIAny erase[2] = {d, core_c_str("absent")};
+  host_ok("ffi.DictErase", erase, 2);
+  cr_expect_eq(size_of("ffi.DictSize", d), 3);
+  erase[1] = core_int(0);
+  host_ok("ffi.DictErase", erase, 2);
+  cr_expect_eq(size_of("ffi.DictSize", d), 2);
+  cr_expect_eq(host_int_of(host_ok("ffi.DictCount", erase, 2), "count 0"), 0);
+  host_refused("ffi.DictGetItem", erase, 2, "KeyError", NULL);
+  host_ok("ffi.DictClear", &d, 1);
+  cr_expect_eq(size_of("ffi.DictSize", alias), 0);
+  core_release(&d);
+}
+
+/* MAP-009: C++ code grows a dict the runtime made (3 entries) to 100 in
+ * place, turning it dense itself, and erases from it; the runtime reads
+ * every state back. */
+Test(map, MAP_009_cpp_grows_runtime_dict) {
+  TVMFFIAny d = make_range("ffi.Dict", 3);
+  TVMFFIAny args[3] = {d, core_int(3), core_int(100)};
+  host_interop("dict_insert_range", args, 3);
+  cr_expect_eq(size_of("ffi.DictSize", d), 100);
+  cr_expect_eq(count_range("Dict", d, 0, 104), 100);
+  args[1] = core_int(10);
+  args[2] = core_int(60);
+  host_interop("dict_erase_range", args, 3);
+  cr_expect_eq(size_of("ffi.DictSize", d), 50);
+  cr_expect_eq(count_range("Dict", d, 0, 10), 10);
+  cr_expect_eq(count_range("Dict", d, 10, 60), 0);
+  cr_expect_eq(count_range("Dict", d, 60, 100), 40);
+  core_release(&d);
+}
+
+/* MAP-010: the runtime grows a dict to 300 entries and erases from it
+ * (dense form); C++ code finds exactly the keys that remain, and the
+ * runtime finds what C++ then adds. */
+Test(map, MAP_010_runtime_grows_dict_read_by_cpp) {
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0);
+  for (int64_t i = 0; i < 300; ++i) {
+    TVMFFIAny key = key_of(i), set[3] = {d, key, core_int(i * 10)};
+    host_ok("ffi.DictSetItem", set, 3);
+    core_release(&key);
+  }
+  for (int64_t i = 0; i < 300; i += 3) {
+    TVMFFIAny key = key_of(i), erase[2] = {d, key};
+    host_ok("ffi.DictErase", erase, 2);
+    core_release(&key);
+  }
+  cr_expect_eq(size_of("ffi.DictSize", d), 200);
+  TVMFFIAny args[3] = {d, core_int(0), core_int(300)};
+  cr_expect_eq(host_int_of(host_interop("dict_count_range", args, 3), "C++ count"), 200);
+  args[1] = core_int(300);
+  args[2] = core_int(400);
+  host_interop("dict_insert_range", args, 3);
+  cr_expect_eq(count_range("Dict", d, 300, 400), 100);
+  cr_expect_eq(size_of("ffi.DictSize", d), 300);
+  core_release(&d);
+}
+
+/* MAP-011: setting a key already there keeps its place in a small dict
+ * and moves it last in a dense one, as upstream's tables order them. */
+Test(map, MAP_011_update_order) {
+  for (int dense = 0; dense < 2; ++dense) {
+    int64_t n = dense ? 8 : 3;
+    TVMFFIAny d = make_range("ffi.Dict", n), set[3] = {d, core_int(0), core_int(-1)}, keys[8];
+    host_ok("ffi.DictSetItem", set, 3);
+    cr_assert_eq(iterate_keys("ffi.DictForwardIterFunctor", d, keys, 8), n);
+    int64_t at = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (keys[i].type_index == kTVMFFIInt && keys[i].v_int64 == 0) at = i;
+      core_release(&keys[i]);
+    }
+    cr_expect_eq(at, dense ? n - 1 : 0, "%s dict: the updated key is at %lld",
+                 dense ? "dense" : "small", (long long)at);
+    core_release(&d);
+  }
+}
+
+/* MAP-012: the map functions take maps only and the dict functions dicts
+ * only (TypeError); ffi.Map refuses an odd argument count. */
+Test(map, MAP_012_refusals) {
+  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2), arr = host_ok("ffi.Array", NULL, 0);
+  host_refused("ffi.MapSize", &d, 1, "TypeError", NULL);
+  host_refused("ffi.DictSize", &m, 1, "TypeError", NULL);
+  host_refused("ffi.MapSize", &arr, 1, "TypeError", NULL);
+  TVMFFIAny odd[3] = {core_int(1), core_int(2), core_int(3)}, out;
+  cr_expect_eq(host_call("ffi.Map", odd, 3, &out), -1);
+  HostError e;
+  host_take_error(&e);
+  cr_expect(e.kind[0] != '\0', "an odd argument count raised nothing");
+  for (TVMFFIAny* v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
+/* MAP-013: a map holds a reference to each object key and value, and gives
+ * them back when it goes. */
+Test(map, MAP_013_owned_entries) {
+  TVMFFIAny k = host_ok("ffi.Array", NULL, 0), v = host_ok("ffi.Array", NULL, 0);
+  uint32_t k0 = core_strong(k.v_obj), v0 = core_strong(v.v_obj);
+  for (int n = 1; n <= 6; n += 5) {
+    TVMFFIAny args[12];
+    for (int i = 0; i < n; ++i) args[2 * i] = core_int(i + 100), args[2 * i + 1] = core_int(i);
+    args[0] = k;
+    args[1] = v;
+    TVMFFIAny m = host_ok("ffi.Map", args, 2 * n);
+    cr_expect_eq(core_strong(k.v_obj), k0 + 1);
+    cr_expect_eq(core_strong(v.v_obj), v0 + 1);
+    TVMFFIAny got = get("ffi.MapGetItem", m, k);
+    cr_expect_eq(got.v_obj, v.v_obj);
+    core_release(&got);
+    core_release(&m);
+    cr_expect_eq(core_strong(k.v_obj), k0);
+    cr_expect_eq(core_strong(v.v_obj), v0);
+  }
+  core_release(&k);
+  core_release(&v);
+}
+
+/* MAP-014: big ints are keys by value: two big int objects of one value
+ * are the same key, in small and dense maps. */
+Test(map, MAP_014_big_int_keys) {
+  int64_t words[2] = {5, 1};
+  TVMFFIByteArray bytes = {(const char*)words, sizeof words};
+  TVMFFIAny a, b;
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &a), 0);
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &b), 0);
+  cr_assert_eq(a.type_index, kTVMFFIBigInt);
+  cr_assert_neq(a.v_obj, b.v_obj);
+  for (int n = 1; n <= 8; n += 7) {
+    TVMFFIAny args[16];
+    for (int i = 0; i < n; ++i) args[2 * i] = core_int(i), args[2 * i + 1] = core_int(i);
+    args[0] = a;
+    args[1] = core_int(99);
+    TVMFFIAny m = host_ok("ffi.Map", args, 2 * n);
+    cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, b), "big int"), 99,
+                 "%d entries: an equal big int is another key", n);
+    core_release(&m);
+  }
+  core_release(&a);
+  core_release(&b);
+}
