@@ -4,53 +4,61 @@ A C test library raises each kind through TVMFFIErrorSetRaisedFromCStr;
 upstream's Python package must turn it into the exception class the kind
 table names, with the message bytes unchanged.
 """
-import filecmp
+import hashlib
 import os
 
 import pytest
 import tvm_ffi
 
 LIB = os.environ.get("CONF_RAISE_KINDS_LIB", "")
-PACKAGE_LIB = os.path.join(os.path.dirname(tvm_ffi.__file__), "lib", "libtvm_ffi.so")
 
 
-def skip_reason(impl: str, upstream_lib: str) -> str:
+def mapped_runtime() -> str:
+    """The one libtvm_ffi.so this process mapped (importing tvm_ffi loaded it)."""
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        paths = {line.split(None, 5)[5].strip() for line in maps
+                 if len(line.split(None, 5)) == 6
+                 and os.path.basename(line.split(None, 5)[5].strip()) == "libtvm_ffi.so"}
+    assert len(paths) == 1, f"expected one libtvm_ffi.so mapped, found {sorted(paths)}"
+    return paths.pop()
+
+
+def digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def skip_reason(runtime: str) -> str:
     """Why these tests say nothing about the implementation under test ("" when they do).
 
-    They run upstream's Python package over its own libtvm_ffi.so, so they
-    test the implementation only when it is that library: TVMFFI_IMPL=upstream
-    (the pinned wheel; the package is the same pinned release) or a path to a
-    file identical to the package's library.
+    conformance/python/run_pytest.py runs them with upstream's Python package
+    over the implementation under test and names it in CONF_PYTHON_RUNTIME:
+    "upstream" (the package's own library) or the path of the library it
+    swapped into a copy of the package. Without that, they test nothing.
     """
-    if impl == "upstream":
-        return ""
-    if impl not in ("", "reference") and os.path.exists(impl) and os.path.exists(PACKAGE_LIB) \
-            and filecmp.cmp(impl, PACKAGE_LIB, shallow=False):
-        return ""
-    if upstream_lib and impl not in ("", "reference") and os.path.exists(impl) \
-            and os.path.exists(upstream_lib) and filecmp.cmp(impl, upstream_lib, shallow=False):
-        return ""
-    under_test = impl if impl not in ("", "reference") else "the bundled reference runtime"
-    return (f"these tests run upstream's Python package tvm_ffi {tvm_ffi.__version__} over its own "
-            f"{PACKAGE_LIB}; the library under test ({under_test}) is not that library")
+    if not runtime:
+        return "CONF_PYTHON_RUNTIME is unset: run these tests through conformance/python/run_pytest.py"
+    return ""
 
 
 @pytest.fixture(scope="module")
 def mod():
-    reason = skip_reason(os.environ.get("TVMFFI_IMPL", ""), os.environ.get("CONF_UPSTREAM_LIB", ""))
+    runtime = os.environ.get("CONF_PYTHON_RUNTIME", "")
+    reason = skip_reason(runtime)
     if reason:
         pytest.skip(reason)
+    mapped = mapped_runtime()
+    if runtime != "upstream":
+        assert digest(mapped) == digest(runtime), f"tvm_ffi mapped {mapped}, not {runtime}"
     assert os.path.exists(LIB), f"test library not found at {LIB!r}"
     return tvm_ffi.load_module(LIB)
 
 
-def test_skip_reason_follows_tvmffi_impl():
-    """The implementation under test decides whether these tests run (not a clause test)."""
-    assert skip_reason("upstream", "") == ""
-    assert "bundled reference runtime" in skip_reason("", "")
-    assert "bundled reference runtime" in skip_reason("reference", "")
-    assert "/nonexistent.so" in skip_reason("/nonexistent.so", "")
-    assert skip_reason(PACKAGE_LIB, "") == ""
+def test_skip_reason_follows_the_runner():
+    """The runner decides whether these tests run (not a clause test)."""
+    assert skip_reason("upstream") == ""
+    assert skip_reason("/abs/libtvm_ffi.so") == ""
+    assert "run_pytest.py" in skip_reason("")
 
 
 def expected_message(kind: str) -> str:

@@ -23,18 +23,7 @@ def _write(record):
     _LOG.flush()
 
 
-def mapped_runtimes():
-    """(path, device, inode) of every mapped file whose name is libtvm_ffi.so."""
-    found = set()
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            for line in maps:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and os.path.basename(parts[5].strip()) == "libtvm_ffi.so":
-                    found.add((parts[5].strip(), parts[3], int(parts[4])))
-    except OSError:
-        pass
-    return sorted(found)
+from swap import mapped_runtimes  # noqa: E402
 
 
 def pytest_collectreport(report):

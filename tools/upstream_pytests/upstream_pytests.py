@@ -43,13 +43,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "releases"))
 import releases  # noqa: E402
 
 sys.path.insert(0, HERE)
-import proof_plugin  # noqa: E402
+import swap  # noqa: E402
+from swap import SwapError, check_mapped, prove, sha256  # noqa: E402
 
 OUTCOMES = ("passed", "failed", "skipped", "errors")
 
 
-class SetupError(Exception):
-    """The run cannot start (what to fetch, build or prove failed)."""
+SetupError = SwapError  # the run cannot start: what to fetch, build or prove failed
 
 
 def runfile(path):
@@ -70,14 +70,6 @@ def pinned_release():
             if line.startswith(releases.PACKAGE + "=="):
                 return line.split("==", 1)[1].strip()
     raise SetupError("tools/requirements.txt pins no %s" % releases.PACKAGE)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------- the scope
@@ -135,7 +127,8 @@ def make_venv(folder, wheel, runtime):
     """A venv with the release's wheel installed and, when `runtime` is given,
     its libtvm_ffi.so replaced by that file. The project venv's packages
     (pytest, numpy) come after the venv's own on sys.path, so its tvm_ffi
-    never shadows the copy. Returns (python, the package's library path)."""
+    never shadows the copy. Returns (python, the package's library path,
+    extra PYTHONPATH entries)."""
     base = getattr(sys, "_base_executable", None) or sys.executable
     subprocess.run([base, "-m", "venv", "--without-pip", folder], check=True,
                    capture_output=True)
@@ -153,52 +146,26 @@ def make_venv(folder, wheel, runtime):
     if runtime:
         os.remove(lib)
         shutil.copyfile(runtime, lib)
-    return python, lib
+    return python, lib, []
 
 
-PROBE = """
-import json, sys
-sys.path.insert(0, %r)
-import proof_plugin
-error = None
-try:
-    import tvm_ffi
-except BaseException as e:
-    error = "%%s: %%s" %% (type(e).__name__, e)
-print(json.dumps({"runtimes": proof_plugin.mapped_runtimes(), "import_error": error}))
-"""
-
-
-def prove(python, lib, expected_sha, env):
-    """Imports tvm_ffi in the venv and checks the mapped libtvm_ffi.so is the
-    package's file with the expected content. Returns the import error text
-    (None when tvm_ffi imports); raises SetupError when the proof fails."""
-    res = subprocess.run([python, "-c", PROBE % HERE], capture_output=True, text=True,
-                         env=env, timeout=300)
+def make_environment(folder, version, runtime):
+    """The package of `version` over `runtime` (None: its own library): a
+    copy of the installed package when it is that release (no download),
+    else a venv of the release's wheel. Returns (python, library, extra
+    PYTHONPATH entries)."""
     try:
-        probe = json.loads(res.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise SetupError("the probe died (exit %d) before reading /proc/self/maps: %s"
-                         % (res.returncode, res.stderr.strip()[-500:]))
-    check_mapped(probe["runtimes"], lib, expected_sha, "the probe")
-    return probe["import_error"]
-
-
-def check_mapped(runtimes, lib, expected_sha, who):
-    """Raises SetupError unless the libtvm_ffi.so mapped is `lib` with the
-    expected content. A process that never loaded tvm_ffi (a file skipped
-    whole before importing it) maps none: it proves nothing and needs not."""
-    paths = sorted({path for path, _, _ in runtimes})
-    if not paths and who != "the probe":
-        return False
-    if len(paths) != 1:
-        raise SetupError("%s mapped %s libtvm_ffi.so files (%s), expected exactly %s"
-                         % (who, len(paths), ", ".join(paths) or "none", lib))
-    if os.path.realpath(paths[0]) != os.path.realpath(lib):
-        raise SetupError("%s mapped %s, not the package's %s" % (who, paths[0], lib))
-    if sha256(paths[0]) != expected_sha:
-        raise SetupError("%s mapped %s, whose content is not the runtime asked for" % (who, lib))
-    return True
+        _, installed = swap.installed_package()
+    except SwapError:
+        installed = None
+    if installed == version:
+        lib = swap.package_copy(runtime, folder)
+        return sys.executable, lib, [folder]
+    try:
+        wheel = releases.wheel(version)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        raise SetupError("cannot fetch the wheel: %s" % e)
+    return make_venv(folder, wheel, runtime)
 
 
 # ---------------------------------------------------------------- one file
@@ -272,7 +239,8 @@ def run_file(python, source, name, env, k, timeout, workdir):
            "proof_plugin", "-q", "--no-header", "-rN", os.path.join("tests", "python", name)]
     if k:
         cmd += ["-k", k]
-    env = dict(env, UPSTREAM_PYTESTS_LOG=log, PYTHONPATH=HERE)
+    path = [p for p in (env.get("PYTHONPATH", ""), HERE) if p]
+    env = dict(env, UPSTREAM_PYTESTS_LOG=log, PYTHONPATH=os.pathsep.join(path))
     start = time.monotonic()
     status, signal_name = None, None
     with open(log + ".out", "w", encoding="utf-8") as out:
@@ -302,8 +270,8 @@ def run_file(python, source, name, env, k, timeout, workdir):
     elif signal_name or maps is None:
         crashed = "%s%s" % (signal_name or "exit %s without finishing the session" % status,
                             " in " + running if running else "")
-    elif status not in (0, 1, 5):
-        # 2: interrupted, 3: internal error, 4: usage error
+    elif status not in (0, 1, 5) and not collect_errors:
+        # 2 without a collection error: interrupted; 3: internal error; 4: usage error
         crashed = "pytest exit status %s" % status
     messages = {}
     for nodeid in order:
@@ -451,10 +419,6 @@ def run(args):
     label, runtime = resolve_runtime(args.runtime)
     scope = read_scope(os.path.join(HERE, "scope.txt"))
     source = unpack_sources(version)
-    try:
-        wheel = releases.wheel(version)
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-        raise SetupError("cannot fetch the wheel: %s" % e)
     files = test_files(source)
     unlisted = [f for f in files if f not in scope]
     if args.files:
@@ -471,9 +435,10 @@ def run(args):
         venv_env = dict(os.environ)
         venv_env.pop("PYTHONPATH", None)
         venv_env["TVM_FFI_CACHE_DIR"] = os.path.join(work, "build-cache")
-        python, lib = make_venv(os.path.join(work, "venv"), wheel, runtime)
+        python, lib, extra = make_environment(os.path.join(work, "venv"), version, runtime)
+        env = dict(venv_env, PYTHONPATH=os.pathsep.join(extra)) if extra else venv_env
         expected_sha = sha256(runtime or lib)
-        import_error = prove(python, lib, expected_sha, venv_env)
+        import_error = prove(python, lib, expected_sha, env)
         print("upstream_pytests: apache-tvm-ffi %s, %d test files; runtime %s (%s)" %
               (version, len(files), label, runtime or lib))
         print("  proof: the one libtvm_ffi.so mapped after `import tvm_ffi` is %s, sha256 %s"
@@ -501,9 +466,11 @@ def run(args):
 
         if need:
             print("  upstream's own results for %d files are not cached: running them first" % len(need))
-            up_python, up_lib = make_venv(os.path.join(work, "venv-upstream"), wheel, None)
-            prove(up_python, up_lib, sha256(up_lib), venv_env)
-            up = run_all(up_python, source, need, venv_env, args, os.path.join(work, "upstream"),
+            up_python, up_lib, up_extra = make_environment(os.path.join(work, "venv-upstream"),
+                                                           version, None)
+            up_env = dict(venv_env, PYTHONPATH=os.pathsep.join(up_extra)) if up_extra else venv_env
+            prove(up_python, up_lib, sha256(up_lib), up_env)
+            up = run_all(up_python, source, need, up_env, args, os.path.join(work, "upstream"),
                          progress("upstream"))
             for r in up.values():
                 if r["runtimes"] is not None:
@@ -513,7 +480,7 @@ def run(args):
 
         os.makedirs(os.path.join(work, "runs"), exist_ok=True)
         os.makedirs(os.path.join(work, "upstream"), exist_ok=True)
-        results = run_all(python, source, files, venv_env, args, os.path.join(work, "runs"),
+        results = run_all(python, source, files, env, args, os.path.join(work, "runs"),
                           progress(label))
         if label == "upstream":
             save_baseline(version, args.k, results)

@@ -1,0 +1,241 @@
+/* Clauses REC-001 to REC-009 of spec/host.md: the recursive operations on
+ * values that upstream's Python package uses for ==, <, hash(), repr() and
+ * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
+ * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
+ * Reflected objects come from upstream's own libtvm_ffi_testing.so, loaded
+ * on the implementation under test. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "host_support.h"
+
+static int truth(const char* fn, TVMFFIAny a, TVMFFIAny b) {
+  TVMFFIAny args[2] = {a, b}, r = host_ok(fn, args, 2);
+  cr_assert_eq(r.type_index, kTVMFFIBool, "%s returned type index %d", fn, r.type_index);
+  return (int)r.v_int64;
+}
+
+static int eq(TVMFFIAny a, TVMFFIAny b) { return truth("ffi.RecursiveEq", a, b); }
+
+static uint64_t hash_of(TVMFFIAny v) {
+  return (uint64_t)host_int_of(host_ok("ffi.RecursiveHash", &v, 1), "hash");
+}
+
+static TVMFFIAny arr(TVMFFIAny* items, int n) { return host_ok("ffi.Array", items, n); }
+static TVMFFIAny lst(TVMFFIAny* items, int n) { return host_ok("ffi.List", items, n); }
+
+static TVMFFIAny ints(const char* ctor, int64_t a, int64_t b, int n) {
+  TVMFFIAny items[2] = {core_int(a), core_int(b)};
+  return host_ok(ctor, items, n);
+}
+
+/* Upstream's StableHashCombine, for the values the clauses fix. */
+static uint64_t combine(uint64_t key, uint64_t value) {
+  return key ^ (value + 0x9e3779b9ull + (key << 6) + (key >> 2));
+}
+
+/* REC-001: equality of values: kinds must match (1 is not true, not 1.0),
+ * text compares by content in any form, NaN equals NaN. */
+Test(recursive, REC_001_values_equal) {
+  TVMFFIAny s1 = host_str("same text, long enough"), s2 = core_c_str("same text, long enough");
+  cr_expect(eq(core_int(3), core_int(3)));
+  cr_expect(!eq(core_int(3), core_int(4)));
+  cr_expect(!eq(core_int(1), host_bool(1)), "1 == true");
+  cr_expect(!eq(core_int(1), host_float(1.0)), "1 == 1.0");
+  cr_expect(eq(host_float(__builtin_nan("")), host_float(__builtin_nan(""))), "NaN != NaN");
+  cr_expect(eq(s1, s2));
+  cr_expect(eq(host_none(), host_none()));
+  cr_expect(!eq(host_none(), core_int(0)));
+  core_release(&s1);
+}
+
+/* REC-002: containers compare element by element (sequences in order,
+ * maps by the values of equal keys, whatever their order); an array is
+ * never equal to a list. */
+Test(recursive, REC_002_containers_equal) {
+  TVMFFIAny a1 = ints("ffi.Array", 1, 2, 2), a2 = ints("ffi.Array", 1, 2, 2);
+  TVMFFIAny a3 = ints("ffi.Array", 1, 3, 2), l1 = ints("ffi.List", 1, 2, 2);
+  TVMFFIAny short1 = ints("ffi.Array", 1, 2, 1);
+  cr_expect(eq(a1, a2));
+  cr_expect(!eq(a1, a3));
+  cr_expect(!eq(a1, l1), "an array equals a list");
+  cr_expect(!eq(a1, short1));
+  TVMFFIAny kv1[4] = {core_c_str("a"), a1, core_int(2), core_int(3)};
+  TVMFFIAny kv2[4] = {core_int(2), core_int(3), core_c_str("a"), a2};
+  TVMFFIAny m1 = host_ok("ffi.Map", kv1, 4), m2 = host_ok("ffi.Map", kv2, 4);
+  cr_expect(eq(m1, m2), "maps of equal entries in another order differ");
+  kv2[1] = core_int(4);
+  TVMFFIAny m3 = host_ok("ffi.Map", kv2, 4);
+  cr_expect(!eq(m1, m3));
+  TVMFFIAny nested1 = arr(&m1, 1), nested2 = arr(&m2, 1);
+  cr_expect(eq(nested1, nested2));
+  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
+                 *end = v + 10;
+       v < end; ++v)
+    core_release(v);
+}
+
+/* REC-003: ordering: numbers by value, text by bytes, sequences
+ * lexicographically with the shorter first; values of different kinds,
+ * NaN and unequal maps cannot be ordered (TypeError). */
+Test(recursive, REC_003_ordering) {
+  cr_expect(truth("ffi.RecursiveLt", core_int(1), core_int(2)));
+  cr_expect(!truth("ffi.RecursiveLt", core_int(2), core_int(2)));
+  cr_expect(truth("ffi.RecursiveLe", core_int(2), core_int(2)));
+  cr_expect(truth("ffi.RecursiveGt", core_c_str("b"), core_c_str("abc")));
+  cr_expect(truth("ffi.RecursiveGe", host_float(2.5), host_float(2.5)));
+  TVMFFIAny a12 = ints("ffi.Array", 1, 2, 2), a1 = ints("ffi.Array", 1, 0, 1);
+  TVMFFIAny a13 = ints("ffi.Array", 1, 3, 2);
+  cr_expect(truth("ffi.RecursiveLt", a1, a12), "a prefix is not less");
+  cr_expect(truth("ffi.RecursiveLt", a12, a13));
+  TVMFFIAny args[2] = {core_int(1), core_c_str("x")};
+  host_refused("ffi.RecursiveLt", args, 2, "TypeError", "different types");
+  args[0] = args[1] = host_float(__builtin_nan(""));
+  host_refused("ffi.RecursiveLt", args, 2, "TypeError", "NaN");
+  TVMFFIAny kv1[2] = {core_c_str("k"), core_int(1)}, kv2[2] = {core_c_str("k"), core_int(2)};
+  TVMFFIAny m1 = host_ok("ffi.Map", kv1, 2), m2 = host_ok("ffi.Map", kv2, 2);
+  args[0] = m1;
+  args[1] = m2;
+  host_refused("ffi.RecursiveLt", args, 2, "TypeError", "Map/Dict");
+  cr_expect(truth("ffi.RecursiveLe", m1, m1));
+  for (TVMFFIAny* v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
+    core_release(v);
+}
+
+/* REC-004: cycles: a list that holds itself equals another that does, and
+ * ordering such lists is a ValueError. */
+Test(recursive, REC_004_cycles) {
+  TVMFFIAny l1 = lst(NULL, 0), l2 = lst(NULL, 0);
+  TVMFFIAny a1[2] = {l1, l1}, a2[2] = {l2, l2}, r;
+  r = host_ok("ffi.ListAppend", a1, 2);
+  r = host_ok("ffi.ListAppend", a2, 2);
+  (void)r;
+  cr_expect(eq(l1, l2), "two lists that hold themselves differ");
+  TVMFFIAny args[2] = {l1, l2};
+  host_refused("ffi.RecursiveLt", args, 2, "ValueError", "cyclic");
+  uint64_t h1 = hash_of(l1), h2 = hash_of(l2);
+  cr_expect_eq(h1, h2);
+  host_ok("ffi.ListClear", &l1, 1);
+  host_ok("ffi.ListClear", &l2, 1);
+  core_release(&l1);
+  core_release(&l2);
+}
+
+/* REC-005: hashes of values are upstream's: None, ints, bools and text
+ * (any form) from their parts, exactly. */
+Test(recursive, REC_005_value_hashes) {
+  cr_expect_eq(hash_of(host_none()), combine(0, 0));
+  cr_expect_eq(hash_of(core_int(5)), combine(kTVMFFIInt, 5));
+  cr_expect_eq(hash_of(host_bool(1)), combine(kTVMFFIBool, 1));
+  /* "ab" is one 8-byte word, zero padded, modulo 2^31 - 1. */
+  cr_expect_eq(hash_of(core_c_str("ab")), combine(kTVMFFIStr, ('a' | ('b' << 8)) % 2147483647ull));
+  TVMFFIAny heap = host_str("text longer than seven");
+  cr_expect_eq(hash_of(heap), hash_of(core_c_str("text longer than seven")));
+  core_release(&heap);
+}
+
+/* REC-006: equal values hash alike: containers with equal elements, maps
+ * with the same entries in another order; different ones (almost always)
+ * differ. */
+Test(recursive, REC_006_hash_follows_equality) {
+  TVMFFIAny a1 = ints("ffi.Array", 1, 2, 2), a2 = ints("ffi.Array", 1, 2, 2);
+  TVMFFIAny a3 = ints("ffi.Array", 2, 1, 2);
+  cr_expect_eq(hash_of(a1), hash_of(a2));
+  cr_expect_neq(hash_of(a1), hash_of(a3));
+  TVMFFIAny kv1[4] = {core_int(1), core_int(2), core_c_str("x"), core_int(3)};
+  TVMFFIAny kv2[4] = {core_c_str("x"), core_int(3), core_int(1), core_int(2)};
+  TVMFFIAny m1 = host_ok("ffi.Map", kv1, 4), m2 = host_ok("ffi.Map", kv2, 4);
+  cr_expect_eq(hash_of(m1), hash_of(m2));
+  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v) core_release(v);
+}
+
+/* The text ffi.ReprPrint gives for v. */
+static void expect_repr(TVMFFIAny v, const char* want) {
+  TVMFFIAny r = host_ok("ffi.ReprPrint", &v, 1);
+  TVMFFIByteArray b = core_str_bytes(&r);
+  cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0,
+            "ReprPrint gave %.*s, expected %s", (int)b.size, b.data, want);
+  core_release(&r);
+}
+
+/* REC-007: ReprPrint spells values and containers as upstream does. */
+Test(recursive, REC_007_repr) {
+  expect_repr(host_none(), "None");
+  expect_repr(host_bool(0), "False");
+  expect_repr(core_int(-7), "-7");
+  expect_repr(host_float(1.5), "1.5");
+  expect_repr(core_c_str("a\"b\n\xc3\xa9"), "\"a\\\"b\\n\\u00e9\"");
+  TVMFFIAny one = ints("ffi.Array", 1, 0, 1), two = ints("ffi.Array", 1, 2, 2);
+  TVMFFIAny l = ints("ffi.List", 1, 2, 2);
+  expect_repr(one, "(1,)");
+  expect_repr(two, "(1, 2)");
+  expect_repr(l, "[1, 2]");
+  TVMFFIAny kv[4] = {core_c_str("a"), two, core_int(3), host_none()};
+  TVMFFIAny m = host_ok("ffi.Map", kv, 4);
+  expect_repr(m, "{\"a\": (1, 2), 3: None}");
+  TVMFFIAny shape_args[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", shape_args, 2);
+  expect_repr(shape, "Shape(2, 3)");
+  TVMFFIAny missing = host_ok("ffi.GetInvalidObject", NULL, 0);
+  expect_repr(missing, "<MISSING>");
+  for (TVMFFIAny* v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
+/* REC-008: DeepCopy copies containers (new objects, equal content),
+ * shares leaves such as strings, and keeps the sharing and cycles of the
+ * original. */
+Test(recursive, REC_008_deep_copy) {
+  TVMFFIAny s = host_str("a shared heap string"), inner = ints("ffi.List", 1, 2, 2);
+  TVMFFIAny items[3] = {inner, inner, s}, outer = arr(items, 3);
+  TVMFFIAny copy = host_ok("ffi.DeepCopy", &outer, 1);
+  cr_assert_eq(copy.type_index, kTVMFFIArray);
+  cr_expect_neq(copy.v_obj, outer.v_obj);
+  cr_expect(eq(copy, outer));
+  const TVMFFIAny* c = TVMFFISeqGetCellPtr(copy.v_obj)->data;
+  cr_expect_neq(c[0].v_obj, inner.v_obj, "the inner list was shared, not copied");
+  cr_expect_eq(c[0].v_obj, c[1].v_obj, "one list held twice became two copies");
+  cr_expect_eq(c[2].v_obj, s.v_obj, "a string was copied");
+  TVMFFIAny self = lst(NULL, 0), ap[2] = {self, self};
+  host_ok("ffi.ListAppend", ap, 2);
+  TVMFFIAny self_copy = host_ok("ffi.DeepCopy", &self, 1);
+  const TVMFFIAny* sc = TVMFFISeqGetCellPtr(self_copy.v_obj)->data;
+  cr_expect_eq(sc[0].v_obj, self_copy.v_obj, "the copy of a list holding itself does not");
+  host_ok("ffi.ListClear", &self, 1);
+  host_ok("ffi.ListClear", &self_copy, 1);
+  for (TVMFFIAny* v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
+/* A testing.TestIntPair(a, b) of upstream's testing library. */
+static TVMFFIAny int_pair(int64_t a, int64_t b) {
+  static int loaded;
+  if (!loaded) {
+    loaded = dlopen(conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"),
+                    RTLD_NOW | RTLD_LOCAL) != NULL;
+    cr_assert(loaded, "cannot load libtvm_ffi_testing.so: %s", dlerror());
+  }
+  int32_t index;
+  TVMFFIByteArray key = {"testing.TestIntPair", 19};
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&key, &index), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+  const TVMFFIAny* init = NULL;
+  for (int32_t i = 0; i < info->num_methods; ++i)
+    if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+      init = &info->methods[i].method;
+  cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
+  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
+  return out;
+}
+
+/* REC-009: reflected objects compare, hash and print by their fields. */
+Test(recursive, REC_009_reflected_objects) {
+  TVMFFIAny p12 = int_pair(1, 2), q12 = int_pair(1, 2), p13 = int_pair(1, 3);
+  cr_expect(eq(p12, q12));
+  cr_expect(!eq(p12, p13));
+  cr_expect(truth("ffi.RecursiveLt", p12, p13));
+  cr_expect_eq(hash_of(p12), hash_of(q12));
+  expect_repr(p12, "testing.TestIntPair(a=1, b=2)");
+  for (TVMFFIAny* v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
+}

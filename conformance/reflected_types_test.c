@@ -1,0 +1,324 @@
+/* Clauses RTY-001 to RTY-008 of spec/host.md: the reflected types a
+ * runtime registers itself (enum types, the type keys Python binds at
+ * import), the constructors made from reflection ("ffi._RegisterFFIInit",
+ * "ffi.MakeObjectFromPackedArgs"), the `__ffi_convert__` attributes of the
+ * built-in types, and the storage pieces of Python-defined classes. */
+#include <stdint.h>
+#include <string.h>
+
+#include "host_support.h"
+
+static int32_t index_of(const char* key) {
+  int32_t index = -1;
+  TVMFFIByteArray k = {key, strlen(key)};
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "%s is not registered", key);
+  return index;
+}
+
+static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* name) {
+  for (int32_t i = 0; i < info->num_fields; ++i)
+    if (info->fields[i].name.size == strlen(name) &&
+        memcmp(info->fields[i].name.data, name, info->fields[i].name.size) == 0)
+      return &info->fields[i];
+  cr_assert_fail("%.*s has no field %s", (int)info->type_key.size, info->type_key.data, name);
+  return NULL;
+}
+
+static void expect_field(const char* type, const char* name, int64_t offset, int64_t size,
+                         const char* schema) {
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(index_of(type)), name);
+  cr_expect_eq(f->offset, offset, "%s.%s at %lld", type, name, (long long)f->offset);
+  cr_expect_eq(f->size, size, "%s.%s is %lld bytes", type, name, (long long)f->size);
+  cr_expect_not_null(f->getter, "%s.%s has no getter", type, name);
+  char want[512];
+  size_t n = (size_t)snprintf(want, sizeof want, "{\"type_schema\":\"");
+  for (const char* p = schema; *p; ++p) {
+    if (*p == '"') want[n++] = '\\';
+    want[n++] = *p;
+  }
+  memcpy(want + n, "\"}", 3);
+  cr_expect(f->metadata.size == strlen(want) && memcmp(f->metadata.data, want, f->metadata.size) == 0,
+            "%s.%s metadata %.*s, expected %s", type, name, (int)f->metadata.size, f->metadata.data,
+            want);
+}
+
+/* RTY-001: the enum types, their parents, sizes and fields. */
+Test(reflected_types, RTY_001_enum_types) {
+  const TVMFFITypeInfo* state = API(TVMFFIGetTypeInfo)(index_of("ffi.EnumState"));
+  const TVMFFITypeInfo* ints = API(TVMFFIGetTypeInfo)(index_of("ffi.IntEnum"));
+  cr_expect_eq(state->type_depth, 1);
+  cr_assert_eq(ints->type_depth, 2);
+  cr_expect_eq(ints->type_ancestors[1]->type_index, index_of("ffi.Enum"));
+  cr_assert_not_null(state->metadata);
+  cr_expect_eq(state->metadata->total_size, 48);
+  expect_field("ffi.EnumState", "entries", 24, 8, "{\"type\":\"ffi.List\",\"args\":[{\"type\":\"ffi.Object\"}]}");
+  expect_field("ffi.EnumState", "indexes", 32, 8,
+               "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"Any\"},{\"type\":\"ffi.Object\"}]}");
+  expect_field("ffi.Enum", "_int_index", 24, 8, "{\"type\":\"int\"}");
+  expect_field("ffi.Enum", "_str_index", 32, 16, "{\"type\":\"ffi.String\"}");
+  expect_field("ffi.IntEnum", "value", 24, 8, "{\"type\":\"int\"}");
+  expect_field("ffi.StrEnum", "value", 32, 16, "{\"type\":\"ffi.String\"}");
+}
+
+/* RTY-002: EnumState's __ffi_init__ makes a state of an empty list and two
+ * empty dicts, read through the fields' getters. */
+Test(reflected_types, RTY_002_enum_state_init) {
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index_of("ffi.EnumState"));
+  const TVMFFIAny* init = NULL;
+  for (int32_t i = 0; i < info->num_methods; ++i)
+    if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+      init = &info->methods[i].method;
+  cr_assert_not_null(init, "ffi.EnumState has no __ffi_init__ method");
+  TVMFFIAny s = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, NULL, 0, &s), 0);
+  cr_assert_eq(s.type_index, info->type_index);
+  static const char* const names[] = {"entries", "indexes", "attrs"};
+  static const int32_t kinds[] = {kTVMFFIList, kTVMFFIDict, kTVMFFIDict};
+  for (int i = 0; i < 3; ++i) {
+    const TVMFFIFieldInfo* f = field_of(info, names[i]);
+    TVMFFIAny v = host_none();
+    cr_assert_eq(f->getter((char*)s.v_obj + f->offset, &v), 0);
+    cr_expect_eq(v.type_index, kinds[i], "%s holds type index %d", names[i], v.type_index);
+    if (v.type_index == kinds[i]) {
+      TVMFFIAny size = host_ok(i ? "ffi.DictSize" : "ffi.ListSize", &v, 1);
+      cr_expect_eq(host_int_of(size, names[i]), 0, "%s is not empty", names[i]);
+    }
+    core_release(&v);
+  }
+  core_release(&s);
+}
+
+/* RTY-003: the type keys upstream's Python package binds classes to when
+ * it imports are registered below ffi.Object. */
+Test(reflected_types, RTY_003_import_type_keys) {
+  static const char* const keys[] = {"ffi.StructuralKey", "ffi.StructuralVisitor",
+                                     "ffi.StructuralMutator", "ffi.reflection.AccessStep",
+                                     "ffi.reflection.AccessPath", "ffi.VisitInterrupt"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index_of(keys[i]));
+    cr_expect_eq(info->type_depth, 1, "%s is at depth %d", keys[i], info->type_depth);
+  }
+}
+
+/* A type of the test's own: conformance.Point {int64 x; int64 y = 5}. */
+typedef struct {
+  TVMFFIObject header;
+  int64_t x, y;
+} Point;
+
+static void point_delete(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int32_t point_index;
+
+static int point_create(TVMFFIObjectHandle* out) {
+  Point* p = calloc(1, sizeof *p);
+  p->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  p->header.type_index = point_index;
+  p->header.deleter = point_delete;
+  *out = p;
+  return 0;
+}
+
+static int get_i64(void* field, TVMFFIAny* out) {
+  memset(out, 0, sizeof *out);
+  out->type_index = kTVMFFIInt;
+  memcpy(&out->v_int64, field, 8);
+  return 0;
+}
+
+static int set_i64(void* field, const TVMFFIAny* v) {
+  if (v->type_index != kTVMFFIInt) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "an int is needed");
+    return -1;
+  }
+  memcpy(field, &v->v_int64, 8);
+  return 0;
+}
+
+static void define_point(void) {
+  TVMFFIByteArray key = {"conformance.Point", 17};
+  point_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(point_index, 0);
+  TVMFFITypeMetadata meta = {{"", 0}, point_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(point_index, &meta), 0);
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){i ? "y" : "x", 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = i ? 32 : 24;
+    f.getter = get_i64;
+    f.setter = (void*)set_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    if (i) {
+      f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
+      f.default_value_or_factory = core_int(5);
+    }
+    cr_assert_eq(API(TVMFFITypeRegisterField)(point_index, &f), 0);
+  }
+  TVMFFIAny idx = core_int(point_index);
+  host_ok("ffi._RegisterFFIInit", &idx, 1);
+}
+
+static TVMFFIAny point_init_fn(void) {
+  TVMFFIByteArray name = {"__ffi_init__", 12};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  cr_assert_not_null(col);
+  int32_t off = point_index - col->begin_index;
+  cr_assert(off >= 0 && off < col->size && col->data[off].type_index == kTVMFFIFunction,
+            "ffi._RegisterFFIInit left no __ffi_init__ for the type");
+  return col->data[off];
+}
+
+static int init_point(TVMFFIAny* args, int n, Point** out) {
+  TVMFFIAny f = point_init_fn(), r = host_none();
+  int rc = API(TVMFFIFunctionCall)(f.v_obj, args, n, &r);
+  *out = rc == 0 ? (Point*)r.v_obj : NULL;
+  return rc;
+}
+
+/* RTY-004: the __ffi_init__ that ffi._RegisterFFIInit makes binds
+ * positional arguments, then keyword pairs after the ffi.GetKwargsObject
+ * marker, fills defaults, and refuses what Python's call would refuse. */
+Test(reflected_types, RTY_004_auto_init) {
+  define_point();
+  Point* p;
+  TVMFFIAny args[4] = {core_int(1), core_int(2)};
+  cr_assert_eq(init_point(args, 2, &p), 0);
+  cr_expect(p->x == 1 && p->y == 2);
+  API(TVMFFIObjectDecRef)(p);
+  cr_assert_eq(init_point(args, 1, &p), 0);
+  cr_expect(p->x == 1 && p->y == 5, "the default of y was not used");
+  API(TVMFFIObjectDecRef)(p);
+  TVMFFIAny kw = host_ok("ffi.GetKwargsObject", NULL, 0);
+  TVMFFIAny named[3] = {kw, core_c_str("x"), core_int(9)};
+  cr_assert_eq(init_point(named, 3, &p), 0);
+  cr_expect(p->x == 9 && p->y == 5);
+  API(TVMFFIObjectDecRef)(p);
+  HostError e;
+  cr_expect_eq(init_point(NULL, 0, &p), -1);
+  host_take_error(&e);
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "missing required argument: 'x'"),
+            "no arguments: %s: %s", e.kind, e.message);
+  TVMFFIAny extra[3] = {core_int(1), core_int(2), core_int(3)};
+  cr_expect_eq(init_point(extra, 3, &p), -1);
+  host_take_error(&e);
+  cr_expect(strstr(e.message, "takes at most 2 positional argument(s), but 3 were given") != NULL,
+            "%s", e.message);
+  TVMFFIAny bad[3] = {kw, core_c_str("z"), core_int(1)};
+  cr_expect_eq(init_point(bad, 3, &p), -1);
+  host_take_error(&e);
+  cr_expect(strstr(e.message, "unexpected keyword argument 'z'") != NULL, "%s", e.message);
+  TVMFFIAny wrong[1] = {core_c_str("not an int")};
+  cr_expect_eq(init_point(wrong, 1, &p), -1);
+  host_take_error(&e);
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'x'") != NULL,
+            "a setter's refusal: %s: %s", e.kind, e.message);
+  core_release(&kw);
+}
+
+/* RTY-005: ffi.MakeObjectFromPackedArgs sets fields by name, fills
+ * defaults, and refuses unknown names and missing fields (TypeError). */
+Test(reflected_types, RTY_005_make_object_from_packed_args) {
+  define_point();
+  TVMFFIAny args[5] = {core_c_str("conformance.Point"), core_c_str("y"), core_int(3),
+                       core_c_str("x"), core_int(4)};
+  TVMFFIAny o = host_ok("ffi.MakeObjectFromPackedArgs", args, 5);
+  cr_assert_eq(o.type_index, point_index);
+  cr_expect(((Point*)o.v_obj)->x == 4 && ((Point*)o.v_obj)->y == 3);
+  core_release(&o);
+  TVMFFIAny by_index[3] = {core_int(point_index), core_c_str("x"), core_int(1)};
+  o = host_ok("ffi.MakeObjectFromPackedArgs", by_index, 3);
+  cr_expect(((Point*)o.v_obj)->x == 1 && ((Point*)o.v_obj)->y == 5);
+  core_release(&o);
+  TVMFFIAny unknown[5] = {core_c_str("conformance.Point"), core_c_str("x"), core_int(1),
+                          core_c_str("w"), core_int(2)};
+  host_refused("ffi.MakeObjectFromPackedArgs", unknown, 5, "TypeError", "does not have field `w`");
+  TVMFFIAny none[1] = {core_c_str("conformance.Point")};
+  host_refused("ffi.MakeObjectFromPackedArgs", none, 1, "TypeError", "Required field `x`");
+}
+
+/* The `__ffi_convert__` Function of a type key. */
+static TVMFFIAny convert_fn(const char* key) {
+  TVMFFIByteArray name = {"__ffi_convert__", 15};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  cr_assert_not_null(col, "there is no __ffi_convert__ column");
+  int32_t off = index_of(key) - col->begin_index;
+  cr_assert(off >= 0 && off < col->size && col->data[off].type_index == kTVMFFIFunction,
+            "%s has no __ffi_convert__", key);
+  return col->data[off];
+}
+
+/* RTY-006: the built-in object types have a `__ffi_convert__` Function;
+ * ffi.Shape's turns an array of ints into a shape and refuses one holding
+ * a string, saying "Cannot cast from `ffi.Array` to `ffi.Shape`". */
+Test(reflected_types, RTY_006_convert_attrs) {
+  static const char* const keys[] = {"ffi.Object", "ffi.Function", "ffi.Error", "ffi.String",
+                                     "ffi.Bytes",  "ffi.Array",    "ffi.List",  "ffi.Map",
+                                     "ffi.Dict",   "ffi.Shape",    "ffi.Tensor"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) convert_fn(keys[i]);
+  TVMFFIAny f = convert_fn("ffi.Shape");
+  TVMFFIAny items[2] = {core_int(2), core_int(3)}, arr = host_ok("ffi.Array", items, 2), out = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, &arr, 1, &out), 0);
+  cr_assert_eq(out.type_index, kTVMFFIShape);
+  cr_expect_eq(TVMFFIShapeGetCellPtr(out.v_obj)->size, 2);
+  core_release(&out);
+  core_release(&arr);
+  items[1] = core_c_str("x");
+  arr = host_ok("ffi.Array", items, 2);
+  cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, &arr, 1, &out), -1);
+  HostError e;
+  host_take_error(&e);
+  cr_expect(strcmp(e.kind, "TypeError") == 0 &&
+                strstr(e.message, "Cannot cast from `ffi.Array` to `ffi.Shape`") != NULL,
+            "%s: %s", e.kind, e.message);
+  core_release(&arr);
+  TVMFFIAny list = host_ok("ffi.List", items, 1), to_array = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Array").v_obj, &list, 1, &to_array), 0);
+  cr_expect_eq(to_array.type_index, kTVMFFIArray, "a list did not convert to an array");
+  core_release(&to_array);
+  core_release(&list);
+}
+
+/* RTY-007: the storage pieces of Python-defined classes: a getter address
+ * for an int field, and `__ffi_new__` / `__ffi_shallow_copy__` for a type
+ * given its total size. */
+Test(reflected_types, RTY_007_py_class_storage) {
+  TVMFFIAny ti = core_int(kTVMFFIInt), g = host_ok("ffi.MakeFieldGetter", &ti, 1);
+  TVMFFIFieldGetter getter = (TVMFFIFieldGetter)(intptr_t)host_int_of(g, "getter");
+  int64_t field = 77;
+  TVMFFIAny v = host_none();
+  cr_assert_eq(getter(&field, &v), 0);
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 77);
+  TVMFFIByteArray key = {"conformance.PyLike", 18};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  TVMFFIFieldInfo f;
+  memset(&f, 0, sizeof f);
+  f.name = (TVMFFIByteArray){"n", 1};
+  f.size = 8;
+  f.alignment = 8;
+  f.offset = 24;
+  f.getter = getter;
+  f.setter = (void*)set_i64;
+  f.field_static_type_index = kTVMFFIInt;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  TVMFFIAny args[2] = {core_int(index), core_int(32)};
+  host_ok("ffi._PyClassRegisterTypeAttrColumns", args, 2);
+  TVMFFIByteArray new_name = {"__ffi_new__", 11}, copy_name = {"__ffi_shallow_copy__", 20};
+  const TVMFFITypeAttrColumn* nc = API(TVMFFIGetTypeAttrColumn)(&new_name);
+  const TVMFFITypeAttrColumn* cc = API(TVMFFIGetTypeAttrColumn)(&copy_name);
+  TVMFFIAny made = host_none(), copied = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(nc->data[index - nc->begin_index].v_obj, NULL, 0, &made), 0);
+  cr_assert_eq(made.type_index, index);
+  int64_t* n = (int64_t*)((char*)made.v_obj + 24);
+  cr_expect_eq(*n, 0, "a new object's field is not zero");
+  *n = 12;
+  cr_assert_eq(API(TVMFFIFunctionCall)(cc->data[index - cc->begin_index].v_obj, &made, 1, &copied), 0);
+  cr_expect_neq(copied.v_obj, made.v_obj);
+  cr_expect_eq(*(int64_t*)((char*)copied.v_obj + 24), 12);
+  core_release(&made);
+  core_release(&copied);
+}
