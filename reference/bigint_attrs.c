@@ -9,8 +9,10 @@
 #include "any_hash.h"
 #include "builtin.h"
 #include "error.h"
+#include "type.h"
 #include "function.h"
 #include "object.h"
+#include "reflect_def.h"
 
 static TVMFFIByteArray tffi_words(const TVMFFIAny* v) { return TVMFFIBigIntGetContentByteArray(v); }
 
@@ -48,15 +50,16 @@ static int tffi_big_attr(const char* name, TVMFFISafeCallType call) {
   TVMFFIObject* fn = tffi_function_new(NULL, call, NULL);
   if (fn == NULL) return -1;
   TVMFFIAny value = tffi_any_object(fn);
-  TVMFFIByteArray attr = {name, strlen(name)};
-  int rc = TVMFFITypeRegisterAttr(kTVMFFIBigInt, &attr, &value);
+  int rc = tffi_define_attr(kTVMFFIBigInt, name, &value);
   tffi_decref(fn);
   return rc;
 }
 
-__attribute__((constructor)) static void tffi_bigint_attrs_register(void) {
-  /* At load nobody can see an error: a failure leaves the attribute out. */
-  if (tffi_big_attr("__any_hash__", tffi_big_hash) || tffi_big_attr("__any_equal__", tffi_big_equal) ||
-      tffi_big_attr("__ffi_hash__", tffi_big_hash))
-    tffi_set_raised(NULL);
+static int tffi_bigint_attrs_register(void) {
+  return tffi_big_attr("__any_hash__", tffi_big_hash) || tffi_big_attr("__any_equal__", tffi_big_equal) ||
+                 tffi_big_attr("__ffi_hash__", tffi_big_hash)
+             ? -1
+             : 0;
 }
+
+__attribute__((constructor)) static void tffi_bigint_attrs_at_load(void) { tffi_type_on_ready(tffi_bigint_attrs_register); }

@@ -10,10 +10,12 @@
 #include "any.h"
 #include "builtin.h"
 #include "error.h"
+#include "type.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"
 #include "recursive.h"
+#include "reflect_def.h"
 #include "string.h"
 
 /* Calls the global constructor `name` with args. */
@@ -105,14 +107,17 @@ static const int32_t tffi_convert_types[] = {
     kTVMFFITensor, kTVMFFIArray, kTVMFFIMap,   kTVMFFIList,  kTVMFFIDict,
 };
 
-__attribute__((constructor)) static void tffi_convert_attrs_register(void) {
-  TVMFFIByteArray attr = {"__ffi_convert__", 15};
+static int tffi_convert_attrs_register(void) {
   for (size_t i = 0; i < sizeof tffi_convert_types / sizeof *tffi_convert_types; ++i) {
     int32_t t = tffi_convert_types[i];
     TVMFFIObject* fn = tffi_function_new((void*)(intptr_t)t, tffi_convert_call, NULL);
+    if (fn == NULL) return -1;
     TVMFFIAny value = tffi_any_object(fn);
-    /* At load nobody can see an error: a failure leaves the attribute out. */
-    if (fn == NULL || TVMFFITypeRegisterAttr(t, &attr, &value) != 0) tffi_set_raised(NULL);
-    if (fn) tffi_decref(fn);
+    int rc = tffi_define_attr(t, "__ffi_convert__", &value);
+    tffi_decref(fn);
+    if (rc != 0) return -1;
   }
+  return 0;
 }
+
+__attribute__((constructor)) static void tffi_convert_attrs_at_load(void) { tffi_type_on_ready(tffi_convert_attrs_register); }

@@ -10,6 +10,7 @@
 #include "any.h"
 #include "builtin.h"
 #include "error.h"
+#include "type.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"
@@ -173,7 +174,6 @@ static int tffi_enum_types_define(void) {
   return rc;
 }
 
-__attribute__((constructor)) static void tffi_enum_types_register(void) {
-  /* At load nobody can see an error: a failure leaves the types absent. */
-  if (tffi_enum_types_define() != 0) tffi_set_raised(NULL);
-}
+static int tffi_enum_types_register(void) { return tffi_enum_types_define(); }
+
+__attribute__((constructor)) static void tffi_enum_types_at_load(void) { tffi_type_on_ready(tffi_enum_types_register); }

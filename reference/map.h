@@ -20,24 +20,8 @@
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
-typedef struct {
-  TVMFFIAny key;
-  TVMFFIAny value;
-} TffiKV;
+#include "map_layout.h"
 
-typedef struct {
-  TVMFFIObject header;
-  void* data;
-  uint64_t size;
-  uint64_t slots;
-  void (*data_deleter)(void* data);
-} TffiMap;
-
-#define TFFI_MAP_SMALL_TAG ((uint64_t)1 << 63)
-#define TFFI_MAP_SMALL_MAX 4
-
-/* Most entries a map built from caller input may hold (bounds allocation). */
-#define TFFI_MAP_MAX_SIZE ((uint64_t)1 << 26)
 
 static inline int tffi_map_is_small(const TffiMap* m) {
   return (m->slots & TFFI_MAP_SMALL_TAG) != 0;

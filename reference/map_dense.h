@@ -5,8 +5,7 @@
 
 #include <stdint.h>
 
-#include "map.h"
-#include "map_table.h"
+#include "map_layout.h"
 /* Gives `m` an empty table with room for `capacity` entries; whatever data
  * m had must already be released or moved out. Returns 0, or -1 with
  * MemoryError raised and m unchanged. */

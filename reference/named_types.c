@@ -8,16 +8,19 @@
 #include <string.h>
 
 #include "error.h"
+#include "type.h"
 
 static const char* const tffi_named_types[] = {
     "ffi.StructuralKey",          "ffi.StructuralVisitor",     "ffi.StructuralMutator",
     "ffi.reflection.AccessStep",  "ffi.reflection.AccessPath",
 };
 
-__attribute__((constructor)) static void tffi_named_types_register(void) {
+static int tffi_named_types_register(void) {
   for (size_t i = 0; i < sizeof tffi_named_types / sizeof *tffi_named_types; ++i) {
     TVMFFIByteArray key = {tffi_named_types[i], strlen(tffi_named_types[i])};
-    /* At load nobody can see an error: a failure leaves the key absent. */
-    if (TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject) < 0) tffi_set_raised(NULL);
+    if (TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject) < 0) return -1;
   }
+  return 0;
 }
+
+__attribute__((constructor)) static void tffi_named_types_at_load(void) { tffi_type_on_ready(tffi_named_types_register); }

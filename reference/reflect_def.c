@@ -26,18 +26,33 @@ static int tffi_schema_metadata(const char* schema, char* buf, size_t cap) {
   return 0;
 }
 
+/* Whether one of n records (fields or methods: each starts with its
+ * name) of `stride` bytes at `records` is called `name`. */
+static int tffi_has_member(const void* records, size_t stride, int32_t n, const char* name) {
+  size_t len = strlen(name);
+  for (int32_t i = 0; i < n; ++i) {
+    const TVMFFIByteArray* have = (const TVMFFIByteArray*)((const char*)records + (size_t)i * stride);
+    if (have->size == len && memcmp(have->data, name, len) == 0) return 1;
+  }
+  return 0;
+}
+
 int32_t tffi_define_type(const TffiTypeDef* def) {
   const TVMFFITypeInfo* parent = TVMFFIGetTypeInfo(def->parent);
   if (parent == NULL) return -1;
   TVMFFIByteArray key = tffi_bytes_of(def->key);
   int32_t index = TVMFFITypeGetOrAllocIndex(&key, -1, parent->type_depth + 1, 0, 1, def->parent);
   if (index < 0) return -1;
+  /* Run again after a failure: what is there already stays. */
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
+  if (info == NULL) return -1;
   TVMFFITypeMetadata meta = {tffi_bytes_of(NULL), def->creator, def->total_size,
                              def->structural_kind};
-  if (TVMFFITypeRegisterMetadata(index, &meta) != 0) return -1;
+  if (info->metadata == NULL && TVMFFITypeRegisterMetadata(index, &meta) != 0) return -1;
   char schema[512];
   for (int32_t i = 0; i < def->num_fields; ++i) {
     const TffiFieldDef* f = &def->fields[i];
+    if (tffi_has_member(info->fields, sizeof *info->fields, info->num_fields, f->name)) continue;
     if (tffi_schema_metadata(f->type_schema, schema, sizeof schema) != 0) return -1;
     TVMFFIFieldInfo info;
     memset(&info, 0, sizeof info);
@@ -57,6 +72,9 @@ int32_t tffi_define_type(const TffiTypeDef* def) {
 
 int tffi_define_method(int32_t type_index, const char* name, TVMFFIObject* fn, int is_static,
                        const char* schema) {
+  const TVMFFITypeInfo* type = TVMFFIGetTypeInfo(type_index);
+  if (type == NULL) return -1;
+  if (tffi_has_member(type->methods, sizeof *type->methods, type->num_methods, name)) return 0;
   char metadata[512];
   if (tffi_schema_metadata(schema, metadata, sizeof metadata) != 0) return -1;
   TVMFFIMethodInfo info;
@@ -70,6 +88,10 @@ int tffi_define_method(int32_t type_index, const char* name, TVMFFIObject* fn, i
 
 int tffi_define_attr(int32_t type_index, const char* name, const TVMFFIAny* value) {
   TVMFFIByteArray attr = tffi_bytes_of(name);
+  const TVMFFITypeAttrColumn* column = TVMFFIGetTypeAttrColumn(&attr);
+  if (column == NULL) tffi_set_raised(NULL); /* no column yet: nothing there */
+  int32_t at = column ? type_index - column->begin_index : -1;
+  if (at >= 0 && at < column->size && column->data[at].type_index != kTVMFFINone) return 0;
   return TVMFFITypeRegisterAttr(type_index, &attr, value);
 }
 

@@ -30,15 +30,18 @@ typedef struct {
 } TffiTypeDef;
 
 /* Registers the type, its metadata and fields; returns its index, or -1
- * with the error raised. The key of an existing type keeps its index. */
+ * with the error raised. Safe to run again: the key of an existing type
+ * keeps its index, and metadata and fields already there stay. */
 int32_t tffi_define_type(const TffiTypeDef* def);
 
 /* Registers `fn` (a Function, borrowed) as the method `name` of the type,
- * with the type schema `schema` in its metadata (static: flags bit 2). */
+ * with the type schema `schema` in its metadata (static: flags bit 2),
+ * unless the type has a method of that name already. */
 int tffi_define_method(int32_t type_index, const char* name, TVMFFIObject* fn, int is_static,
                        const char* schema);
 
-/* Sets the type attribute `name` of the type to the value. */
+/* Sets the type attribute `name` of the type to the value, unless the
+ * type has a value there already (so that a definition can run again). */
 int tffi_define_attr(int32_t type_index, const char* name, const TVMFFIAny* value);
 
 /* Field accessors for the common field kinds. An object field is a pointer

@@ -37,6 +37,16 @@ static int32_t tffi_types_cap;
 static int32_t tffi_next_dyn = TFFI_TYPE_DYN_BEGIN;
 static int tffi_types_ready;
 
+/* Definitions the runtime's own units make in the registry
+ * (tffi_type_on_ready), run before the first call that uses it does its
+ * own work, outside the lock, until they have all succeeded. */
+#define TFFI_TYPE_HOOKS_MAX 16
+static int (*tffi_type_hooks[TFFI_TYPE_HOOKS_MAX])(void);
+static int tffi_type_hook_count;
+static int tffi_type_hooks_done;
+static pthread_mutex_t tffi_type_hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int tffi_type_hooks_running;
+
 static uint64_t tffi_key_hash(const char* key, size_t len) {
   uint64_t h = 14695981039346656037ull; /* FNV-1a */
   for (size_t i = 0; i < len; ++i) h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
@@ -195,8 +205,38 @@ static int tffi_check_key(const char* api, const TVMFFIByteArray* type_key) {
   return 0;
 }
 
+void tffi_type_on_ready(int (*hook)(void)) {
+  int i = __atomic_fetch_add(&tffi_type_hook_count, 1, __ATOMIC_ACQ_REL);
+  if (i < TFFI_TYPE_HOOKS_MAX) __atomic_store_n(&tffi_type_hooks[i], hook, __ATOMIC_RELEASE);
+}
+
+/* Runs the hooks unless they all succeeded before; the calls they make
+ * into the registry (on this thread) go straight on. */
+static void tffi_type_run_hooks(void) {
+  if (__atomic_load_n(&tffi_type_hooks_done, __ATOMIC_ACQUIRE) || tffi_type_hooks_running) return;
+  pthread_mutex_lock(&tffi_type_hooks_lock);
+  if (!__atomic_load_n(&tffi_type_hooks_done, __ATOMIC_ACQUIRE)) {
+    /* The caller's raised error (none, or one it set before) survives. */
+    TVMFFIObjectHandle raised = NULL;
+    TVMFFIErrorMoveFromRaised(&raised);
+    tffi_type_hooks_running = 1;
+    int failed = 0, n = __atomic_load_n(&tffi_type_hook_count, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n && i < TFFI_TYPE_HOOKS_MAX; ++i) {
+      int (*hook)(void) = __atomic_load_n(&tffi_type_hooks[i], __ATOMIC_ACQUIRE);
+      if (hook && hook() != 0) failed = 1;
+    }
+    tffi_type_hooks_running = 0;
+    tffi_set_raised(raised);
+    if (!failed) __atomic_store_n(&tffi_type_hooks_done, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tffi_type_hooks_lock);
+}
+
+void tffi_type_ready(void) { tffi_type_run_hooks(); }
+
 int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   if (tffi_check_key("TVMFFITypeKeyToIndex", type_key)) return -1;
+  tffi_type_run_hooks();
   if (out_tindex == NULL)
     return tffi_arg_null("TVMFFITypeKeyToIndex", "out_tindex");
   pthread_mutex_lock(&tffi_types_lock);
@@ -262,6 +302,7 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
                                   int32_t type_depth, int32_t num_child_slots,
                                   int32_t child_slots_can_overflow, int32_t parent_type_index) {
   if (tffi_check_key("TVMFFITypeGetOrAllocIndex", type_key)) return -1;
+  tffi_type_run_hooks();
   pthread_mutex_lock(&tffi_types_lock);
   int32_t index = tffi_types_init() ? -1
                                     : tffi_get_or_alloc(type_key, static_type_index, type_depth,
@@ -273,6 +314,7 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
 }
 
 const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
+  tffi_type_run_hooks();
   pthread_mutex_lock(&tffi_types_lock);
   int rc = tffi_types_init();
   TffiType* t = rc ? NULL : tffi_at(type_index);
@@ -288,6 +330,7 @@ const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index) {
 }
 
 TVMFFITypeInfo* tffi_type_lock(int32_t type_index) {
+  tffi_type_run_hooks();
   pthread_mutex_lock(&tffi_types_lock);
   TffiType* t = tffi_types_init() ? NULL : tffi_at(type_index);
   return t ? &t->info : NULL;

@@ -27,6 +27,22 @@
 TVMFFITypeInfo* tffi_type_lock(int32_t type_index);
 void tffi_type_unlock(void);
 
+/*
+ * Registers `hook` (at most 16 in all, from load-time constructors) to run
+ * before the first call that uses the registry does its own work, outside
+ * the lock: the runtime's own reflected types are defined then, not at
+ * load, so that a process's first use of the registry is where its
+ * allocations happen (and can fail). A hook returns 0, or -1 when
+ * something failed (for memory): all hooks then run again at the next
+ * call, so each must be safe to run again over what it did before.
+ */
+void tffi_type_on_ready(int (*hook)(void));
+
+/* Runs those hooks now unless they all succeeded before: for readers of
+ * what they define that do not go through the registry (attribute
+ * columns). */
+void tffi_type_ready(void);
+
 /* Calls visit(ctx, info) for every registered type in index order, under
  * the registry's lock (visit must not use the registry); stops at the
  * first nonzero return, which it returns. */

@@ -170,6 +170,7 @@ int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
 
 const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteArray* attr_name) {
   if (tffi_check_attr_name("TVMFFIGetTypeAttrColumn", attr_name)) return NULL;
+  tffi_type_ready(); /* the runtime's own attributes are in place first */
   pthread_mutex_lock(&tffi_attrs_lock);
   int rc = tffi_attrs_init("TVMFFIGetTypeAttrColumn");
   TffiAttrColumn* c = rc ? NULL : tffi_attr_find(attr_name);

@@ -1,5 +1,5 @@
-/* The dense table of maps, walked (map_table.h). */
-#include "map_table.h"
+/* The dense table of maps, walked (map_layout.h). */
+#include "map_layout.h"
 
 #include <string.h>
 

@@ -13,14 +13,34 @@
  * A metadata byte is 0xFF for an empty slot; otherwise its top bit is 0 for
  * the head of a chain and 1 for a later element, and its low 7 bits pick
  * the distance to the next element of the chain from a fixed table (0: the
- * chain ends here). This file walks the table; map_dense.c changes it.
+ * chain ends here). This file also has the map's own fields (TffiMap) and
+ * walks the table; map_dense.c changes it.
  */
-#ifndef TFFI_MAP_TABLE_H_
-#define TFFI_MAP_TABLE_H_
+#ifndef TFFI_MAP_LAYOUT_H_
+#define TFFI_MAP_LAYOUT_H_
 
 #include <stdint.h>
 
-#include "map.h"
+#include <tvm/ffi/c_api.h>
+
+typedef struct {
+  TVMFFIAny key;
+  TVMFFIAny value;
+} TffiKV;
+
+typedef struct {
+  TVMFFIObject header;
+  void* data;
+  uint64_t size;
+  uint64_t slots;
+  void (*data_deleter)(void* data);
+} TffiMap;
+
+#define TFFI_MAP_SMALL_TAG ((uint64_t)1 << 63)
+#define TFFI_MAP_SMALL_MAX 4
+
+/* Most entries a map built from caller input may hold (bounds allocation). */
+#define TFFI_MAP_MAX_SIZE ((uint64_t)1 << 26)
 
 typedef struct {
   TffiMap base;
