@@ -1,9 +1,11 @@
 /* List objects: a mutable sequence of owned TVMFFIAny values in upstream's
  * layout (the object header, then a TVMFFISeqCell whose data is a buffer
- * apart from the object, given back through the cell's data_deleter: C++
- * code built on upstream's headers grows a list in place and swaps in a
- * buffer and deleter of its own). Made and changed across the ABI through
- * "ffi.List" and the "ffi.List*" functions. */
+ * apart from the object, given back through the cell's data_deleter). C++
+ * code built on upstream's headers grows a list in place with a buffer
+ * from operator new and keeps the cell's deleter for it, so the buffers
+ * here come from C++'s allocator too when the process has one
+ * (tffi_cxx_malloc). Made and changed across the ABI through "ffi.List"
+ * and the "ffi.List*" functions. */
 #include <string.h>
 
 #include "any.h"
@@ -41,13 +43,13 @@ static int tffi_list_reserve(const char* fn, TffiList* l, int64_t need) {
                       fn, (long long)need, (long long)TFFI_LIST_MAX_SIZE);
   int64_t cap = l->cell.capacity * 2 > need ? l->cell.capacity * 2 : need;
   if (cap > TFFI_LIST_MAX_SIZE) cap = TFFI_LIST_MAX_SIZE;
-  TVMFFIAny* items = tffi_malloc((size_t)cap * sizeof(TVMFFIAny));
+  TVMFFIAny* items = tffi_cxx_malloc((size_t)cap * sizeof(TVMFFIAny));
   if (items == NULL) return tffi_raise_oom((size_t)cap * sizeof(TVMFFIAny));
   if (l->cell.size) memcpy(items, l->cell.data, (size_t)l->cell.size * sizeof(TVMFFIAny));
   if (l->cell.data_deleter) l->cell.data_deleter(l->cell.data);
   l->cell.data = items;
   l->cell.capacity = cap;
-  l->cell.data_deleter = tffi_free;
+  l->cell.data_deleter = tffi_cxx_free;
   return 0;
 }
 
@@ -113,7 +115,7 @@ static int tffi_list_make(void* self, const TVMFFIAny* args, int32_t num_args,
   if (num_args < 0) return tffi_args_count(self, num_args, 0);
   TffiList* l = tffi_object_alloc(sizeof(TffiList), kTVMFFIList, tffi_list_delete);
   if (l == NULL) return -1;
-  l->cell.data_deleter = tffi_free;
+  l->cell.data_deleter = tffi_cxx_free;
   if (tffi_list_insert_n(self, l, 0, args, num_args) != 0) {
     tffi_decref(&l->header);
     return -1;

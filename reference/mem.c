@@ -1,5 +1,6 @@
 #include "mem.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,46 @@ char* tffi_strndup(const char* s, size_t len) {
 }
 
 void tffi_free(void* ptr) { free(ptr); }
+
+/* C++'s operator new (nothrow) and delete, when the process has them; the
+ * choice is made once, so every buffer is given back the way it came. */
+typedef void* (*TffiCxxNew)(size_t size, const void* nothrow);
+typedef void (*TffiCxxDelete)(void* ptr);
+static TffiCxxNew tffi_cxx_new;
+static TffiCxxDelete tffi_cxx_delete;
+static const void* tffi_cxx_nothrow;
+static int tffi_cxx_mode; /* 0: not chosen; 1: malloc and free; 2: C++ */
+
+static int tffi_cxx_choose(void) {
+  int mode = __atomic_load_n(&tffi_cxx_mode, __ATOMIC_ACQUIRE);
+  if (mode != 0) return mode;
+  TffiCxxNew alloc = (TffiCxxNew)dlsym(RTLD_DEFAULT, "_ZnwmRKSt9nothrow_t");
+  TffiCxxDelete release = (TffiCxxDelete)dlsym(RTLD_DEFAULT, "_ZdlPv");
+  const void* nothrow = dlsym(RTLD_DEFAULT, "_ZSt7nothrow");
+  mode = alloc && release && nothrow ? 2 : 1;
+  int unset = 0;
+  if (__atomic_compare_exchange_n(&tffi_cxx_mode, &unset, -1, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    tffi_cxx_new = alloc;
+    tffi_cxx_delete = release;
+    tffi_cxx_nothrow = nothrow;
+    __atomic_store_n(&tffi_cxx_mode, mode, __ATOMIC_RELEASE);
+  }
+  while ((mode = __atomic_load_n(&tffi_cxx_mode, __ATOMIC_ACQUIRE)) < 0) {
+  }
+  return mode;
+}
+
+void* tffi_cxx_malloc(size_t size) {
+  if (TFFI_MEM_FAILS()) return NULL;
+  return tffi_cxx_choose() == 2 ? tffi_cxx_new(size ? size : 1, tffi_cxx_nothrow) : malloc(size);
+}
+
+void tffi_cxx_free(void* ptr) {
+  if (ptr == NULL) return;
+  if (tffi_cxx_choose() == 2) tffi_cxx_delete(ptr);
+  else free(ptr);
+}
 
 void tffi_mem_fail_at(long n, int sticky) {
   __atomic_store_n(&tffi_mem_armed, 0, __ATOMIC_SEQ_CST);

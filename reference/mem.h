@@ -18,6 +18,16 @@ char* tffi_strndup(const char* s, size_t len);
 void tffi_free(void* ptr);
 
 /*
+ * For buffers C++ code built on upstream's headers may free or replace
+ * (a List's data, whose deleter such code keeps for the buffer it puts in
+ * its place): C++'s nothrow operator new when the process has libstdc++
+ * (chosen once, at the first call), else malloc; tffi_cxx_free gives a
+ * buffer back the same way, and serves as such a buffer's deleter.
+ */
+void* tffi_cxx_malloc(size_t size);
+void tffi_cxx_free(void* ptr);
+
+/*
  * Test hook. After tffi_mem_fail_at(n, sticky), the nth allocation from now
  * (n >= 1) returns NULL, and with `sticky` every one after it too. Counting
  * is process-wide and atomic, so allocations on other threads count.
