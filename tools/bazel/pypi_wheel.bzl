@@ -1,4 +1,5 @@
-"""Third-party wheels from PyPI as Bazel inputs, fetched once into a cache.
+"""Third-party wheels (or a source archive) from PyPI as Bazel inputs,
+fetched once into a cache.
 
 Tests that run on libraries nobody here wrote take them from a repository
 made by this rule. The wheel is downloaded with `pip download --no-deps`
@@ -19,6 +20,12 @@ filegroup(
     name = "files",
     srcs = glob(["wheel/**"]),
 )
+
+# With sdist = True: the source archive itself, unpacked by its user.
+filegroup(
+    name = "archive",
+    srcs = glob(["sdist.tar.gz"]),
+)
 """
 
 def _cache_dir(ctx):
@@ -28,14 +35,41 @@ def _cache_dir(ctx):
     home = ctx.os.environ.get("XDG_CACHE_HOME") or (ctx.os.environ.get("HOME", "/tmp") + "/.cache")
     return home + "/tvm-ffi-conformance/wheels"
 
-def _find_wheel(ctx, cache, prefix):
-    res = ctx.execute(["sh", "-c", "ls -1 '%s' 2>/dev/null | grep -F '%s' | grep '\\.whl$' | head -n 1" % (cache, prefix)])
+def _find_wheel(ctx, cache, prefix, suffix = ".whl"):
+    res = ctx.execute(["sh", "-c", "ls -1 '%s' 2>/dev/null | grep -F '%s' | grep -F '%s' | head -n 1" % (cache, prefix, suffix)])
     name = res.stdout.strip()
     return cache + "/" + name if name else None
+
+def _sdist(ctx):
+    """The source archive of the requirement (pip builds only its metadata)."""
+    name, version = ctx.attr.requirement.split("==")
+    archive_name = name.replace("-", "_") + "-" + version + ".tar.gz"
+    cache = _cache_dir(ctx).rsplit("/", 1)[0] + "/sdists"
+    archive = cache + "/" + archive_name
+    if not ctx.path(archive).exists:
+        ctx.execute(["mkdir", "-p", cache])
+        res = ctx.execute([find_python(ctx), "-m", "pip", "download", "--no-deps", "--no-binary=" + name,
+                           "--disable-pip-version-check", "-q", "-d", cache, ctx.attr.requirement],
+                          timeout = 600)
+        if not ctx.path(archive).exists:
+            reason = (res.stderr.strip().split("\n") or ["pip download failed"])[-1]
+            ctx.file("status.txt", "unavailable: %s (source archive): %s\n" % (ctx.attr.requirement, reason))
+            return
+    if ctx.attr.sha256:
+        res = ctx.execute(["sha256sum", archive])
+        got = res.stdout.split(" ")[0] if res.return_code == 0 else "?"
+        if got != ctx.attr.sha256:
+            ctx.file("status.txt", "unavailable: %s: sha256 %s, expected %s\n" % (archive, got, ctx.attr.sha256))
+            return
+    ctx.symlink(archive, "sdist.tar.gz")
+    ctx.file("status.txt", "available: %s\n" % archive_name)
 
 def _impl(ctx):
     ctx.file("WORKSPACE", "")
     ctx.file("BUILD", _BUILD)
+    if ctx.attr.sdist:
+        _sdist(ctx)
+        return
     name, version = ctx.attr.requirement.split("==")
     prefix = name.replace("-", "_") + "-" + version + "-"
     cache = _cache_dir(ctx)
@@ -66,7 +100,8 @@ pypi_wheel = repository_rule(
     implementation = _impl,
     attrs = {
         "requirement": attr.string(mandatory = True, doc = "name==version"),
-        "sha256": attr.string(doc = "of the wheel file; empty: not checked"),
+        "sha256": attr.string(doc = "of the wheel (or archive) file; empty: not checked"),
+        "sdist": attr.bool(default = False, doc = "fetch the source archive instead of a wheel"),
     },
     local = True,
     environ = ["TVMFFI_CONFORMANCE_CACHE", "XDG_CACHE_HOME", "HOME"],

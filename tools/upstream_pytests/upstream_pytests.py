@@ -103,21 +103,26 @@ def test_files(source):
 
 # ---------------------------------------------------------------- the venv
 
-def unpack_sources(version):
-    """The release's source tree (tests included), unpacked once in the cache."""
+def unpack_sources(version, archive=None):
+    """The release's source tree (tests included), unpacked once in the
+    cache: from `archive` when given, else from the archive on PyPI."""
     dest = os.path.join(releases.cache_dir(), "sources", version)
     if os.path.isdir(os.path.join(dest, "tests", "python")):
         return dest
-    try:
-        archive = releases.sdist(version)
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-        raise SetupError("cannot fetch the source archive: %s" % e)
+    if archive is None:
+        try:
+            archive = releases.sdist(version)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+            raise SetupError("cannot fetch the source archive: %s" % e)
     tmp = dest + ".partial"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     with tarfile.open(archive) as tar:
         top = os.path.commonpath(tar.getnames())
-        tar.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(tmp)
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(tmp, filter="data")
+        else:
+            tar.extractall(tmp)
     os.replace(os.path.join(tmp, top), dest)
     shutil.rmtree(tmp, ignore_errors=True)
     return dest
@@ -296,6 +301,7 @@ def run_file(python, source, name, env, k, timeout, workdir):
 # ---------------------------------------------------------------- the run
 
 def run_all(python, source, files, env, args, workdir, on_done):
+    os.makedirs(workdir, exist_ok=True)
     results = {}
     lock = threading.Lock()
 
@@ -352,22 +358,20 @@ def compare(result, base):
         for n in differ]
 
 
-def fmt_counts(c):
-    return "%4d %4d %4d %4d" % (c["passed"], c["failed"], c["skipped"], c["errors"])
-
-
 def table(rows, label):
-    head = ("%-38s %-5s %-24s %-16s  %-21s %s" %
-            ("file", "scope", label + " pass fail skip err", "", "upstream pass skip", "verdict"))
+    """The per-file table: this runtime's counts, upstream's, the verdict."""
+    head = "%-38s %-5s %6s %6s %6s %6s %8s | %8s %8s | %s" % (
+        "file", "scope", "passed", "failed", "skip", "errors", "seconds", "up.pass", "up.skip",
+        "verdict (%s vs upstream)" % label)
     lines = [head, "-" * len(head)]
     for r in rows:
-        base = r["upstream"]
-        ups = ("%4d %4d" % (base["counts"]["passed"], base["counts"]["skipped"])) if base else "   -    -"
+        c, base = r["counts"], r["upstream"]
+        up = ("%8d %8d" % (base["counts"]["passed"], base["counts"]["skipped"])) if base else \
+            "%8s %8s" % ("-", "-")
         extra = r["crashed"] or ("%d differ" % len(r["differences"]) if r["differences"] else "")
-        lines.append("%-38s %-5s %-24s %-16s  %-21s %s%s" % (
-            r["file"], r["scope"], " " * (len(label) - 0) + fmt_counts(r["counts"]),
-            "(%.1f s)" % r["seconds"], "         " + ups, r["verdict"],
-            ("  " + extra) if extra else ""))
+        lines.append("%-38s %-5s %6d %6d %6d %6d %8.1f | %s | %s%s" % (
+            r["file"], r["scope"], c["passed"], c["failed"], c["skipped"], c["errors"],
+            r["seconds"], up, r["verdict"], ("  " + extra) if extra else ""))
     return "\n".join(lines)
 
 
@@ -391,6 +395,8 @@ def main(argv=None):
     parser.add_argument("--refresh-baseline", action="store_true",
                         help="run upstream again for every file, replacing the cached results")
     parser.add_argument("--keep", action="store_true", help="keep the venvs and logs (printed)")
+    parser.add_argument("--sdist", default=None, help="the release's source archive (default: "
+                        "fetched from PyPI into the cache)")
     args = parser.parse_args(argv)
     try:
         return run(args)
@@ -418,7 +424,7 @@ def run(args):
     version = args.release or pinned_release()
     label, runtime = resolve_runtime(args.runtime)
     scope = read_scope(os.path.join(HERE, "scope.txt"))
-    source = unpack_sources(version)
+    source = unpack_sources(version, args.sdist)
     files = test_files(source)
     unlisted = [f for f in files if f not in scope]
     if args.files:
@@ -478,8 +484,6 @@ def run(args):
             save_baseline(version, args.k, up)
             baseline.update(up)
 
-        os.makedirs(os.path.join(work, "runs"), exist_ok=True)
-        os.makedirs(os.path.join(work, "upstream"), exist_ok=True)
         results = run_all(python, source, files, env, args, os.path.join(work, "runs"),
                           progress(label))
         if label == "upstream":
