@@ -118,3 +118,29 @@ def prove(python, lib, expected_sha, env):
                         % (res.returncode, res.stderr.strip()[-500:]))
     check_mapped(probe["runtimes"], lib, expected_sha, "the probe")
     return probe["import_error"]
+
+
+def main(argv):
+    """swap.py DEST RUNTIME: a copy of the installed package in DEST over
+    RUNTIME, proved; put DEST first on PYTHONPATH to use it."""
+    if len(argv) != 2:
+        print("usage: swap.py DEST LIBTVM_FFI_SO", file=sys.stderr)
+        return 2
+    dest, runtime = (os.path.abspath(a) for a in argv)
+    try:
+        lib = package_copy(runtime, dest)
+        env = dict(os.environ, PYTHONPATH=dest)
+        error = prove(sys.executable, lib, sha256(runtime), env)
+    except (SwapError, OSError) as e:
+        print("swap.py: error: %s" % e, file=sys.stderr)
+        return 1
+    print("tvm_ffi %s over %s (proved: the one libtvm_ffi.so mapped after import)"
+          % (installed_package()[1], runtime))
+    if error:
+        print("  but `import tvm_ffi` fails there: %s" % error)
+    print("  use it with: PYTHONPATH=%s" % dest)
+    return 1 if error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
