@@ -239,3 +239,63 @@ Test(recursive, REC_009_reflected_objects) {
   expect_repr(p12, "testing.TestIntPair(a=1, b=2)");
   for (TVMFFIAny* v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
 }
+
+/* The List REC-010 and REC-011 use: [1, "a", {"k": 2}, 1.5, None, true,
+ * b"xy", "a"] (the string "a" twice: one node). */
+static TVMFFIAny sample_list(void) {
+  TVMFFIAny kv[2] = {core_c_str("k"), core_int(2)}, m = host_ok("ffi.Map", kv, 2);
+  TVMFFIByteArray raw = {"xy", 2};
+  TVMFFIAny bytes = host_none();
+  bytes.type_index = kTVMFFIByteArrayPtr;
+  bytes.v_ptr = &raw;
+  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m, host_float(1.5), host_none(),
+                        host_bool(1), bytes, core_c_str("a")};
+  TVMFFIAny l = lst(items, 8);
+  core_release(&m);
+  return l;
+}
+
+static const char kSampleGraph[] =
+    "{\"root_index\":9,\"nodes\":[{\"type\":\"int\",\"data\":1},{\"type\":\"ffi.String\",\"data\":"
+    "\"a\"},{\"type\":\"ffi.String\",\"data\":\"k\"},{\"type\":\"int\",\"data\":2},{\"type\":"
+    "\"ffi.Map\",\"data\":[2,3]},{\"type\":\"float\",\"data\":1.5},{\"type\":\"None\"},{\"type\":"
+    "\"bool\",\"data\":true},{\"type\":\"ffi.Bytes\",\"data\":\"eHk=\"},{\"type\":\"ffi.List\","
+    "\"data\":[0,1,4,5,6,7,8,1]}]}";
+
+/* REC-010: ToJSONGraphString writes a container graph as upstream does,
+ * byte for byte. */
+Test(recursive, REC_010_json_graph_text) {
+  TVMFFIAny l = sample_list(), args[2] = {l, host_none()};
+  TVMFFIAny text = host_ok("ffi.ToJSONGraphString", args, 2);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  cr_expect(b.size == strlen(kSampleGraph) && memcmp(b.data, kSampleGraph, b.size) == 0,
+            "wrote %.*s", (int)b.size, b.data);
+  core_release(&text);
+  core_release(&l);
+}
+
+/* REC-011: FromJSONGraphString reads such a graph back into an equal
+ * value; big ints, shapes, devices and dtypes come back too. */
+Test(recursive, REC_011_json_graph_read) {
+  TVMFFIAny graph = core_c_str(kSampleGraph), back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  TVMFFIAny l = sample_list();
+  cr_expect(eq(back, l), "the graph read back differs");
+  core_release(&back);
+  core_release(&l);
+  graph = core_c_str(
+      "{\"root_index\":4,\"nodes\":[{\"type\":\"ffi.BigInt\",\"data\":\"-1180591620717411303424\"},"
+      "{\"type\":\"ffi.Shape\",\"data\":[2,3]},{\"type\":\"Device\",\"data\":[2,1]},"
+      "{\"type\":\"DataType\",\"data\":\"float32\"},{\"type\":\"ffi.Array\",\"data\":[0,1,2,3]}]}");
+  back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32)");
+  core_release(&back);
+}
+
+/* REC-012: text that is no JSON graph is refused with an error, not read. */
+Test(recursive, REC_012_json_graph_refusals) {
+  static const char* const bad[] = {"{", "[1]", "{\"root_index\":3,\"nodes\":[]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    TVMFFIAny text = core_c_str(bad[i]);
+    host_refused("ffi.FromJSONGraphString", &text, 1, "ValueError", NULL);
+  }
+}
