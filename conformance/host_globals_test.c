@@ -229,3 +229,13 @@ Test(host_globals, FN_130_null_function_refused) {
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
             "TVMFFIFunctionCall(NULL) did not return -1 with a ValueError naming it and func");
 }
+
+/* ERR-081: a backtrace walked from a library names the library's exported
+ * function that asked for it. */
+Test(host_globals, ERR_081_backtrace_names_frames) {
+  TVMFFIAny text = host_interop("backtrace_here", NULL, 0);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  cr_expect(memmem(b.data, b.size, "__tvm_ffi_backtrace_here", 24) != NULL,
+            "the backtrace does not name the exported caller:\n%.*s", (int)b.size, b.data);
+  core_release(&text);
+}

@@ -90,8 +90,16 @@ ffi::List<ffi::Any> ListMakeRange(int64_t n) {
   return list;
 }
 
+// The backtrace of this call, walked across the FFI boundary: it names
+// the exported frames of this library that led here.
+ffi::String BacktraceHere() {
+  const TVMFFIByteArray* text = TVMFFIBacktrace(nullptr, 0, nullptr, 1);
+  return ffi::String(text->data, text->size);
+}
+
 }  // namespace
 
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(backtrace_here, BacktraceHere);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_insert_range, DictInsertRange);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_erase_range, DictEraseRange);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_count_range, MapCountRange);
