@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "any.h"
 #include "error.h"
 #include "function.h"
 #include "object.h"
@@ -21,4 +22,15 @@ void tffi_builtin_register_self(const char* name, void* self, TVMFFISafeCallType
   }
   if (tffi_global_set(name, strlen(name), fn, 1) != 0) tffi_set_raised(NULL);
   tffi_decref(fn);
+}
+
+int tffi_builtin_call(const char* caller, const char* name, TVMFFIAny* args, int32_t n,
+                      TVMFFIAny* out) {
+  TVMFFIObject* fn = NULL;
+  *out = tffi_any_none();
+  if (tffi_global_get(name, strlen(name), &fn) != 0) return -1;
+  if (fn == NULL) return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s is missing", caller, name);
+  int rc = TVMFFIFunctionCall(fn, args, n, out);
+  tffi_decref(fn);
+  return rc;
 }

@@ -14,4 +14,9 @@ void tffi_builtin_register(const char* name, TVMFFISafeCallType call);
  * process) passed to `call` instead of the name. */
 void tffi_builtin_register_self(const char* name, void* self, TVMFFISafeCallType call);
 
+/* Calls the runtime's global function `name` with args (*out None
+ * first); a name nobody registered is a RuntimeError naming `caller`. */
+int tffi_builtin_call(const char* caller, const char* name, TVMFFIAny* args, int32_t n,
+                      TVMFFIAny* out);
+
 #endif

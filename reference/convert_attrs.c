@@ -18,18 +18,6 @@
 #include "reflect_def.h"
 #include "string.h"
 
-/* Calls the global constructor `name` with args. */
-static int tffi_construct(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
-  TVMFFIObjectHandle fn = NULL;
-  TVMFFIByteArray key = {name, strlen(name)};
-  if (TVMFFIFunctionGetGlobal(&key, &fn) != 0) return -1;
-  if (fn == NULL) return tffi_raise(TFFI_RUNTIME_ERROR, "__ffi_convert__: %s is missing", name);
-  *out = tffi_any_none();
-  int rc = TVMFFIFunctionCall(fn, args, n, out);
-  tffi_decref(fn);
-  return rc;
-}
-
 static int tffi_cannot_cast(int32_t from, int32_t to) {
   int fn, tn;
   const char* fk = tffi_rec_type_key(from, &fn);
@@ -49,7 +37,7 @@ static int tffi_rebuild(const char* ctor, const TVMFFIAny* from, int require_int
     n = (int32_t)cell->size;
     for (int32_t i = 0; require_ints && i < n; ++i)
       if (args[i].type_index != kTVMFFIInt && args[i].type_index != kTVMFFIBool) return 1;
-    return tffi_construct(ctor, args, n, out);
+    return tffi_builtin_call("__ffi_convert__", ctor, args, n, out);
   }
   const TffiMap* m = (const TffiMap*)from->v_obj;
   TVMFFIObject* holder = tffi_object_alloc(sizeof(TVMFFIObject) + 2 * m->size * sizeof(TVMFFIAny),
@@ -61,7 +49,7 @@ static int tffi_rebuild(const char* ctor, const TVMFFIAny* from, int require_int
     args[n++] = tffi_map_at(m, p)->key;
     args[n++] = tffi_map_at(m, p)->value;
   }
-  int rc = tffi_construct(ctor, args, n, out);
+  int rc = tffi_builtin_call("__ffi_convert__", ctor, args, n, out);
   tffi_decref(holder);
   return rc;
 }

@@ -36,18 +36,6 @@ static int tffi_is_leaf(int32_t t) {
          t == kTVMFFIOpaquePyObject || t == kTVMFFIBigInt || t == kTVMFFIObject;
 }
 
-/* Calls the global function `name` (a constructor of this runtime). */
-static int tffi_call_global(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
-  TVMFFIObjectHandle fn = NULL;
-  TVMFFIByteArray key = {name, strlen(name)};
-  if (TVMFFIFunctionGetGlobal(&key, &fn) != 0) return -1;
-  if (fn == NULL) return tffi_raise(TFFI_RUNTIME_ERROR, "ffi.DeepCopy: %s is missing", name);
-  *out = tffi_any_none();
-  int rc = TVMFFIFunctionCall(fn, args, n, out);
-  tffi_decref(fn);
-  return rc;
-}
-
 /* Copies the elements of a sequence cell into owned copies in `into`. */
 static int tffi_copy_items(TffiCopier* c, const TVMFFISeqCell* cell, TVMFFIAny* into) {
   for (int64_t i = 0; i < cell->size; ++i) {
@@ -66,7 +54,7 @@ static int tffi_copy_seq(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) 
   int is_list = value->type_index == kTVMFFIList;
   TVMFFIAny copy = tffi_any_none();
   if (is_list) {
-    if (tffi_call_global("ffi.List", NULL, 0, &copy) ||
+    if (tffi_builtin_call(c->fn, "ffi.List", NULL, 0, &copy) ||
         tffi_map_set(c->memo, value, &copy)) {
       tffi_any_release(&copy);
       return -1;
@@ -91,10 +79,10 @@ static int tffi_copy_seq(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) 
     if (is_list) {
       for (int64_t i = 0; i < n && rc == 0; ++i) {
         TVMFFIAny args[2] = {copy, elems[i]}, none;
-        rc = tffi_call_global("ffi.ListAppend", args, 2, &none);
+        rc = tffi_builtin_call(c->fn, "ffi.ListAppend", args, 2, &none);
       }
     } else {
-      rc = tffi_call_global("ffi.Array", elems, (int32_t)n, &copy);
+      rc = tffi_builtin_call(c->fn, "ffi.Array", elems, (int32_t)n, &copy);
     }
     for (int64_t i = 0; i < n; ++i) tffi_any_release(&elems[i]);
   }

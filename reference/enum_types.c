@@ -49,16 +49,11 @@ static int tffi_enum_state_create(TVMFFIObjectHandle* result) {
   *result = NULL;
   TffiEnumState* s = tffi_object_alloc(sizeof *s, tffi_enum_state_index, tffi_enum_state_delete);
   if (s == NULL) return -1;
-  TVMFFIObjectHandle list = NULL;
-  TVMFFIByteArray name = {"ffi.List", 8};
-  TVMFFIAny made = tffi_any_none();
-  if (TVMFFIFunctionGetGlobal(&name, &list) != 0 || list == NULL ||
-      TVMFFIFunctionCall(list, NULL, 0, &made) != 0) {
-    if (list) tffi_decref(list);
+  TVMFFIAny made;
+  if (tffi_builtin_call("ffi.EnumState", "ffi.List", NULL, 0, &made) != 0) {
     tffi_decref(&s->header);
-    return list ? -1 : tffi_raise(TFFI_RUNTIME_ERROR, "ffi.EnumState: ffi.List is missing");
+    return -1;
   }
-  tffi_decref(list);
   s->entries = made.v_obj;
   s->indexes = tffi_map_new(kTVMFFIDict, 0);
   s->attrs = s->indexes ? tffi_map_new(kTVMFFIDict, 0) : NULL;

@@ -56,11 +56,7 @@ static int tffi_json_build(TffiJson* j, const TffiNodes* nodes, const char* name
     } while (tffi_json_eat(j, ','));
     if (rc == 0) rc = tffi_json_expect(j, ']');
   }
-  TVMFFIObjectHandle fn = NULL;
-  TVMFFIByteArray key = {name, strlen(name)};
-  if (rc == 0 && (rc = TVMFFIFunctionGetGlobal(&key, &fn)) == 0 && fn != NULL)
-    rc = TVMFFIFunctionCall(fn, args.items, (int32_t)args.n, out);
-  if (fn) tffi_decref(fn);
+  if (rc == 0) rc = tffi_builtin_call(j->fn, name, args.items, (int32_t)args.n, out);
   tffi_free(args.items);
   return rc;
 }

@@ -24,6 +24,7 @@
 #include "mem.h"
 #include "object.h"
 #include "recursive.h"
+#include "sentinel.h"
 #include "string.h"
 
 /* The fields of a type in order (ancestors' first), their records borrowed
@@ -57,16 +58,8 @@ static void tffi_field_list_free(TffiFieldList* list) {
 }
 
 static int tffi_is_kwargs_marker(const TVMFFIAny* v) {
-  TVMFFIObjectHandle fn = NULL;
-  TVMFFIByteArray name = {"ffi.GetKwargsObject", 19};
-  if (v->type_index < kTVMFFIStaticObjectBegin || v->v_obj == NULL) return 0;
-  if (TVMFFIFunctionGetGlobal(&name, &fn) != 0 || fn == NULL) return 0;
-  TVMFFIAny marker = tffi_any_none();
-  int rc = TVMFFIFunctionCall(fn, NULL, 0, &marker);
-  tffi_decref(fn);
-  int same = rc == 0 && marker.v_obj == v->v_obj;
-  tffi_any_release(&marker);
-  return same;
+  return v->type_index >= kTVMFFIStaticObjectBegin && v->v_obj != NULL &&
+         v->v_obj == tffi_kwargs_object();
 }
 
 static int tffi_field_is(const TVMFFIFieldInfo* f, int64_t bit) { return (f->flags & bit) != 0; }

@@ -304,13 +304,8 @@ static int tffi_register_columns_call(void* self, const TVMFFIAny* args, int32_t
     return tffi_args_error(TFFI_VALUE_ERROR, self, 1, "total_size", "%lld is out of range",
                            (long long)size);
   TffiPyClass c = {(int32_t)ti, (int32_t)size};
-  TVMFFIObjectHandle init = NULL;
-  TVMFFIByteArray name = {"ffi._RegisterFFIInit", 20};
-  TVMFFIAny arg = args[0], ignored = tffi_any_none();
-  if (TVMFFIFunctionGetGlobal(&name, &init) != 0 || init == NULL) return -1;
-  int rc = TVMFFIFunctionCall(init, &arg, 1, &ignored);
-  tffi_decref(init);
-  if (rc != 0 || tffi_pyclass_attr(&c, "__ffi_new__", tffi_new_call) ||
+  TVMFFIAny arg = args[0], ignored;
+  if (tffi_builtin_call(self, "ffi._RegisterFFIInit", &arg, 1, &ignored) || tffi_pyclass_attr(&c, "__ffi_new__", tffi_new_call) ||
       tffi_pyclass_attr(&c, "__ffi_shallow_copy__", tffi_copy_call))
     return -1;
   *result = tffi_any_none();

@@ -39,12 +39,7 @@ static int tffi_type_keys_call(void* self, const TVMFFIAny* args, int32_t num_ar
   if (tffi_args_count(self, num_args, 0)) return -1;
   TffiKeys keys = {NULL, 0, 0};
   int rc = tffi_type_each(tffi_keys_add, &keys);
-  TVMFFIObjectHandle make = NULL;
-  TVMFFIByteArray name = {"ffi.Array", 9};
-  if (rc == 0) rc = TVMFFIFunctionGetGlobal(&name, &make);
-  if (rc == 0 && make == NULL) rc = tffi_raise(TFFI_RUNTIME_ERROR, "%s: ffi.Array is missing", (const char*)self);
-  if (rc == 0) rc = TVMFFIFunctionCall(make, keys.items, (int32_t)keys.n, result);
-  if (make) tffi_decref(make);
+  if (rc == 0) rc = tffi_builtin_call(self, "ffi.Array", keys.items, (int32_t)keys.n, result);
   for (size_t i = 0; i < keys.n; ++i) tffi_any_release(&keys.items[i]);
   tffi_free(keys.items);
   return rc;

@@ -35,62 +35,55 @@ def _cache_dir(ctx):
     home = ctx.os.environ.get("XDG_CACHE_HOME") or (ctx.os.environ.get("HOME", "/tmp") + "/.cache")
     return home + "/tvm-ffi-conformance/wheels"
 
-def _find_wheel(ctx, cache, prefix, suffix = ".whl"):
-    res = ctx.execute(["sh", "-c", "ls -1 '%s' 2>/dev/null | grep -F '%s' | grep -F '%s' | head -n 1" % (cache, prefix, suffix)])
+def _find_wheel(ctx, cache, prefix):
+    res = ctx.execute(["sh", "-c", "ls -1 '%s' 2>/dev/null | grep -F '%s' | grep '\\.whl$' | head -n 1" % (cache, prefix)])
     name = res.stdout.strip()
     return cache + "/" + name if name else None
 
-def _sdist(ctx):
-    """The source archive of the requirement (pip builds only its metadata)."""
-    name, version = ctx.attr.requirement.split("==")
-    archive_name = name.replace("-", "_") + "-" + version + ".tar.gz"
-    cache = _cache_dir(ctx).rsplit("/", 1)[0] + "/sdists"
-    archive = cache + "/" + archive_name
-    if not ctx.path(archive).exists:
+def _find_archive(ctx, cache, path):
+    return path if ctx.path(path).exists else None
+
+def _fetch(ctx, cache, find, what, binary_flag):
+    """The cached file find(ctx, cache, what) names, downloaded first when missing; None
+    with status.txt saying why when it cannot be had or its sha256 is not
+    the pinned one."""
+    found = find(ctx, cache, what)
+    if found == None:
         ctx.execute(["mkdir", "-p", cache])
-        res = ctx.execute([find_python(ctx), "-m", "pip", "download", "--no-deps", "--no-binary=" + name,
+        res = ctx.execute([find_python(ctx), "-m", "pip", "download", "--no-deps", binary_flag,
                            "--disable-pip-version-check", "-q", "-d", cache, ctx.attr.requirement],
                           timeout = 600)
-        if not ctx.path(archive).exists:
+        found = find(ctx, cache, what)
+        if found == None:
             reason = (res.stderr.strip().split("\n") or ["pip download failed"])[-1]
-            ctx.file("status.txt", "unavailable: %s (source archive): %s\n" % (ctx.attr.requirement, reason))
-            return
+            ctx.file("status.txt", "unavailable: %s: %s\n" % (ctx.attr.requirement, reason))
+            return None
     if ctx.attr.sha256:
-        res = ctx.execute(["sha256sum", archive])
+        res = ctx.execute(["sha256sum", found])
         got = res.stdout.split(" ")[0] if res.return_code == 0 else "?"
         if got != ctx.attr.sha256:
-            ctx.file("status.txt", "unavailable: %s: sha256 %s, expected %s\n" % (archive, got, ctx.attr.sha256))
-            return
-    ctx.symlink(archive, "sdist.tar.gz")
-    ctx.file("status.txt", "available: %s\n" % archive_name)
+            ctx.file("status.txt", "unavailable: %s: sha256 %s, expected %s\n" % (found, got, ctx.attr.sha256))
+            return None
+    return found
 
 def _impl(ctx):
     ctx.file("WORKSPACE", "")
     ctx.file("BUILD", _BUILD)
-    if ctx.attr.sdist:
-        _sdist(ctx)
-        return
     name, version = ctx.attr.requirement.split("==")
-    prefix = name.replace("-", "_") + "-" + version + "-"
+    if ctx.attr.sdist:
+        # Only this package as source (pip builds its metadata from wheels).
+        cache = _cache_dir(ctx).rsplit("/", 1)[0] + "/sdists"
+        archive = cache + "/" + name.replace("-", "_") + "-" + version + ".tar.gz"
+        found = _fetch(ctx, cache, _find_archive, archive, "--no-binary=" + name)
+        if found != None:
+            ctx.symlink(found, "sdist.tar.gz")
+            ctx.file("status.txt", "available: %s\n" % found.split("/")[-1])
+        return
     cache = _cache_dir(ctx)
-    wheel = _find_wheel(ctx, cache, prefix)
+    prefix = name.replace("-", "_") + "-" + version + "-"
+    wheel = _fetch(ctx, cache, _find_wheel, prefix, "--only-binary=:all:")
     if wheel == None:
-        ctx.execute(["mkdir", "-p", cache])
-        python = find_python(ctx)
-        res = ctx.execute([python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                           "--disable-pip-version-check", "-q", "-d", cache, ctx.attr.requirement],
-                          timeout = 300)
-        wheel = _find_wheel(ctx, cache, prefix)
-        if wheel == None:
-            reason = (res.stderr.strip().split("\n") or ["pip download failed"])[-1]
-            ctx.file("status.txt", "unavailable: %s: %s\n" % (ctx.attr.requirement, reason))
-            return
-    if ctx.attr.sha256:
-        res = ctx.execute(["sha256sum", wheel])
-        got = res.stdout.split(" ")[0] if res.return_code == 0 else "?"
-        if got != ctx.attr.sha256:
-            ctx.file("status.txt", "unavailable: %s: sha256 %s, expected %s\n" % (wheel, got, ctx.attr.sha256))
-            return
+        return
     # Bazel 4 picks the archive format by extension only.
     ctx.symlink(wheel, "wheel.zip")
     ctx.extract("wheel.zip", output = "wheel")
