@@ -9,10 +9,10 @@
 #include "any_hash.h"
 #include "builtin.h"
 #include "error.h"
-#include "type.h"
 #include "function.h"
 #include "object.h"
 #include "reflect_def.h"
+#include "type.h"
 
 static TVMFFIByteArray tffi_words(const TVMFFIAny* v) { return TVMFFIBigIntGetContentByteArray(v); }
 
@@ -56,10 +56,11 @@ static int tffi_big_attr(const char* name, TVMFFISafeCallType call) {
 }
 
 static int tffi_bigint_attrs_register(void) {
-  return tffi_big_attr("__any_hash__", tffi_big_hash) || tffi_big_attr("__any_equal__", tffi_big_equal) ||
-                 tffi_big_attr("__ffi_hash__", tffi_big_hash)
-             ? -1
-             : 0;
+  if (tffi_big_attr("__any_hash__", tffi_big_hash) || tffi_big_attr("__any_equal__", tffi_big_equal))
+    return -1;
+  return tffi_big_attr("__ffi_hash__", tffi_big_hash) ? -1 : 0;
 }
 
-__attribute__((constructor)) static void tffi_bigint_attrs_at_load(void) { tffi_type_on_ready(tffi_bigint_attrs_register); }
+__attribute__((constructor)) static void tffi_bigint_attrs_at_load(void) {
+  tffi_type_on_ready(tffi_bigint_attrs_register);
+}

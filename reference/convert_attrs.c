@@ -10,13 +10,13 @@
 #include "any.h"
 #include "builtin.h"
 #include "error.h"
-#include "type.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"
 #include "recursive.h"
 #include "reflect_def.h"
 #include "string.h"
+#include "type.h"
 
 static int tffi_cannot_cast(int32_t from, int32_t to) {
   int fn, tn;
@@ -108,4 +108,6 @@ static int tffi_convert_attrs_register(void) {
   return 0;
 }
 
-__attribute__((constructor)) static void tffi_convert_attrs_at_load(void) { tffi_type_on_ready(tffi_convert_attrs_register); }
+__attribute__((constructor)) static void tffi_convert_attrs_at_load(void) {
+  tffi_type_on_ready(tffi_convert_attrs_register);
+}

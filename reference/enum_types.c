@@ -10,11 +10,11 @@
 #include "any.h"
 #include "builtin.h"
 #include "error.h"
-#include "type.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"
 #include "reflect_def.h"
+#include "type.h"
 
 typedef struct {
   TVMFFIObject header;
@@ -171,4 +171,6 @@ static int tffi_enum_types_define(void) {
 
 static int tffi_enum_types_register(void) { return tffi_enum_types_define(); }
 
-__attribute__((constructor)) static void tffi_enum_types_at_load(void) { tffi_type_on_ready(tffi_enum_types_register); }
+__attribute__((constructor)) static void tffi_enum_types_at_load(void) {
+  tffi_type_on_ready(tffi_enum_types_register);
+}

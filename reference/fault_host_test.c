@@ -63,7 +63,8 @@ static int make_nested(TVMFFIAny* out) {
 static int op_map_of_ten(void* ctx) {
   (void)ctx;
   TVMFFIAny kv[20], m;
-  for (int i = 0; i < 10; ++i) kv[2 * i] = i % 2 ? text("a longer string key") : num(i), kv[2 * i + 1] = num(i);
+  for (int i = 0; i < 10; ++i)
+    kv[2 * i] = i % 2 ? text("a longer string key") : num(i), kv[2 * i + 1] = num(i);
   kv[1 * 2 + 0] = text("short");
   if (call("ffi.Map", kv, 20, &m) != 0) return -1;
   tffi_any_release(&m);
@@ -143,7 +144,8 @@ static int op_enum_state(void* ctx) {
   TVMFFIAny state = tffi_any_none(), out;
   if (TVMFFIFunctionCall(info->methods[0].method.v_obj, NULL, 0, &state) != 0) return -1;
   TVMFFIAny fields[3];
-  for (int i = 0; i < 3; ++i) info->fields[i].getter((char*)state.v_obj + info->fields[i].offset, &fields[i]);
+  for (int i = 0; i < 3; ++i)
+    info->fields[i].getter((char*)state.v_obj + info->fields[i].offset, &fields[i]);
   TVMFFIAny args[7] = {text("ffi.EnumState"), text("entries"), fields[0], text("indexes"),
                        fields[1],             text("attrs"),   fields[2]};
   int rc = call("ffi.MakeObjectFromPackedArgs", args, 7, &out);

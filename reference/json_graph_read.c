@@ -157,8 +157,9 @@ static int tffi_json_value(TffiJson* j, const TffiNodes* nodes, const char* type
   if (text_kind == 1) {
     rc = tffi_any_from_bytes(kTVMFFIStr, text, n, out);
   } else if (text_kind == 2) {
-    rc = (decoded = tffi_base64(text, n)) < 0 ? tffi_json_fail(j, "bad base64")
-                                              : tffi_any_from_bytes(kTVMFFIBytes, text, (size_t)decoded, out);
+    rc = (decoded = tffi_base64(text, n)) < 0
+             ? tffi_json_fail(j, "bad base64")
+             : tffi_any_from_bytes(kTVMFFIBytes, text, (size_t)decoded, out);
   } else if (text_kind == 3) {
     out->type_index = kTVMFFIDataType;
     rc = tffi_dtype_parse(text, n, &out->v_dtype);

@@ -123,7 +123,8 @@ static int tffi_graph_payload(TffiGraph* g, const TVMFFIAny* v, TffiText* data) 
     case kTVMFFIShape: {
       const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
       tffi_text_add(data, "[", 1);
-      for (size_t i = 0; i < s->size; ++i) tffi_text_printf(data, i ? ",%lld" : "%lld", (long long)s->data[i]);
+      for (size_t i = 0; i < s->size; ++i)
+        tffi_text_printf(data, i ? ",%lld" : "%lld", (long long)s->data[i]);
       tffi_text_add(data, "]", 1);
       return 0;
     }
@@ -164,9 +165,11 @@ static int tffi_graph_node(TffiGraph* g, const TVMFFIAny* v, int64_t* out) {
   if (v->type_index == kTVMFFIList) tffi_map_erase(g->active, v);
   if (rc == 0) {
     int len;
-    const char* key = none ? "None" : tffi_rec_type_key(v->type_index == kTVMFFISmallStr ? kTVMFFIStr
-                                                         : v->type_index == kTVMFFISmallBytes ? kTVMFFIBytes
-                                                         : v->type_index, &len);
+    const char* key = none ? "None"
+                           : tffi_rec_type_key(v->type_index == kTVMFFISmallStr     ? kTVMFFIStr
+                                               : v->type_index == kTVMFFISmallBytes ? kTVMFFIBytes
+                                                                                    : v->type_index,
+                                               &len);
     if (g->count) tffi_text_add(&g->nodes, ",", 1);
     tffi_text_str(&g->nodes, "{\"type\":");
     tffi_json_string(&g->nodes, key, none ? 4 : (size_t)len);
@@ -175,7 +178,8 @@ static int tffi_graph_node(TffiGraph* g, const TVMFFIAny* v, int64_t* out) {
       tffi_text_add(&g->nodes, data.items ? data.items : "", data.n);
     }
     tffi_text_add(&g->nodes, "}", 1);
-    if (data.failed || g->nodes.failed) rc = tffi_raise(TFFI_MEMORY_ERROR, "ffi.ToJSONGraphString: out of memory");
+    if (data.failed || g->nodes.failed)
+      rc = tffi_raise(TFFI_MEMORY_ERROR, "ffi.ToJSONGraphString: out of memory");
   }
   tffi_free(data.items);
   if (rc != 0) return -1;

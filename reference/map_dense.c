@@ -136,7 +136,8 @@ static TffiBlock* tffi_grown_blocks(const TffiMap* m, uint64_t* slots, uint32_t*
 static int tffi_grow_into(TffiMap* m, TffiBlock* blocks, uint64_t slots, uint32_t shift) {
   TffiDenseMap fresh;
   tffi_table_init(&fresh, blocks, slots, shift);
-  for (uint64_t i = tffi_table_dense(m)->iter_head; i != TFFI_DENSE_NONE; i = tffi_table_item(m, i)->next) {
+  for (uint64_t i = tffi_table_dense(m)->iter_head; i != TFFI_DENSE_NONE;
+       i = tffi_table_item(m, i)->next) {
     TffiKV kv = tffi_table_item(m, i)->kv;
     if (tffi_insert_owned(&fresh.base, &kv) != 0) {
       fresh.base.data_deleter(fresh.base.data);

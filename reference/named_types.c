@@ -23,4 +23,6 @@ static int tffi_named_types_register(void) {
   return 0;
 }
 
-__attribute__((constructor)) static void tffi_named_types_at_load(void) { tffi_type_on_ready(tffi_named_types_register); }
+__attribute__((constructor)) static void tffi_named_types_at_load(void) {
+  tffi_type_on_ready(tffi_named_types_register);
+}

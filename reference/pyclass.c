@@ -305,7 +305,8 @@ static int tffi_register_columns_call(void* self, const TVMFFIAny* args, int32_t
                            (long long)size);
   TffiPyClass c = {(int32_t)ti, (int32_t)size};
   TVMFFIAny arg = args[0], ignored;
-  if (tffi_builtin_call(self, "ffi._RegisterFFIInit", &arg, 1, &ignored) || tffi_pyclass_attr(&c, "__ffi_new__", tffi_new_call) ||
+  if (tffi_builtin_call(self, "ffi._RegisterFFIInit", &arg, 1, &ignored) ||
+      tffi_pyclass_attr(&c, "__ffi_new__", tffi_new_call) ||
       tffi_pyclass_attr(&c, "__ffi_shallow_copy__", tffi_copy_call))
     return -1;
   *result = tffi_any_none();

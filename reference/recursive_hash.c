@@ -168,7 +168,8 @@ static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
   } else {
     const TVMFFIAny* hook = tffi_rec_hook(&hash_column, "__ffi_hash__", t);
     if (hook == NULL && t >= kTVMFFIStaticObjectEnd &&
-        (tffi_rec_hook(&eq_column, "__ffi_eq__", t) || tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
+        (tffi_rec_hook(&eq_column, "__ffi_eq__", t) ||
+         tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
       int len;
       const char* key = tffi_rec_type_key(t, &len);
       return tffi_raise(TFFI_VALUE_ERROR,

@@ -197,7 +197,8 @@ static int tffi_repr_leaf(TffiRepr* r, const TVMFFIAny* v) {
   } else if (t == kTVMFFIShape) {
     const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
     tffi_text_str(r->out, "Shape(");
-    for (size_t i = 0; i < s->size; ++i) tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)s->data[i]);
+    for (size_t i = 0; i < s->size; ++i)
+      tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)s->data[i]);
     tffi_text_add(r->out, ")", 1);
   } else if (t == kTVMFFITensor) {
     const DLTensor* d = TVMFFITensorGetDLTensorPtr(v->v_obj);
@@ -206,7 +207,8 @@ static int tffi_repr_leaf(TffiRepr* r, const TVMFFIAny* v) {
     dtype.v_dtype = d->dtype;
     if (tffi_repr_pod(r, &dtype) != 0) return -1;
     tffi_text_add(r->out, "[", 1);
-    for (int i = 0; i < d->ndim; ++i) tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)d->shape[i]);
+    for (int i = 0; i < d->ndim; ++i)
+      tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)d->shape[i]);
     tffi_text_str(r->out, "]@");
     tffi_text_device(r->out, d->device);
     tffi_repr_addr(r, v->v_obj);
