@@ -111,6 +111,24 @@ static inline TVMFFIObjectHandle core_global(const char* name, int skip_missing)
   return fn;
 }
 
+/* The type index registered under `key`; fails the test when none is. */
+static inline int32_t core_type_index(const char* key) {
+  TVMFFIByteArray k = {key, strlen(key)};
+  int32_t index = -1;
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "%s registers no type `%s`",
+               conf_impl_path(), key);
+  return index;
+}
+
+/* The field `name` of a type's record, or NULL when it has none. */
+static inline const TVMFFIFieldInfo* core_field_of(const TVMFFITypeInfo* info, const char* name) {
+  for (int32_t i = 0; i < info->num_fields; ++i)
+    if (info->fields[i].name.size == strlen(name) &&
+        memcmp(info->fields[i].name.data, name, info->fields[i].name.size) == 0)
+      return &info->fields[i];
+  return NULL;
+}
+
 static inline uint32_t core_strong(const void* obj) {
   return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
                                     __ATOMIC_ACQUIRE) &

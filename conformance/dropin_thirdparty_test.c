@@ -37,22 +37,6 @@ static SafeCall export_of(void* lib, const char* name) {
   return f;
 }
 
-static int32_t type_index_of(const char* key) {
-  TVMFFIByteArray k = {key, strlen(key)};
-  int32_t index = -1;
-  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "the library registered no type `%s`",
-               key);
-  return index;
-}
-
-static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* name) {
-  for (int32_t i = 0; i < info->num_fields; ++i)
-    if (info->fields[i].name.size == strlen(name) &&
-        memcmp(info->fields[i].name.data, name, info->fields[i].name.size) == 0)
-      return &info->fields[i];
-  return NULL;
-}
-
 TEST(dropin, RFL_019_testing_exports_answer) {
   void* lib = load_testing();
   TVMFFIAny args[2] = {core_int(1), core_int(2)};
@@ -109,12 +93,12 @@ TEST(dropin, RFL_019_testing_globals_answer) {
 
 TEST(dropin, RFL_019_testing_types_registered) {
   load_testing();
-  int32_t base = type_index_of("testing.TestObjectBase");
-  int32_t derived = type_index_of("testing.TestObjectDerived");
+  int32_t base = core_type_index("testing.TestObjectBase");
+  int32_t derived = core_type_index("testing.TestObjectDerived");
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(base);
   cr_assert_not_null(info);
   cr_expect_eq(info->num_fields, 3);
-  const TVMFFIFieldInfo* v_i64 = field_of(info, "v_i64");
+  const TVMFFIFieldInfo* v_i64 = core_field_of(info, "v_i64");
   cr_assert_not_null(v_i64, "testing.TestObjectBase has no field v_i64");
   cr_expect_eq(v_i64->offset, (int64_t)sizeof(TVMFFIObject));
   cr_expect_eq(v_i64->size, 8);
@@ -123,11 +107,11 @@ TEST(dropin, RFL_019_testing_types_registered) {
   cr_expect_eq(v_i64->default_value_or_factory.type_index, kTVMFFIInt);
   cr_expect_eq(v_i64->default_value_or_factory.v_int64, 10);
   cr_expect(v_i64->doc.size == 9 && memcmp(v_i64->doc.data, "i64 field", 9) == 0);
-  const TVMFFIFieldInfo* v_str = field_of(info, "v_str");
+  const TVMFFIFieldInfo* v_str = core_field_of(info, "v_str");
   cr_assert_not_null(v_str);
   TVMFFIByteArray hello = core_str_bytes(&v_str->default_value_or_factory);
   cr_expect(hello.size == 5 && memcmp(hello.data, "hello", 5) == 0);
-  cr_expect_not_null(field_of(info, "v_f64"));
+  cr_expect_not_null(core_field_of(info, "v_f64"));
   cr_assert_eq(info->num_methods, 1);
   const TVMFFIByteArray* method = &info->methods[0].name;
   cr_expect(method->size == 7 && memcmp(method->data, "add_i64", 7) == 0);
@@ -137,8 +121,8 @@ TEST(dropin, RFL_019_testing_types_registered) {
   cr_assert_not_null(d);
   cr_expect_eq(d->type_depth, 2);
   cr_expect_eq(d->type_ancestors[1], info);
-  cr_expect_not_null(field_of(d, "v_map"));
-  cr_expect_not_null(field_of(d, "v_array"));
+  cr_expect_not_null(core_field_of(d, "v_map"));
+  cr_expect_not_null(core_field_of(d, "v_array"));
 }
 
 /* The whole chain a reflection client walks: the creator from the type's
@@ -146,7 +130,7 @@ TEST(dropin, RFL_019_testing_types_registered) {
  * back, and the method from the type's record computes with it. */
 TEST(dropin, RFL_019_testing_object_through_reflection) {
   load_testing();
-  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(type_index_of("testing.TestObjectBase"));
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(core_type_index("testing.TestObjectBase"));
   cr_assert_not_null(info);
   cr_assert_not_null(info->metadata);
   cr_assert_not_null((void*)info->metadata->creator, "testing.TestObjectBase has no creator");
@@ -154,7 +138,7 @@ TEST(dropin, RFL_019_testing_object_through_reflection) {
   cr_assert_eq(info->metadata->creator(&obj), 0);
   cr_assert_not_null(obj);
   cr_expect_eq(((TVMFFIObject*)obj)->type_index, info->type_index);
-  const TVMFFIFieldInfo* v_i64 = field_of(info, "v_i64");
+  const TVMFFIFieldInfo* v_i64 = core_field_of(info, "v_i64");
   cr_assert_not_null(v_i64);
   cr_assert(!(v_i64->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj));
   void* addr = (char*)obj + v_i64->offset;

@@ -239,3 +239,85 @@ Test(host_globals, ERR_081_backtrace_names_frames) {
             "the backtrace does not name the exported caller:\n%.*s", (int)b.size, b.data);
   core_release(&text);
 }
+
+/* Whether `word` stands in `text` as a word of its own. */
+static int has_word(const char* text, const char* word) {
+  size_t n = strlen(word);
+  for (const char* at = strstr(text, word); at; at = strstr(at + 1, word)) {
+    char around[2] = {at == text ? ' ' : at[-1], at[n]};
+    int inner = 0;
+    for (int i = 0; i < 2; ++i)
+      inner |= (around[i] >= 'a' && around[i] <= 'z') || (around[i] >= 'A' && around[i] <= 'Z') ||
+               (around[i] >= '0' && around[i] <= '9') || around[i] == '_';
+    if (!inner) return 1;
+  }
+  return 0;
+}
+
+/* Calling fn (named `label`) refuses argument #pos with a TypeError that
+ * names the function, the position and `param`. */
+static void expect_param(TVMFFIObjectHandle fn, const char* label, TVMFFIAny* args, int32_t n,
+                         int pos, const char* param) {
+  TVMFFIAny out = host_none();
+  int rc = API(TVMFFIFunctionCall)(fn, args, n, &out);
+  if (rc == 0) core_release(&out);
+  HostError e;
+  host_take_error(&e);
+  char where[8];
+  snprintf(where, sizeof where, "#%d", pos);
+  cr_expect_eq(rc, -1, "%s %s: returned %d", label, where, rc);
+  cr_expect_str_eq(e.kind, "TypeError", "%s %s: %s: %s", label, where, e.kind, e.message);
+  cr_expect(strstr(e.message, label) != NULL && strstr(e.message, where) != NULL,
+            "%s: the message does not name the function and %s: %s", label, where, e.message);
+  cr_expect(has_word(e.message, param), "%s: the message does not name %s (%s): %s", label, where,
+            param, e.message);
+}
+
+static void expect_global_param(const char* name, TVMFFIAny* args, int32_t n, int pos,
+                                const char* param) {
+  TVMFFIObjectHandle fn = core_global(name, 1);
+  expect_param(fn, name, args, n, pos, param);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* GLB-010: a host global refusing an argument of the wrong type names its
+ * parameter as well as its position. */
+Test(host_globals, GLB_010_refusals_name_the_parameter) {
+  TVMFFIAny one = core_int(1), text = core_c_str("x");
+  expect_global_param("ffi.String", &one, 1, 0, "value");
+  expect_global_param("ffi.Bytes", &one, 1, 0, "value");
+  expect_global_param("ffi.FunctionRemoveGlobal", &one, 1, 0, "name");
+  expect_global_param("ffi.GetGlobalFuncMetadata", &one, 1, 0, "name");
+  expect_global_param("ffi.FromJSONGraphString", &one, 1, 0, "text");
+  expect_global_param("ffi.ListSize", &one, 1, 0, "list");
+  expect_global_param("ffi.MapSize", &one, 1, 0, "map");
+  expect_global_param("ffi.DictSize", &one, 1, 0, "dict");
+  expect_global_param("ffi._RegisterFFIInit", &text, 1, 0, "type_index");
+  expect_global_param("ffi.MakeFieldGetter", &text, 1, 0, "field_type_index");
+  TVMFFIAny setter[3] = {text, core_int(0), core_int(0)};
+  expect_global_param("ffi.MakeFieldSetter", setter, 3, 0, "field_type_index");
+  setter[0] = core_int(kTVMFFIInt), setter[1] = text;
+  expect_global_param("ffi.MakeFieldSetter", setter, 3, 1, "type_converter");
+  setter[1] = core_int(0), setter[2] = text;
+  expect_global_param("ffi.MakeFieldSetter", setter, 3, 2, "f_convert");
+  TVMFFIAny columns[2] = {text, core_int(32)};
+  expect_global_param("ffi._PyClassRegisterTypeAttrColumns", columns, 2, 0, "type_index");
+  columns[0] = core_int(kTVMFFIObject), columns[1] = text;
+  expect_global_param("ffi._PyClassRegisterTypeAttrColumns", columns, 2, 1, "total_size");
+  TVMFFIAny make[3] = {host_float(1.5)};
+  expect_global_param("ffi.MakeObjectFromPackedArgs", make, 1, 0, "type");
+  make[0] = core_c_str("ffi.Object"), make[1] = one, make[2] = one;
+  expect_global_param("ffi.MakeObjectFromPackedArgs", make, 3, 1, "name");
+  TVMFFIAny list = host_ok("ffi.List", &one, 1), at[3] = {list, text, core_int(1)};
+  expect_global_param("ffi.ListGetItem", at, 2, 1, "index");
+  expect_global_param("ffi.ListEraseRange", at, 3, 1, "start");
+  at[1] = core_int(0), at[2] = text;
+  expect_global_param("ffi.ListEraseRange", at, 3, 2, "stop");
+  TVMFFIAny names = host_ok("ffi.FunctionListGlobalNamesFunctor", NULL, 0);
+  expect_param(names.v_obj, "ffi.FunctionListGlobalNamesFunctor", &text, 1, 0, "index");
+  TVMFFIAny kv[2] = {one, one}, map = host_ok("ffi.Map", kv, 2);
+  TVMFFIAny iter = host_ok("ffi.MapForwardIterFunctor", &map, 1);
+  expect_param(iter.v_obj, "ffi.MapForwardIterFunctor", &text, 1, 0, "command");
+  for (TVMFFIAny* v = (TVMFFIAny[]){list, names, map, iter}, *end = v + 4; v < end; ++v)
+    core_release(v);
+}

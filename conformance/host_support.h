@@ -29,6 +29,14 @@ static inline void host_take_error(HostError* e) {
   API(TVMFFIObjectDecRef)(err);
 }
 
+/* Fails the test, with the raised error, unless `rc` (of calling `what`) is 0. */
+static inline void host_assert_ok(int rc, const char* what) {
+  if (rc == 0) return;
+  HostError e;
+  host_take_error(&e);
+  cr_assert_eq(rc, 0, "%s returned %d: %s: %s", what, rc, e.kind, e.message);
+}
+
 /* Calls the global function `name`; *out is zeroed first. */
 static inline int host_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
   TVMFFIObjectHandle fn = core_global(name, 1);
@@ -41,12 +49,7 @@ static inline int host_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFI
 /* As host_call, failing the test (with the error) unless it returns 0. */
 static inline TVMFFIAny host_ok(const char* name, TVMFFIAny* args, int32_t n) {
   TVMFFIAny out;
-  int rc = host_call(name, args, n, &out);
-  if (rc != 0) {
-    HostError e;
-    host_take_error(&e);
-    cr_assert_eq(rc, 0, "%s returned %d: %s: %s", name, rc, e.kind, e.message);
-  }
+  host_assert_ok(host_call(name, args, n, &out), name);
   return out;
 }
 
@@ -126,12 +129,7 @@ static inline TVMFFIAny host_interop(const char* name, TVMFFIAny* args, int32_t 
   snprintf(symbol, sizeof symbol, "__tvm_ffi_%s", name);
   HostSafeCall f = host_export("conformance/testlibs/libcontainer_interop.so", symbol);
   TVMFFIAny out = host_none();
-  int rc = f(NULL, args, n, &out);
-  if (rc != 0) {
-    HostError e;
-    host_take_error(&e);
-    cr_assert_eq(rc, 0, "C++ %s returned %d: %s: %s", name, rc, e.kind, e.message);
-  }
+  host_assert_ok(f(NULL, args, n, &out), symbol);
   return out;
 }
 

@@ -1,10 +1,11 @@
-/* Clauses LST-001 to LST-008 of spec/host.md: lists made and changed in
+/* Clauses LST-001 to LST-009 of spec/host.md: lists made and changed in
  * place through the "ffi.List*" global functions, in the layout of
  * upstream's headers (a TVMFFISeqCell whose buffer C++ code built on those
  * headers grows itself), and ffi.ArrayContains. */
 #include <stdint.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "host_support.h"
 
 static TVMFFIAny make_list(int64_t n) {
@@ -172,4 +173,27 @@ Test(list, LST_008_reserve) {
   cr_expect_geq(TVMFFISeqGetCellPtr(l.v_obj)->capacity, 100);
   expect_ints(l, (int64_t[]){0, 10}, 2, "reserved");
   core_release(&l);
+}
+
+/* LST-009: popping and erasing inside a full list (size equal to its
+ * capacity) moves the later elements down without writing past the
+ * buffer. */
+Test(list, LST_009_removal_stays_in_the_buffer) {
+  conf_alloc_guard(1);
+  long before = conf_alloc_overruns();
+  static const char* const fns[] = {"ffi.ListPop", "ffi.ListErase"};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny l = make_list(4);
+    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(l.v_obj);
+    while (cell->size < cell->capacity) call3("ffi.ListAppend", l, core_int(cell->size), l, 2);
+    int64_t want[64], n = ints_of(l, want, 64);
+    cr_assert_eq(n, cell->size, "more than 64 elements");
+    TVMFFIAny at[2] = {l, core_int(1)}, out = host_ok(fns[k], at, 2);
+    core_release(&out);
+    memmove(&want[1], &want[2], (size_t)(n - 2) * sizeof *want);
+    expect_ints(l, want, n - 1, fns[k]);
+    core_release(&l);
+  }
+  conf_alloc_guard(0);
+  cr_expect_eq(conf_alloc_overruns(), before, "a removal wrote past the list's buffer");
 }

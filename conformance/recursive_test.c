@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-009 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-013 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
@@ -166,6 +166,7 @@ Test(recursive, REC_007_repr) {
   expect_repr(core_int(-7), "-7");
   expect_repr(host_float(1.5), "1.5");
   expect_repr(core_c_str("a\"b\n\xc3\xa9"), "\"a\\\"b\\n\\u00e9\"");
+  expect_repr(core_c_str("\xe2\x82\xac\xf0\x9f\x98\x80"), "\"\\u20ac\\U0001f600\"");
   TVMFFIAny one = ints("ffi.Array", 1, 0, 1), two = ints("ffi.Array", 1, 2, 2);
   TVMFFIAny l = ints("ffi.List", 1, 2, 2);
   expect_repr(one, "(1,)");
@@ -236,6 +237,7 @@ Test(recursive, REC_009_reflected_objects) {
   cr_expect(!eq(p12, p13));
   cr_expect(truth("ffi.RecursiveLt", p12, p13));
   cr_expect_eq(hash_of(p12), hash_of(q12));
+  cr_expect_neq(hash_of(p12), hash_of(p13), "the hash leaves a field out");
   expect_repr(p12, "testing.TestIntPair(a=1, b=2)");
   for (TVMFFIAny* v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
 }
@@ -283,11 +285,12 @@ Test(recursive, REC_011_json_graph_read) {
   core_release(&back);
   core_release(&l);
   graph = core_c_str(
-      "{\"root_index\":4,\"nodes\":[{\"type\":\"ffi.BigInt\",\"data\":\"-1180591620717411303424\"},"
+      "{\"root_index\":5,\"nodes\":[{\"type\":\"ffi.BigInt\",\"data\":\"-1180591620717411303424\"},"
       "{\"type\":\"ffi.Shape\",\"data\":[2,3]},{\"type\":\"Device\",\"data\":[2,1]},"
-      "{\"type\":\"DataType\",\"data\":\"float32\"},{\"type\":\"ffi.Array\",\"data\":[0,1,2,3]}]}");
+      "{\"type\":\"DataType\",\"data\":\"float32\"},{\"type\":\"bool\",\"data\":false},"
+      "{\"type\":\"ffi.Array\",\"data\":[0,1,2,3,4]}]}");
   back = host_ok("ffi.FromJSONGraphString", &graph, 1);
-  expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32)");
+  expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32, False)");
   core_release(&back);
 }
 
@@ -298,4 +301,37 @@ Test(recursive, REC_012_json_graph_refusals) {
     TVMFFIAny text = core_c_str(bad[i]);
     host_refused("ffi.FromJSONGraphString", &text, 1, "ValueError", NULL);
   }
+}
+
+/* REC-013: the walks give back every object they make but their result:
+ * the memo of a hash, the copies a comparison does not keep. */
+Test(recursive, REC_013_walks_keep_nothing) {
+  static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLt",  "ffi.RecursiveHash",
+                                    "ffi.ReprPrint",   "ffi.DeepCopy",     "ffi.ToJSONGraphString",
+                                    "ffi.FromJSONGraphString"};
+  /* Twice: the first round may fill caches that live as long as the
+   * runtime (type attributes made on first use); the second counts. */
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) core_count_begin();
+    TVMFFIAny inner = ints("ffi.List", 1, 2, 2), kv[2] = {core_c_str("a key long enough for the heap"),
+                                                           inner};
+    TVMFFIAny m = host_ok("ffi.Map", kv, 2), items[3] = {m, inner, core_int(3)};
+    TVMFFIAny a = arr(items, 3), b = arr(items, 3);
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
+      TVMFFIAny args[2] = {a, b};
+      int32_t n = i < 2 ? 2 : 1;
+      if (i >= 5) args[1] = host_none(), n = 2; /* ToJSONGraphString(value, None) */
+      TVMFFIAny graph = host_none();
+      if (i == 6) graph = host_ok("ffi.ToJSONGraphString", args, 2), args[0] = graph, n = 1;
+      long before = round ? core_count_live() : 0;
+      TVMFFIAny out = host_ok(fns[i], args, n);
+      core_release(&out);
+      if (round)
+        cr_expect_eq(core_count_live(), before, "%s keeps %ld objects", fns[i],
+                     core_count_live() - before);
+      core_release(&graph);
+    }
+    for (TVMFFIAny* v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
+  }
+  core_count_end("the recursive walks");
 }

@@ -8,25 +8,17 @@
 
 #include "host_support.h"
 
-static int32_t index_of(const char* key) {
-  int32_t index = -1;
-  TVMFFIByteArray k = {key, strlen(key)};
-  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&k, &index), 0, "%s is not registered", key);
-  return index;
-}
-
+/* The field `name` of a type's record; fails the test when it has none. */
 static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* name) {
-  for (int32_t i = 0; i < info->num_fields; ++i)
-    if (info->fields[i].name.size == strlen(name) &&
-        memcmp(info->fields[i].name.data, name, info->fields[i].name.size) == 0)
-      return &info->fields[i];
-  cr_assert_fail("%.*s has no field %s", (int)info->type_key.size, info->type_key.data, name);
-  return NULL;
+  const TVMFFIFieldInfo* f = core_field_of(info, name);
+  cr_assert_not_null(f, "%.*s has no field %s", (int)info->type_key.size, info->type_key.data,
+                     name);
+  return f;
 }
 
 static void expect_field(const char* type, const char* name, int64_t offset, int64_t size,
                          const char* schema) {
-  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(index_of(type)), name);
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
   cr_expect_eq(f->offset, offset, "%s.%s at %lld", type, name, (long long)f->offset);
   cr_expect_eq(f->size, size, "%s.%s is %lld bytes", type, name, (long long)f->size);
   cr_expect_not_null(f->getter, "%s.%s has no getter", type, name);
@@ -44,11 +36,11 @@ static void expect_field(const char* type, const char* name, int64_t offset, int
 
 /* RTY-001: the enum types, their parents, sizes and fields. */
 Test(reflected_types, RTY_001_enum_types) {
-  const TVMFFITypeInfo* state = API(TVMFFIGetTypeInfo)(index_of("ffi.EnumState"));
-  const TVMFFITypeInfo* ints = API(TVMFFIGetTypeInfo)(index_of("ffi.IntEnum"));
+  const TVMFFITypeInfo* state = API(TVMFFIGetTypeInfo)(core_type_index("ffi.EnumState"));
+  const TVMFFITypeInfo* ints = API(TVMFFIGetTypeInfo)(core_type_index("ffi.IntEnum"));
   cr_expect_eq(state->type_depth, 1);
   cr_assert_eq(ints->type_depth, 2);
-  cr_expect_eq(ints->type_ancestors[1]->type_index, index_of("ffi.Enum"));
+  cr_expect_eq(ints->type_ancestors[1]->type_index, core_type_index("ffi.Enum"));
   cr_assert_not_null(state->metadata);
   cr_expect_eq(state->metadata->total_size, 48);
   expect_field("ffi.EnumState", "entries", 24, 8, "{\"type\":\"ffi.List\",\"args\":[{\"type\":\"ffi.Object\"}]}");
@@ -63,7 +55,7 @@ Test(reflected_types, RTY_001_enum_types) {
 /* RTY-002: EnumState's __ffi_init__ makes a state of an empty list and two
  * empty dicts, read through the fields' getters. */
 Test(reflected_types, RTY_002_enum_state_init) {
-  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index_of("ffi.EnumState"));
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(core_type_index("ffi.EnumState"));
   const TVMFFIAny* init = NULL;
   for (int32_t i = 0; i < info->num_methods; ++i)
     if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
@@ -95,7 +87,7 @@ Test(reflected_types, RTY_003_import_type_keys) {
                                      "ffi.StructuralMutator", "ffi.reflection.AccessStep",
                                      "ffi.reflection.AccessPath", "ffi.VisitInterrupt"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
-    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index_of(keys[i]));
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(core_type_index(keys[i]));
     cr_expect_eq(info->type_depth, 1, "%s is at depth %d", keys[i], info->type_depth);
   }
 }
@@ -246,7 +238,7 @@ static TVMFFIAny convert_fn(const char* key) {
   TVMFFIByteArray name = {"__ffi_convert__", 15};
   const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
   cr_assert_not_null(col, "there is no __ffi_convert__ column");
-  int32_t off = index_of(key) - col->begin_index;
+  int32_t off = core_type_index(key) - col->begin_index;
   cr_assert(off >= 0 && off < col->size && col->data[off].type_index == kTVMFFIFunction,
             "%s has no __ffi_convert__", key);
   return col->data[off];
@@ -276,6 +268,14 @@ Test(reflected_types, RTY_006_convert_attrs) {
                 strstr(e.message, "Cannot cast from `ffi.Array` to `ffi.Shape`") != NULL,
             "%s: %s", e.kind, e.message);
   core_release(&arr);
+  TVMFFIByteArray raw = {"x\0y", 3};
+  TVMFFIAny view = host_none(), bytes = host_none();
+  view.type_index = kTVMFFIByteArrayPtr;
+  view.v_ptr = &raw;
+  cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &view, 1, &bytes), 0);
+  TVMFFIByteArray got = core_str_bytes(&bytes);
+  cr_expect(got.size == 3 && memcmp(got.data, "x\0y", 3) == 0, "a byte array did not convert");
+  core_release(&bytes);
   TVMFFIAny list = host_ok("ffi.List", items, 1), to_array = host_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Array").v_obj, &list, 1, &to_array), 0);
   cr_expect_eq(to_array.type_index, kTVMFFIArray, "a list did not convert to an array");
@@ -321,4 +321,55 @@ Test(reflected_types, RTY_007_py_class_storage) {
   cr_expect_eq(*(int64_t*)((char*)copied.v_obj + 24), 12);
   core_release(&made);
   core_release(&copied);
+}
+
+/* ffi.BigInt's entry in the type attribute column `name` (None if none). */
+static TVMFFIAny big_attr(const char* name) {
+  TVMFFIByteArray n = {name, strlen(name)};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&n);
+  int32_t off = col ? kTVMFFIBigInt - col->begin_index : -1;
+  return off >= 0 && off < col->size ? col->data[off] : host_none();
+}
+
+static TVMFFIAny big_of(int64_t low, int64_t high) {
+  int64_t words[2] = {low, high};
+  TVMFFIByteArray bytes = {(const char*)words, sizeof words};
+  TVMFFIAny v = host_none();
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
+  return v;
+}
+
+/* RTY-008: ffi.BigInt has a `__ffi_hash__` Function (value, recursion) ->
+ * int, alike for equal values and unlike for these unequal ones; it and
+ * any `__any_hash__` / `__any_equal__` entry that is a Function refuse a
+ * value that is not a big int with a TypeError. */
+Test(reflected_types, RTY_008_big_int_attrs) {
+  TVMFFIAny hash = big_attr("__ffi_hash__");
+  cr_assert_eq(hash.type_index, kTVMFFIFunction, "ffi.BigInt has no __ffi_hash__ Function");
+  TVMFFIAny a = big_of(5, 1), b = big_of(5, 1), c = big_of(6, 1);
+  TVMFFIObjectHandle rec = core_global("ffi.RecursiveHash", 0);
+  int64_t h[3];
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIAny args[2] = {i == 0 ? a : i == 1 ? b : c, core_obj(rec)}, out = host_none();
+    host_assert_ok(API(TVMFFIFunctionCall)(hash.v_obj, args, 2, &out), "__ffi_hash__");
+    h[i] = host_int_of(out, "__ffi_hash__");
+  }
+  cr_expect_eq(h[0], h[1], "equal big ints hash unlike");
+  cr_expect_neq(h[0], h[2], "unequal big ints hash alike");
+  static const char* const hooks[] = {"__ffi_hash__", "__any_hash__", "__any_equal__"};
+  for (int i = 0; i < 3; ++i) {
+    TVMFFIAny f = big_attr(hooks[i]);
+    if (f.type_index != kTVMFFIFunction) continue; /* upstream: a native hook, not a Function */
+    TVMFFIAny args[2] = {core_int(1), core_int(1)}, out = host_none();
+    cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, i == 0 ? 2 : i == 1 ? 1 : 2, &out), -1,
+                 "%s of an int", hooks[i]);
+    HostError e;
+    host_take_error(&e);
+    cr_expect_str_eq(e.kind, "TypeError", "%s of an int: %s: %s", hooks[i], e.kind, e.message);
+    cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, 0, &out), -1, "%s of nothing", hooks[i]);
+    host_take_error(&e);
+    cr_expect_str_eq(e.kind, "TypeError", "%s of nothing: %s: %s", hooks[i], e.kind, e.message);
+  }
+  API(TVMFFIObjectDecRef)(rec);
+  for (TVMFFIAny* v = (TVMFFIAny[]){a, b, c}, *end = v + 3; v < end; ++v) core_release(v);
 }

@@ -88,12 +88,6 @@ static TVMFFIAny heap_string(const char* s) {
   return out;
 }
 
-static const TVMFFIFieldInfo* field_of(const TVMFFITypeInfo* info, const char* name) {
-  for (int32_t i = 0; i < info->num_fields; ++i)
-    if (text_is(&info->fields[i].name, name)) return &info->fields[i];
-  return NULL;
-}
-
 /* RFL-001: a type just registered with TVMFFITypeGetOrAllocIndex has num_fields 0, num_methods 0
  * and NULL fields, methods and metadata in its TVMFFIGetTypeInfo record */
 TEST(reflection, RFL_001_new_type_has_no_records) {
@@ -206,9 +200,9 @@ TEST(reflection, RFL_004_default_value_owned_or_none) {
   inline_default.default_value_or_factory.v_int64 = -5;
   cr_assert_eq(API(TVMFFITypeRegisterField)(t, &inline_default), 0);
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(t);
-  const TVMFFIFieldInfo* a = field_of(info, "with_default");
-  const TVMFFIFieldInfo* b = field_of(info, "without_default");
-  const TVMFFIFieldInfo* c = field_of(info, "int_default");
+  const TVMFFIFieldInfo* a = core_field_of(info, "with_default");
+  const TVMFFIFieldInfo* b = core_field_of(info, "without_default");
+  const TVMFFIFieldInfo* c = core_field_of(info, "int_default");
   cr_assert(a && b && c);
   cr_expect_eq(a->default_value_or_factory.type_index, kTVMFFIStr);
   cr_expect_eq(a->default_value_or_factory.v_obj, s.v_obj);

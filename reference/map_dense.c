@@ -101,13 +101,13 @@ static int tffi_try_insert(TffiMap* m, const TVMFFIAny* key, uint64_t* slot) {
 
 static int tffi_insert_owned(TffiMap* m, TffiKV* kv);
 
-/* m takes the table of `fresh` (the header, which other threads may be
- * counting references in, is left alone). */
+/* m takes the table of `fresh`, which holds every entry of m again (the
+ * size stays; the header, which other threads may be counting references
+ * in, is left alone). */
 static void tffi_table_adopt(TffiMap* m, const TffiDenseMap* fresh) {
   TffiDenseMap* d = tffi_table_dense(m);
   m->data = fresh->base.data;
   m->data_deleter = fresh->base.data_deleter;
-  m->size = fresh->base.size;
   m->slots = fresh->base.slots;
   d->fib_shift = fresh->fib_shift;
   d->iter_head = fresh->iter_head;
