@@ -68,6 +68,9 @@ MEANING = {
     "SKIP": "the test did not run; the reason says why (a function the library does not export, no GPU, ...)",
 }
 SINCE = re.compile(r"\(since (\d+\.\d+\.\d+(?:\.post\d+)?)\b")
+# "(since none)": no release is known to meet the clause (spec/README.md);
+# every release is judged by it.
+NO_SINCE = re.compile(r"\(since none\b")
 CLAUSE_LINE = re.compile(r"^([A-Z]{2,5}-\d{3}) \[(MUST|SHOULD|WITHDRAWN)\] (.*)$")
 CLAUSE_IN_NAME = re.compile(r"(?:^|test_)([A-Z]{2,5})_(\d{3})(?:_|$)")
 TEST_DEF = re.compile(r"\b(?:Test|TEST|ParameterizedTest)\(\s*([a-z_0-9]+)\s*,\s*([A-Za-z_0-9]+)")
@@ -91,7 +94,8 @@ def read_clauses(spec_dir):
                     since = SINCE.search(m.group(3))
                     clauses[m.group(1)] = {"id": m.group(1), "level": m.group(2), "text": m.group(3),
                                            "area": name[:-3], "file": "spec/" + name, "line": number,
-                                           "since": since.group(1) if since else ""}
+                                           "since": since.group(1) if since else "",
+                                           "no_since": bool(NO_SINCE.search(m.group(3)))}
     return clauses
 
 
