@@ -309,8 +309,9 @@ def rerun_command(rec):
         which = impl.get("implementation", "")  # the matrix: a release's library in the cache
     if which and which not in ("reference", "upstream") and "--config=upstream" not in cmd:
         cmd.append(f"--test_env=TVMFFI_IMPL={which}")
-    if impl.get("tvmffi_release"):
-        cmd.append(f"--test_env=TVMFFI_RELEASE={impl['tvmffi_release']}")
+    release = impl.get("tvmffi_release") or ("" if "tvmffi_impl" in impl else impl.get("release", ""))
+    if release:
+        cmd.append(f"--test_env=TVMFFI_RELEASE={release}")
     if rec["suite"] == "pytest":
         cmd += ["--test_arg=-k", f"--test_arg={rec['name']}"]
     elif rec["suite"]:
@@ -491,11 +492,11 @@ def print_test(r, out):
         print(f"        Note:     {r['note']}", file=out)
 
 
-def print_row(row, width, out, tests=True):
+def print_row(row, width, out):
     name = row["clause"] or ("(load)" if row["area"] == "load" else
                              row["tests"][0]["target"] + " " + row["tests"][0]["test"])
     print(f"{row['verdict']:<9} {name:<{width}} {row['level'] or '-':<6} {row['text'][:110]}", file=out)
-    for r in row["tests"] if tests else []:
+    for r in row["tests"]:
         if r["verdict"] != "PASS" or r["note"]:
             print_test(r, out)
 

@@ -16,8 +16,8 @@ import re
 COPY_DIR = "sources"
 CLAUSE_ID = re.compile(r"^([A-Z]{2,5}-\d{3}) \[")
 PAGE_STYLE = ("body{font:13px/1.45 monospace;margin:1em}pre{white-space:pre-wrap;margin:0}"
-              ".linenos{color:#999;margin-right:1em}:target{background:#ffef9e}"
-              "a[id]:target+a+span,a[id]:target{background:#ffef9e}h1{font:600 15px system-ui}")
+              "a.n{color:#999;text-decoration:none}a.n:target{background:#ffef9e;color:#000}"
+              "a:target+b{background:#ffef9e}.h{font-weight:700;color:#036}h1{font:600 15px system-ui}")
 
 
 class Links:
@@ -59,42 +59,19 @@ class Links:
 
 
 def page(rel, text):
-    """One file as a page: highlighted where Pygments is at hand, an anchor
-    per line, and for a spec file one per clause."""
-    body = highlighted(rel, text) or plain(text)
-    for number, line in enumerate(text.splitlines(), 1):
+    """One file as a page: its lines as they are, numbered, an anchor per
+    line (L-12) and, in a spec file, one per clause (ANY-020) with the ID in
+    bold; Markdown headings stand out. Plain text on purpose: a report's
+    copies are written on every run, and this costs next to nothing."""
+    lines = []
+    for n, line in enumerate(text.splitlines(), 1):
         m = CLAUSE_ID.match(line)
+        body = html.escape(line)
         if m:
-            body = body.replace(f'<a id="L-{number}"', f'<a id="{m.group(1)}"></a><a id="L-{number}"', 1)
+            body = f'<a id="{m.group(1)}"></a><b>{m.group(1)}</b>{html.escape(line[len(m.group(1)):])}'
+        elif line.startswith("#"):
+            body = f"<span class='h'>{body}</span>"
+        lines.append(f'<a id="L-{n}" href="#L-{n}" class="n">{n:5}</a> {body}')
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(rel)}</title>"
-            f"<style>{PAGE_STYLE}{pygments_style()}</style></head><body><h1>{html.escape(rel)}</h1>"
-            f"{body}</body></html>")
-
-
-def plain(text):
-    lines = [f'<a id="L-{n}" name="L-{n}"></a><a href="#L-{n}"><span class="linenos">{n:4}</span></a>'
-             f"{html.escape(line)}" for n, line in enumerate(text.splitlines(), 1)]
-    return "<pre>" + "\n".join(lines) + "</pre>"
-
-
-def highlighted(rel, text):
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_for_filename
-        from pygments.util import ClassNotFound
-    except ImportError:
-        return ""
-    try:
-        lexer = get_lexer_for_filename(rel, stripnl=False)
-    except ClassNotFound:
-        return ""
-    return highlight(text, lexer, HtmlFormatter(lineanchors="L", linenos="inline", anchorlinenos=True))
-
-
-def pygments_style():
-    try:
-        from pygments.formatters import HtmlFormatter
-    except ImportError:
-        return ""
-    return HtmlFormatter().get_style_defs(".highlight")
+            f"<style>{PAGE_STYLE}</style></head><body><h1>{html.escape(rel)}</h1><pre>"
+            + "\n".join(lines) + "</pre></body></html>")

@@ -113,7 +113,8 @@ def derive(per_release, order):
     why = "" if floor else "fails on the release before"
     if floor and run[-1] != order[0]:
         why = f"not tested before {run[-1]}"
-    return run[-1], why, floor
+    # From the first release on, there is nothing earlier to tell apart.
+    return run[-1], why, floor and run[-1] != order[0]
 
 
 def verdict(annotated, derived, floor=False):
