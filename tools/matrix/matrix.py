@@ -206,6 +206,8 @@ def progress_line(col, done, total):
     if col.get("same_as"):
         when = f"same library as {col['same_as']}"
     load = f"  DID NOT LOAD: {col['load_errors'][0][:80]}" if col["load_errors"] else ""
+    if not col["records"]:
+        return f"[{done:2}/{total}] {col['name']:<13} no results recorded"
     if not load and col["records"] and not any(r["clause"] for r in col["records"]):
         # Bazel's own record of a run that never wrote its results.
         r = col["records"][0]
