@@ -190,7 +190,10 @@ static int probe_loaded(CertEngine* engine, CertPlan* plan, const char* const* n
              "function%s%s%s%s and %zu type%s%s%s%s, which certify does not call",
              count_lines(globals), count_lines(globals) == 1 ? "" : "s", g[0] ? " (" : "", g, g[0] ? ")" : "",
              count_lines(types), count_lines(types) == 1 ? "" : "s", t[0] ? " (" : "", t, t[0] ? ")" : "");
-    if (!listable) {
+    if (count_lines(globals) + count_lines(types) == 0) {
+      snprintf(why, sizeof why, "it exports no __tvm_ffi_<name> function, and registered nothing %s when it loaded",
+               listable ? "(no global function, no type)" : "that this runtime can list (no type)");
+    } else if (!listable) {
       snprintf(why, sizeof why, "it exports no __tvm_ffi_<name> function; loading it registered %zu type%s%s%s%s "
                "(this runtime cannot list global functions), which certify does not call",
                count_lines(types), count_lines(types) == 1 ? "" : "s", t[0] ? " (" : "", t, t[0] ? ")" : "");

@@ -341,6 +341,8 @@ static void registry_record(CertEngine* e, const char* text, size_t len) {
   e->globals_listable = strstr(e->registry_after, "\nG?\n") == NULL;
 }
 
+static int read_fd(Worker* w, int fd, int is_records);
+
 /* How the call's own process ended, when it did not return. */
 static void end_call(CertEngine* e, Run* run, Worker* w, size_t i, const CertEndRecord* end) {
   CertResult* r = &run->results[i];
@@ -353,6 +355,9 @@ static void end_call(CertEngine* e, Run* run, Worker* w, size_t i, const CertEnd
                         (size_t)grew_kb * 1024 >= e->opt.memory_limit / 2;
   r->has_sig = w->has_sig;
   r->sig = w->sig;
+  /* What it printed as it died (the loader's "symbol lookup error", an
+   * abort message) is in the pipe already: the worker waited for it. */
+  read_fd(w, w->ofd, 0);
   switch (end->how) {
     case CERT_HOW_EXIT: r->end = CERT_END_EXIT, r->exit_status = end->code; break;
     case CERT_HOW_SIGNAL: r->end = CERT_END_SIGNAL, r->signo = end->code; break;
@@ -412,7 +417,6 @@ static void handle_call_record(CertEngine* e, Run* run, Worker* w, const CertRec
       w->current = (long)i;
       w->t0 = now_s();
       w->has_sig = 0;
-      w->tail_len = 0;
       if (is_hung(e, run->calls[i].function) && !w->preempted) {
         w->preempted = 1;
         kill(-w->pid, SIGKILL);
