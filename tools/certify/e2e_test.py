@@ -546,7 +546,12 @@ def test_CST_007_a_missing_needed_library_is_one_finding_and_ld_preload_is_honou
     assert {x["verdict"] for x in by(run, "", "probe.load")} == {"SKIP"}, run.explain()
     assert run.rc == MUST | UNTESTED, run.explain()
     # What LD_PRELOAD loads, both stages see: nothing says it is missing.
-    env = dict(os.environ, LD_PRELOAD=runfile("tools/certify/testdata/absent/libcert_absent.so"))
+    # (A sanitizer's runtime must come first in LD_PRELOAD, when certify
+    # was built with one.)
+    preload = [runfile("tools/certify/testdata/absent/libcert_absent.so")]
+    ldd = subprocess.run(["ldd", CERTIFY], capture_output=True, text=True).stdout
+    preload[:0] = [w for line in ldd.splitlines() if "libasan" in line for w in line.split() if w.startswith("/")]
+    env = dict(os.environ, LD_PRELOAD=" ".join(preload))
     run = Run(lib, env=env)
     assert [x["verdict"] for x in by(run, "", "static.needed-found")] == ["PASS"], run.explain()
     assert {x["verdict"] for x in by(run, "", "probe.load")} == {"PASS"}, run.explain()

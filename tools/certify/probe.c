@@ -167,17 +167,13 @@ static int report_manifest_strays(const char* const* names, size_t n_names, cons
 
 /* ---- the entry points ------------------------------------------------------ */
 
-static int probe_loaded(CertEngine* engine, CertPlan* plan, const char* const* names, size_t n_names,
-                        size_t n_meta, const CertProbeOptions* opt, CertFindings* out) {
-  if (report_loaded(engine, opt, out) != 0) return -1;
-  size_t phase2 = plan->n;
-  for (size_t k = 0; k < n_names; ++k) {
-    if (cert_plan_probes(plan, names[k]) != 0) return -1;
-  }
-  if (run_phase(engine, plan, phase2) != 0) return -1;
-  size_t reached = 0;
-  if (cert_plan_judge(plan, out, &reached) != 0) return -1;
-  if (reached > 0) return 0;
+/* Functions are probed this many at a time: the plan of a library of
+ * thousands of functions never sits in memory whole (nor in every worker
+ * forked from this process). */
+enum { CHUNK = 32 };
+
+static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_meta, const CertProbeOptions* opt,
+                          CertFindings* out) {
   char why[1800];
   if (n_names == 0 && n_meta == 0) {
     int listable = 0;
@@ -206,23 +202,20 @@ static int probe_loaded(CertEngine* engine, CertPlan* plan, const char* const* n
   return report_nothing_called(why, opt, out);
 }
 
-int cert_probe_functions(const char* const* names, size_t n_names, const char* const* meta_symbols,
-                         size_t n_meta, const CertProbeOptions* opt, CertFindings* out) {
-  g_error[0] = '\0';
+/* One chunk of functions (and, in the first, the metadata functions): both
+ * phases, judged. On the first chunk also what loading showed; sets
+ * *stop when nothing more can run (the library did not load). */
+static int probe_chunk(CertEngine* engine, const char* const* names, size_t n, const char* const* meta,
+                       size_t n_meta, int first, const CertProbeOptions* opt, CertFindings* out, size_t* reached,
+                       int* stop) {
   CertPlan plan;
   if (cert_plan_init(&plan, opt) != 0) return -1;
-  CertEngineOptions eo;
-  engine_options(opt, &eo);
-  CertEngine* engine = cert_engine_open(&eo);
   int rc = -1;
-  if (engine == NULL) goto done;
-  /* Phase 1: arity, base-call search, metadata (or, with nothing to
-   * call, just the load). */
-  for (size_t k = 0; k < n_names; ++k) {
+  for (size_t k = 0; k < n; ++k) {
     if (cert_plan_discovery(&plan, names[k]) != 0) goto done;
   }
   for (size_t k = 0; k < n_meta; ++k) {
-    if (cert_plan_metadata(&plan, meta_symbols[k]) != 0) goto done;
+    if (cert_plan_metadata(&plan, meta[k]) != 0) goto done;
   }
   int phase1 = plan.n > 0 ? run_phase(engine, &plan, 0) : cert_engine_load(engine);
   if (cert_engine_error(engine)) {
@@ -230,19 +223,46 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
     goto done;
   }
   if (phase1 != 0) goto done;
-  if (report_manifest_strays(names, n_names, opt, out) != 0) goto done;
   const char* output = NULL;
   const char* failure = cert_engine_load_failure(engine, &output);
   if (failure) {
+    *stop = 1;
     rc = report_load_failure(failure, output, opt, out);
     if (rc == 0) rc = report_nothing_called("the library did not load here (probe.load)", opt, out);
     goto done;
   }
-  rc = probe_loaded(engine, &plan, names, n_names, n_meta, opt, out);
+  if (first && report_loaded(engine, opt, out) != 0) goto done;
+  size_t phase2 = plan.n;
+  for (size_t k = 0; k < n; ++k) {
+    if (cert_plan_probes(&plan, names[k]) != 0) goto done;
+  }
+  if (run_phase(engine, &plan, phase2) != 0) goto done;
+  size_t here = 0;
+  if (cert_plan_judge(&plan, out, &here) != 0) goto done;
+  *reached += here;
+  rc = 0;
 done:
+  cert_plan_free(&plan);
+  return rc;
+}
+
+int cert_probe_functions(const char* const* names, size_t n_names, const char* const* meta_symbols,
+                         size_t n_meta, const CertProbeOptions* opt, CertFindings* out) {
+  g_error[0] = '\0';
+  CertEngineOptions eo;
+  engine_options(opt, &eo);
+  CertEngine* engine = cert_engine_open(&eo);
+  int rc = engine == NULL || report_manifest_strays(names, n_names, opt, out) != 0 ? -1 : 0;
+  size_t reached = 0;
+  int stop = 0;
+  for (size_t from = 0; rc == 0 && !stop && (from < n_names || from == 0); from += CHUNK) {
+    size_t n = n_names - from < CHUNK ? n_names - from : CHUNK;
+    rc = probe_chunk(engine, names + from, n, meta_symbols, from == 0 ? n_meta : 0, from == 0, opt, out,
+                     &reached, &stop);
+  }
+  if (rc == 0 && !stop && reached == 0) rc = nothing_called(engine, n_names, n_meta, opt, out);
   if (rc != 0 && g_error[0] == '\0') snprintf(g_error, sizeof g_error, "the probes could not finish");
   cert_engine_close(engine);
-  cert_plan_free(&plan);
   return rc;
 }
 

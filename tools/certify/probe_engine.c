@@ -402,7 +402,9 @@ static void handle_end(CertEngine* e, Run* run, Worker* w, size_t i, const CertE
   }
   end_call(e, run, w, i, end);
   finish(e, run, i);
-  if (end->how == CERT_HOW_TIMEOUT) {
+  /* A hang costs a time limit and a memory bomb the time to fill the cap,
+   * on every call: either is judged once. */
+  if (end->how == CERT_HOW_TIMEOUT || run->results[i].memory_exhausted) {
     mark_hung(e, run->calls[i].function);
     preempt_hung(e, run, w);
   }

@@ -5,9 +5,9 @@
  * closed) and whether the library loaded at all become a CertResult. The
  * parent itself never loads the library or the runtime.
  *
- * A function that hangs is judged once: its other calls are not run
- * (CERT_END_NOT_RUN), and calls of it already running elsewhere are
- * stopped. Workers live as long as the engine, across several
+ * A function that hangs or exhausts the memory cap is judged once: its
+ * other calls are not run (CERT_END_NOT_RUN), and calls of it already
+ * running elsewhere are stopped. Workers live as long as the engine, across several
  * cert_engine_run calls (the probes' phases), so each pays the load once. */
 #ifndef CERT_PROBE_ENGINE_H_
 #define CERT_PROBE_ENGINE_H_
@@ -23,7 +23,7 @@ typedef enum {
   CERT_END_TIMEOUT,  /* the call ran past the time limit and was killed */
   CERT_END_LOAD,     /* the library did not load: `text` says why */
   CERT_END_TOOL,     /* certify could not run the call (fork, pipe, the runtime did not load) */
-  CERT_END_NOT_RUN,  /* not run: its function hung on another call */
+  CERT_END_NOT_RUN,  /* not run: its function hung or exhausted memory on another call */
   CERT_END_FDS,      /* it returned with certify's descriptors closed or replaced */
 } CertEnd;
 

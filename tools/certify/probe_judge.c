@@ -377,7 +377,8 @@ static void judge_one(const CertPlan* plan, size_t k, const FunctionView* fv, Is
       return;
     case CERT_END_NOT_RUN:
       set(is, check, "", CERT_SKIP,
-          "Not run: %s hung on another call, whose time-out is its finding (a hung function is judged once).",
+          "Not run: %s hung or exhausted the memory cap on another call, which is its finding (such a "
+          "function is judged once).",
           p->call.function);
       return;
     case CERT_END_FDS:
@@ -582,7 +583,7 @@ void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
     case CERT_END_TIMEOUT: fprintf(f, "did not return within the time limit\n"); break;
     case CERT_END_LOAD: fprintf(f, "did not load: %s\n", r->text ? r->text : ""); break;
     case CERT_END_TOOL: fprintf(f, "certify could not run it\n"); break;
-    case CERT_END_NOT_RUN: fprintf(f, "not run: its function hung on another call\n"); break;
+    case CERT_END_NOT_RUN: fprintf(f, "not run: its function hung or exhausted memory on another call\n"); break;
     case CERT_END_FDS: fprintf(f, "returned with certify's file descriptors closed or replaced\n"); break;
   }
   if (r->strays > 0) fprintf(f, "left %d process%s behind (first: %s)\n", r->strays, r->strays > 1 ? "es" : "", r->stray);

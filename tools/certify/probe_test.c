@@ -117,6 +117,12 @@ Test(probe, CDY_002_a_good_call_passes_under_both_runtimes) {
   }
 }
 
+/* Probes one victim the way certify does (both phases, every check). */
+static void probe_victim(const char* name, const CertProbeOptions* o, CertFindings* f) {
+  const char* names[] = {name};
+  cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, o, f), 0, "probing %s", name);
+}
+
 /* The finding of `function` for `check`, or NULL. */
 static const CertFinding* find(const CertFindings* f, const char* function, const char* check) {
   for (size_t k = 0; k < f->n; ++k) {
@@ -163,8 +169,7 @@ Test(probe, CDY_001_loads_lazily_as_hosts_do) {
   paths();
   CertProbeOptions o = options(g_up, "upstream");
   CertFindings f = {0};
-  const char* names[] = {"good"};
-  cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, &o, &f), 0);
+  probe_victim("good", &o, &f);
   const CertFinding* load = find(&f, "", "probe.load");
   cr_assert_not_null(load);
   cr_expect_eq(load->verdict, CERT_PASS, "%s %s", load->reason, load->evidence);
@@ -313,8 +318,7 @@ Test(probe, CDY_002_a_hung_function_is_judged_once, .timeout = 120) {
   CertProbeOptions o = options(g_ref, "reference");
   o.timeout_s = 1;
   CertFindings f = {0};
-  const char* names[] = {"hangs"};
-  cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, &o, &f), 0);
+  probe_victim("hangs", &o, &f);
   int fails = 0, not_run = 0;
   for (size_t k = 0; k < f.n; ++k) {
     const CertFinding* x = &f.items[k];
@@ -325,11 +329,31 @@ Test(probe, CDY_002_a_hung_function_is_judged_once, .timeout = 120) {
       cr_expect_null(strstr(x->reason, "such calls"), "one call hung, not several: %s", x->reason);
     } else {
       cr_expect_eq(x->verdict, CERT_SKIP, "%s: %s", x->check, x->reason);
-      not_run += strstr(x->reason, "hung on another call") != NULL;
+      not_run += strstr(x->reason, "hung or exhausted the memory cap on another call") != NULL;
     }
   }
   cr_expect_eq(fails, 1, "one finding for the hang");
   cr_expect_geq(not_run, 1, "the other probes say why they did not run");
+  cert_findings_free(&f);
+}
+
+/* A memory bomb fills the cap once, not once per probe. */
+Test(probe, CDY_002_a_memory_bomb_is_judged_once, .timeout = 120) {
+  if (SANITIZED) cr_skip_test("sanitizers reserve terabytes of address space: no memory cap under them");
+  paths();
+  CertProbeOptions o = options(g_ref, "reference");
+  o.timeout_s = 30;
+  CertFindings f = {0};
+  probe_victim("bomb", &o, &f);
+  int fails = 0;
+  for (size_t k = 0; k < f.n; ++k) {
+    const CertFinding* x = &f.items[k];
+    if (strcmp(x->function, "bomb") != 0 || x->verdict != CERT_FAIL) continue;
+    fails++;
+    cr_expect_not_null(strstr(x->reason, "Exhausted the memory cap (256 MiB)"), "%s", x->reason);
+    cr_expect_null(strstr(x->reason, "such calls"), "one call filled the cap: %s", x->reason);
+  }
+  cr_expect_eq(fails, 1, "one finding for the bomb");
   cert_findings_free(&f);
 }
 
@@ -390,8 +414,7 @@ Test(probe, CDY_006_a_replay_gives_the_verdict_of_the_run, .timeout = 120) {
   paths();
   CertProbeOptions o = options(g_ref, "reference");
   CertFindings f = {0};
-  const char* names[] = {"strides_deref"};
-  cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, &o, &f), 0);
+  probe_victim("strides_deref", &o, &f);
   const CertFinding* legacy = find(&f, "strides_deref", "probe.legacy-forms");
   cr_assert_not_null(legacy);
   cr_assert_eq(legacy->verdict, CERT_NONSTRICT);
