@@ -13,8 +13,9 @@ typedef struct {
   int is_function; /* STT_FUNC (or STT_GNU_IFUNC) rather than data */
   size_t size;     /* st_size */
   int is_weak;     /* STB_WEAK */
-  /* A dynamic relocation names it: the loader must resolve it (RTLD_NOW).
-   * An undefined symbol nothing relocates against is never looked up. */
+  /* A dynamic relocation names it: the loader resolves it, at load or (see
+   * is_lazy) at the first call that reaches it. An undefined symbol nothing
+   * relocates against is never looked up. */
   int is_referenced;
   /* Every relocation naming it is a PLT slot (a function call): with lazy
    * binding, as hosts load kernel libraries, the loader looks it up only

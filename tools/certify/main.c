@@ -303,7 +303,7 @@ typedef struct {
 static void cert_progress(void* ctx, size_t done, size_t total, const char* what) {
   CertProgress* p = ctx;
   char* clean = cert_text_clean(what); /* a function name: the library chose it */
-  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %.60s", p->runtime, done, total,
+  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu functions, at %.60s", p->runtime, done, total,
                   clean ? clean : "");
   free(clean);
   if (n < p->width) fprintf(stderr, "%*s", p->width - n, "");

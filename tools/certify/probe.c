@@ -19,6 +19,25 @@ static char g_error[1024];
 
 const char* cert_probe_error(void) { return g_error; }
 
+/* Progress in functions over the whole library, while the engine counts
+ * the calls of one chunk's phase. */
+typedef struct {
+  const CertProbeOptions* opt;
+  size_t before; /* functions of the chunks already done */
+  size_t in_chunk;
+  size_t total;
+  int phase;     /* 0: discovery, 1: the rest */
+} Progress;
+
+static void chunk_progress(void* ctx, size_t done, size_t total, const char* what) {
+  const Progress* p = ctx;
+  if (total == 0) return;
+  /* Discovery is the first quarter of a chunk's calls, give or take. */
+  double share = p->phase == 0 ? 0.25 * (double)done / (double)total : 0.25 + 0.75 * (double)done / (double)total;
+  size_t at = p->before + (size_t)(share * (double)p->in_chunk);
+  p->opt->progress(p->opt->progress_ctx, at, p->total, what);
+}
+
 static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
   memset(e, 0, sizeof *e);
   e->child.runtime_path = opt->runtime_path;
@@ -34,8 +53,6 @@ static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
                     : access("/dev/nvidiactl", F_OK) == 0 ? CERT_DEFAULT_MEMORY_LIMIT_GPU
                                                            : CERT_DEFAULT_MEMORY_LIMIT;
   e->child.memory_limit = e->memory_limit;
-  e->progress = opt->progress;
-  e->progress_ctx = opt->progress_ctx;
 }
 
 /* Runs the plan's calls from `from` on; returns -1 on a tool error. */
@@ -205,9 +222,11 @@ static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_met
 /* One chunk of functions (and, in the first, the metadata functions): both
  * phases, judged. On the first chunk also what loading showed; sets
  * *stop when nothing more can run (the library did not load). */
-static int probe_chunk(CertEngine* engine, const char* const* names, size_t n, const char* const* meta,
-                       size_t n_meta, int first, const CertProbeOptions* opt, CertFindings* out, size_t* reached,
-                       int* stop) {
+static int probe_chunk(CertEngine* engine, Progress* progress, const char* const* names, size_t n,
+                       const char* const* meta, size_t n_meta, int first, const CertProbeOptions* opt,
+                       CertFindings* out, size_t* reached, int* stop) {
+  progress->in_chunk = n + n_meta;
+  progress->phase = 0;
   CertPlan plan;
   if (cert_plan_init(&plan, opt) != 0) return -1;
   int rc = -1;
@@ -232,6 +251,7 @@ static int probe_chunk(CertEngine* engine, const char* const* names, size_t n, c
     goto done;
   }
   if (first && report_loaded(engine, opt, out) != 0) goto done;
+  progress->phase = 1;
   size_t phase2 = plan.n;
   for (size_t k = 0; k < n; ++k) {
     if (cert_plan_probes(&plan, names[k]) != 0) goto done;
@@ -251,14 +271,20 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
   g_error[0] = '\0';
   CertEngineOptions eo;
   engine_options(opt, &eo);
+  Progress progress = {opt, 0, 0, n_names + n_meta, 0};
+  if (opt->progress) {
+    eo.progress = chunk_progress;
+    eo.progress_ctx = &progress;
+  }
   CertEngine* engine = cert_engine_open(&eo);
   int rc = engine == NULL || report_manifest_strays(names, n_names, opt, out) != 0 ? -1 : 0;
   size_t reached = 0;
   int stop = 0;
   for (size_t from = 0; rc == 0 && !stop && (from < n_names || from == 0); from += CHUNK) {
     size_t n = n_names - from < CHUNK ? n_names - from : CHUNK;
-    rc = probe_chunk(engine, names + from, n, meta_symbols, from == 0 ? n_meta : 0, from == 0, opt, out,
-                     &reached, &stop);
+    rc = probe_chunk(engine, &progress, names + from, n, meta_symbols, from == 0 ? n_meta : 0, from == 0, opt,
+                     out, &reached, &stop);
+    progress.before += n + (from == 0 ? n_meta : 0);
   }
   if (rc == 0 && !stop && reached == 0) rc = nothing_called(engine, n_names, n_meta, opt, out);
   if (rc != 0 && g_error[0] == '\0') snprintf(g_error, sizeof g_error, "the probes could not finish");
@@ -305,6 +331,8 @@ int cert_probe_replay(const char* replay, const CertProbeOptions* opt, CertFindi
   if (cert_plan_init(&plan, opt) != 0) return -1;
   CertEngineOptions eo;
   engine_options(opt, &eo);
+  eo.progress = opt->progress;
+  eo.progress_ctx = opt->progress_ctx;
   CertEngine* engine = cert_engine_open(&eo);
   int rc = -1;
   size_t reached = 0;

@@ -1,6 +1,6 @@
 /* The dynamic stage: calls into a kernel library under a chosen runtime,
- * every probe in a forked child with a time limit and a memory cap, so a
- * crash, hang, abort, exit() or memory bomb becomes a verdict. */
+ * in processes of their own with a time limit per call and a memory cap, so
+ * a crash, hang, abort, exit() or memory bomb becomes a verdict. */
 #ifndef CERT_PROBE_H_
 #define CERT_PROBE_H_
 
@@ -28,7 +28,8 @@ typedef struct {
   double timeout_s;          /* per probe; <= 0: a default */
   size_t memory_limit;       /* bytes a call may allocate; 0: CERT_DEFAULT_MEMORY_LIMIT */
   const char* driver_stubs;  /* the CUDA toolkit's driver stubs folder (lib64/stubs), or NULL */
-  /* Called from the parent as probes finish; may be NULL. */
+  /* Called from the parent as probes finish, with the functions done and
+   * in all (calls, for a replay); may be NULL. */
   void (*progress)(void* ctx, size_t done, size_t total, const char* what);
   void* progress_ctx;
 } CertProbeOptions;

@@ -577,7 +577,7 @@ static void reap(CertEngine* e, Run* run, Worker* w, int waited, int status, str
   read_fd(w, w->ofd, 0);
   close(w->cmd), close(w->rfd), close(w->ofd);
   if (!w->ready && !e->load_failed) load_death(e, w, status);
-  if (w->ready && w->current < 0 && !e->load_failed && ++e->idle_deaths >= 3) {
+  if (w->ready && w->current < 0 && !w->preempted && !w->killed && !e->load_failed && ++e->idle_deaths >= 3) {
     /* Something the library started at load time (a thread, a timer)
      * kills its process on its own: no call can be judged in it. */
     char why[256];
