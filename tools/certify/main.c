@@ -33,6 +33,7 @@
 #include "report.h"
 #include "report_releases.h"
 #include "text.h"
+#include "version_needs.h"
 
 #define CERT_MAX_RUNTIMES 64
 #define CERT_MAX_FUNCTIONS 4096
@@ -46,6 +47,7 @@ typedef struct {
   const char* html;
   const char* replay;
   const char* releases; /* --releases: "all" or versions, or NULL */
+  const char* manylinux; /* --manylinux: the policy hosts are promised, or NULL */
   int jobs;
   double timeout_s;
   int quiet;
@@ -58,7 +60,7 @@ typedef struct {
 
 static void cert_usage(FILE* out) {
   fputs("usage: certify LIB.so [--manifest FILE] [--runtime reference|upstream|PATH]\n"
-        "               [--releases all|X,Y,...] [--json FILE] [--junit FILE]\n"
+        "               [--releases all|X,Y,...] [--manylinux POLICY] [--json FILE] [--junit FILE]\n"
         "               [--html FILE] [--jobs N] [--timeout S] [--replay LINE] [--quiet]\n"
         "exit status (bits): 1 certify could not finish, 2 usage error,\n"
         "                    4 a MUST failure, 8 a NONSTRICT finding; 0 certified\n",
@@ -139,6 +141,25 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
   return 0;
 }
 
+/* "all", or release versions separated by commas. */
+static int cert_check_release_spec(const char* spec, char* err, size_t errlen) {
+  if (strcmp(spec, "all") == 0) return 0;
+  char word[64];
+  int n = 0;
+  for (const char* p = spec; *p;) {
+    size_t len = strcspn(p, ",");
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word - 1 ? len : sizeof word - 1), p);
+    if (len > 0 && !cert_is_release_version(word)) {
+      snprintf(err, errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0, not '%s'", word);
+      return -1;
+    }
+    n += len > 0;
+    p += len + (p[len] == ',');
+  }
+  if (n == 0) snprintf(err, errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0");
+  return n > 0 ? 0 : -1;
+}
+
 static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t errlen) {
   static const struct option opts[] = {
       {"manifest", required_argument, 0, 'm'}, {"runtime", required_argument, 0, 'r'},
@@ -146,7 +167,8 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
       {"html", required_argument, 0, 'H'},     {"jobs", required_argument, 0, 'j'},
       {"timeout", required_argument, 0, 't'},  {"replay", required_argument, 0, 'R'},
       {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-      {"releases", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+      {"releases", required_argument, 0, 'L'}, {"manylinux", required_argument, 0, 'Y'},
+      {0, 0, 0, 0}};
   memset(a, 0, sizeof *a);
   opterr = 0;
   int c;
@@ -160,6 +182,7 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
       case 'H': a->html = optarg; break;
       case 'R': a->replay = optarg; break;
       case 'L': a->releases = optarg; break;
+      case 'Y': a->manylinux = optarg; break;
       case 'q': a->quiet = 1; break;
       case 'h': return 1;
       case 'j':
@@ -190,7 +213,7 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
     snprintf(err, errlen, "--releases chooses the runtimes itself: it takes no --runtime or --replay");
     return -1;
   }
-  return 0;
+  return a->releases ? cert_check_release_spec(a->releases, err, errlen) : 0;
 }
 
 /* A regular file we can open: anything else is a one-line tool error. */
@@ -322,6 +345,22 @@ static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertM
     if (rc != 0) return -1;
   }
   return 0;
+}
+
+/* The symbol-version floor against auditwheel's policy data, which
+ * certify finds in its runfiles (or $CERTIFY_MANYLINUX_POLICY names). */
+static int cert_manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf, CertFindings* out) {
+  char dir[PATH_MAX], path[PATH_MAX + 96], status[PATH_MAX + 64], why[300] = "";
+  const char* policy = getenv("CERTIFY_MANYLINUX_POLICY");
+  if ((policy == NULL || policy[0] == '\0') && cert_runfiles_dir(argv0, dir, sizeof dir) == 0) {
+    snprintf(path, sizeof path, "%s/auditwheel/wheel/auditwheel/policy/manylinux-policy.json", dir);
+    snprintf(status, sizeof status, "%s/auditwheel/status.txt", dir);
+    FILE* f = fopen(status, "r");
+    if (f && fgets(why, sizeof why, f)) why[strcspn(why, "\n")] = '\0';
+    if (f) fclose(f);
+    policy = access(path, R_OK) == 0 ? path : NULL;
+  }
+  return cert_check_manylinux(elf, policy, why[0] ? why : NULL, a->manylinux, out);
 }
 
 /* --releases: the reference, then every chosen release that could be had
@@ -462,7 +501,9 @@ static int cert_run(const char* argv0, const CertArgs* a) {
     n_functions = names ? cert_elf_callable(&elf, names, CERT_MAX_FUNCTIONS) : 0;
     free(names);
   }
-  if (!failed && !a->replay && cert_static_stage(&elf, rts, n_rts, &findings) != 0) {
+  if (!failed && !a->replay &&
+      (cert_static_stage(&elf, rts, n_rts, &findings) != 0 ||
+       cert_manylinux_stage(argv0, a, &elf, &findings) != 0)) {
     snprintf(err, sizeof err, "the static checks could not finish (out of memory)");
     failed = 1;
   }
