@@ -439,7 +439,8 @@ static void invoke(Invocation* inv) {
   /* A header that does not read back is no object to judge or release. */
   o->result_valid = o->result_rb.problem != CERT_RB_HEADER && result_is_valid(&inv->result);
   if (o->result_valid) {
-    if (result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
+    /* A payload that did not read back is not read again here. */
+    if (o->result_rb.problem != CERT_RB_OK || result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
     if (inv->result.type_index >= kTVMFFIStaticObjectBegin) g_api.dec_ref(inv->result.v_obj);
   }
 }

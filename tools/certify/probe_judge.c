@@ -142,7 +142,7 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
         "Touched memory past the last element of tensor argument %d (it ends right before an "
         "unreadable page).", r->sig.arg);
   } else if (r->has_sig && r->sig.region == CERT_REGION_HEAP_END) {
-    set(is, "probe.heap-bounds", "CDY-016", CERT_FAIL, "%s", "");
+    set(is, "probe.heap-bounds", "CDY-042", CERT_FAIL, "%s", "");
     cert_explain_heap_end(&r->sig, is->reason, sizeof is->reason);
   } else if (r->has_sig && r->sig.region == CERT_REGION_DATA_GUARD) {
     set(is, "probe.tensor-bounds", "CDY-005", CERT_FAIL,
@@ -247,7 +247,7 @@ static int judge_readback(const CertThreadOutcome* t, Issue* is) {
   int is_error = t->error_rb.problem != CERT_RB_OK;
   const CertReadback* rb = is_error ? &t->error_rb : &t->result_rb;
   if (rb->problem == CERT_RB_OK) return 0;
-  set(is, is_error ? "probe.error-readback" : "probe.returned-objects", is_error ? "CDY-014" : "CDY-015",
+  set(is, is_error ? "probe.error-readback" : "probe.returned-objects", is_error ? "CDY-040" : "CDY-041",
       CERT_FAIL, "%s", "");
   cert_explain_readback(rb, is_error, is->reason, sizeof is->reason, is->evidence, sizeof is->evidence);
   return 1;

@@ -107,7 +107,7 @@ def rows(run):
 
 
 @pytest.mark.parametrize("fixture", sorted(ANSWERS))
-def test_CDY_014_each_fixture_gets_its_exact_per_release_answer(fixture):
+def test_CDY_040_each_fixture_gets_its_exact_per_release_answer(fixture):
     run = certify_releases(fixture, CHOSEN)
     assert run.report["answer"] == ANSWERS[fixture][0], run.explain()
     # The answer is the last line of the output.
@@ -125,7 +125,7 @@ def test_CDY_014_each_fixture_gets_its_exact_per_release_answer(fixture):
         for v in ("0.1.8.post0", "0.1.8.post2", "0.1.15.post2", "reference"):
             row = rows(run)[v]
             assert (row["check"], row["clause"], row["function"]) == (
-                "probe.error-readback", "CDY-014", "scale_dropin"), row
+                "probe.error-readback", "CDY-040", "scale_dropin"), row
             # The finding names the layout change that explains it.
             x = [f for f in run.findings("FAIL") if f["runtime"] == v and f["check"] == "probe.error-readback"]
             assert x and "TVMFFIErrorCell grew from 56 to 72 bytes at 0.1.8.post0" in x[0]["reason"], x

@@ -344,3 +344,19 @@ Test(certify_static, release_table_matches_the_pinned_wheel) {
   cr_expect_eq(cert_release_mask("TVMFFINoSuchFunction"), 0u);
   cert_elf_free(&up);
 }
+
+/* static.releases says what symbols show, and no more: from which release
+ * on the imports are defined, and "built against >= A" only when an import
+ * first appeared in A; never a range of releases it runs on. */
+Test(certify_static, releases_say_what_symbols_show) {
+  Checked c;
+  run_checks("tools/certify/testdata/libcst_new_glibc.so", CERT_REFERENCE_SO, &c);
+  const CertFinding* x = finding(&c, "static.releases", CERT_PASS);
+  cr_expect_str_eq(x->reason,
+                   "imports are defined from 0.1.8.post0 on (symbols only); built against >= 0.1.8.post0, "
+                   "since it imports TVMFFIErrorCreateWithCauseAndExtraContext; certify --releases all runs "
+                   "it under each release");
+  cr_expect_str_eq(x->evidence, "TVMFFIErrorCreateWithCauseAndExtraContext (first in 0.1.8.post0)");
+  cr_expect_null(strstr(x->reason, "needs apache-tvm-ffi"));
+  cert_findings_free(&c.f);
+}

@@ -196,7 +196,7 @@ int cert_check_manylinux(const CertElf* elf, const char* policy_path, const char
   } else {
     beyond(claim, arch, &needs, gap, sizeof gap);
     if (gap[0] == '\0') {
-      rc = cert_findings_add(out, "", "static.manylinux", "CST-010", "", CERT_PASS, ev, "",
+      rc = cert_findings_add(out, "", "static.manylinux", "CST-030", "", CERT_PASS, ev, "",
                              "Its symbol versions meet %s at the oldest, within %s (symbol versions only).",
                              met ? met : claimed, claimed);
     } else {
@@ -206,7 +206,7 @@ int cert_check_manylinux(const CertElf* elf, const char* policy_path, const char
       } else {
         snprintf(oldest_met, sizeof oldest_met, "no manylinux policy covers them");
       }
-      rc = cert_findings_add(out, "", "static.manylinux", "CST-010", "", CERT_WARN, ev, "",
+      rc = cert_findings_add(out, "", "static.manylinux", "CST-030", "", CERT_WARN, ev, "",
                              "Needs %s, beyond %s: it does not load on the older systems that policy "
                              "promises (and that run apache-tvm-ffi's own wheels); %s.",
                              gap, claimed, oldest_met);

@@ -31,7 +31,7 @@ typedef struct {
 int cert_version_needs(const CertElf* elf, CertVersionNeeds* out);
 void cert_version_needs_free(CertVersionNeeds* n);
 
-/* The finding `static.manylinux` (clause CST-010): PASS with the oldest
+/* The finding `static.manylinux` (clause CST-030): PASS with the oldest
  * policy met when the needs fit `claimed` (a policy name or alias, NULL:
  * CERT_MANYLINUX_DEFAULT), WARN naming the versions beyond it otherwise,
  * SKIP with the reason when the policy data cannot be read (`policy_path`
