@@ -17,7 +17,7 @@ the cache again.
 
 Targets: `@tvm_ffi_releases//:lib_<version>` (the release's libtvm_ffi.so),
 `:headers_<version>` (its C and C++ headers, with its dlpack.h, as a
-cc_library); `releases.bzl` defines RELEASES, the versions, oldest first;
+cc_library; `:header_files_<version>` the same as files); `releases.bzl` defines RELEASES, the versions, oldest first;
 `status.txt` lists the fetches that failed, one line each.
 """
 
@@ -81,6 +81,7 @@ def _impl(ctx):
         build.append("filegroup(name = \"lib_%s\", srcs = [\"%s/lib/libtvm_ffi.so\"])" % (name, name))
         build.append("cc_library(name = \"headers_%s\", hdrs = glob([\"%s/include/**/*.h\"]), " % (name, name) +
                      "includes = [\"%s/include\"])" % name)
+        build.append("filegroup(name = \"header_files_%s\", srcs = glob([\"%s/include/**/*.h\"]))" % (name, name))
     build.append("exports_files([\"status.txt\"])")
     ctx.file("BUILD", "\n".join(build) + "\n")
     ctx.file("WORKSPACE", "")
