@@ -45,12 +45,14 @@ static void what_was_found(const CertReadback* rb, char* out, size_t size) {
       break;
     case CERT_RB_CAUSE:
     case CERT_RB_CONTEXT:
-      snprintf(out, size, "%s at cell offset %d holds 0x%llx, %s (%s%d)", rb->field, rb->offset,
-               (unsigned long long)rb->value,
-               rb->found_type < 0 ? "an unreadable pointer or no live object"
-                                  : rb->problem == CERT_RB_CAUSE ? "which is no Error object"
-                                                                 : "which is no object",
-               "type index ", rb->found_type);
+      if (rb->found_type < 0) {
+        snprintf(out, size, "%s at cell offset %d holds 0x%llx, which points to no live object", rb->field,
+                 rb->offset, (unsigned long long)rb->value);
+      } else {
+        snprintf(out, size, "%s at cell offset %d holds 0x%llx, which points to type index %d, %s", rb->field,
+                 rb->offset, (unsigned long long)rb->value, rb->found_type,
+                 rb->problem == CERT_RB_CAUSE ? "no Error object" : "no object");
+      }
       break;
     case CERT_RB_HEADER:
       snprintf(out, size, "the object header does not read back (type index %d)", rb->type_index);

@@ -32,30 +32,38 @@ static CertFinding replay(const char* line, CertFindings* f) {
 
 #define EXPECT_HAS(text, part) cr_expect(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
 
-Test(probe_layout, CDY_040_an_old_error_cell_with_members_after_it_is_read_as_cause_chain) {
+/* The replay of `line` is one FAIL of `check` under `clause` whose reason
+ * and evidence hold the given pieces ("" for none). */
+static void expect_fail(const char* line, const char* check, const char* clause, const char* reason_part,
+                        const char* evidence_part) {
   CertFindings f = {0};
-  CertFinding x = replay("old_error_with_members()", &f);
-  cr_expect_str_eq(x.check, "probe.error-readback");
-  cr_expect_str_eq(x.clause, "CDY-040");
-  cr_expect_eq(x.verdict, CERT_FAIL);
-  EXPECT_HAS(x.reason, "Error cells made by the library are 56 bytes; this runtime reads 72: built against "
-                       "headers older than 0.1.8.post0, see spec/layouts.md.");
-  EXPECT_HAS(x.reason, "TVMFFIErrorCell grew from 56 to 72 bytes at 0.1.8.post0 (cause_chain appended at offset 56)");
-  EXPECT_HAS(x.reason, "Rebuild the library against apache-tvm-ffi >= 0.1.8.post0");
-  EXPECT_HAS(x.evidence, "cause_chain at cell offset 56 holds 0x5a5a5a5a5a5a5a5a");
+  CertFinding x = replay(line, &f);
+  cr_expect_str_eq(x.check, check, "%s", line);
+  cr_expect_str_eq(x.clause, clause, "%s", line);
+  cr_expect_eq(x.verdict, CERT_FAIL, "%s: %s", line, x.reason);
+  EXPECT_HAS(x.reason, reason_part);
+  EXPECT_HAS(x.evidence, evidence_part);
   cert_findings_free(&f);
 }
 
-Test(probe_layout, CDY_040_an_old_error_cell_ending_its_block_is_read_past_its_end) {
+static void needs_strict_heap(void) {
   if (!cert_strict_heap_available()) cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
-  CertFindings f = {0};
-  CertFinding x = replay("old_error_exact()", &f);
-  cr_expect_str_eq(x.check, "probe.error-readback");
-  cr_expect_eq(x.verdict, CERT_FAIL);
-  EXPECT_HAS(x.reason, "Error cells made by the library are 56 bytes; this runtime reads 72");
-  EXPECT_HAS(x.evidence, "cause_chain at cell offset 56 lies past the end of the object");
-  EXPECT_HAS(x.evidence, "80-byte heap block");
-  cert_findings_free(&f);
+}
+
+Test(probe_layout, CDY_040_an_old_error_cell_with_members_after_it_is_read_as_cause_chain) {
+  expect_fail("old_error_with_members()", "probe.error-readback", "CDY-040",
+              "Error cells made by the library are 56 bytes; this runtime reads 72: built against headers older "
+              "than 0.1.8.post0, see spec/layouts.md. TVMFFIErrorCell grew from 56 to 72 bytes at 0.1.8.post0 "
+              "(cause_chain appended at offset 56), a change labelled breaking for binaries built before it. "
+              "Rebuild the library against apache-tvm-ffi >= 0.1.8.post0",
+              "cause_chain at cell offset 56 holds 0x5a5a5a5a5a5a5a5a, which points to no live object");
+}
+
+Test(probe_layout, CDY_040_an_old_error_cell_ending_its_block_is_read_past_its_end) {
+  needs_strict_heap();
+  expect_fail("old_error_exact()", "probe.error-readback", "CDY-040",
+              "Error cells made by the library are 56 bytes; this runtime reads 72",
+              "cause_chain at cell offset 56 lies past the end of the object; the object lies in a 80-byte heap block");
 }
 
 Test(probe_layout, CDY_040_an_error_with_a_real_cause_reads_back_clean) {
@@ -66,24 +74,14 @@ Test(probe_layout, CDY_040_an_error_with_a_real_cause_reads_back_clean) {
 }
 
 Test(probe_layout, CDY_041_a_returned_str_whose_data_points_nowhere) {
-  CertFindings f = {0};
-  CertFinding x = replay("bad_string()", &f);
-  cr_expect_str_eq(x.check, "probe.returned-objects");
-  cr_expect_str_eq(x.clause, "CDY-041");
-  cr_expect_eq(x.verdict, CERT_FAIL);
-  EXPECT_HAS(x.reason, "data is not a readable byte array (data 0x40)");
-  cert_findings_free(&f);
+  expect_fail("bad_string()", "probe.returned-objects", "CDY-041", "data is not a readable byte array (data 0x40)",
+              "");
 }
 
 Test(probe_layout, CDY_042_reading_past_a_heap_block_faults_on_the_strict_heap) {
-  if (!cert_strict_heap_available()) cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
-  CertFindings f = {0};
-  CertFinding x = replay("reads_past_block()", &f);
-  cr_expect_str_eq(x.check, "probe.heap-bounds");
-  cr_expect_str_eq(x.clause, "CDY-042");
-  cr_expect_eq(x.verdict, CERT_FAIL);
-  EXPECT_HAS(x.reason, "Read 1 byte past the end of a 24-byte heap block");
-  cert_findings_free(&f);
+  needs_strict_heap();
+  expect_fail("reads_past_block()", "probe.heap-bounds", "CDY-042",
+              "Read 1 byte past the end of a 24-byte heap block", "");
 }
 
 Test(probe_layout, CDY_040_each_release_is_read_with_its_own_error_cell) {

@@ -11,16 +11,8 @@
 
 #define POLICY "../auditwheel/wheel/auditwheel/policy/manylinux-policy.json"
 
-/* SKIPs unless the auditwheel wheel was fetched. */
 static const char* policy(void) {
-  char line[512] = "unavailable: status.txt missing";
-  FILE* f = fopen(cert_runfile("../auditwheel/status.txt"), "r");
-  if (f != NULL) {
-    if (fgets(line, sizeof line, f) == NULL) snprintf(line, sizeof line, "unavailable: empty status");
-    fclose(f);
-  }
-  line[strcspn(line, "\n")] = '\0';
-  if (strncmp(line, "available", 9) != 0) cr_skip_test("auditwheel wheel %s", line);
+  cert_require_wheel("../auditwheel/status.txt", "auditwheel");
   return cert_runfile(POLICY);
 }
 
@@ -53,41 +45,41 @@ Test(version_needs, CST_030_the_needs_are_read_from_version_r) {
   cert_elf_free(&elf);
 }
 
-Test(version_needs, CST_030_a_newer_glibc_than_the_policy_is_a_warning_naming_it) {
+/* Judges `lib` against `claimed` and checks the verdict and a piece of
+ * the reason and of the evidence. */
+static void expect_judged(const char* lib, const char* claimed, CertVerdict v, const char* reason_part,
+                          const char* evidence_part) {
   CertFindings f = {0};
-  CertFinding x = judge("tools/certify/testdata/libcst_new_glibc.so", NULL, &f);
-  cr_expect_eq(x.verdict, CERT_WARN);
+  CertFinding x = judge(lib, claimed, &f);
+  cr_expect_eq(x.verdict, v, "%s: %s", lib, x.reason);
   cr_expect_str_eq(x.clause, "CST-030");
-  EXPECT_HAS(x.reason, "Needs GLIBC_2.34, beyond manylinux_2_28");
-  EXPECT_HAS(x.reason, "the oldest policy its symbol versions meet is manylinux_2_34");
-  EXPECT_HAS(x.evidence, "GLIBC_2.34 (libc.so.6)");
+  EXPECT_HAS(x.reason, reason_part);
+  EXPECT_HAS(x.evidence, evidence_part);
   cert_findings_free(&f);
+}
+
+Test(version_needs, CST_030_a_newer_glibc_than_the_policy_is_a_warning_naming_it) {
+  expect_judged("tools/certify/testdata/libcst_new_glibc.so", NULL, CERT_WARN,
+                "Needs GLIBC_2.34, beyond manylinux_2_28: it does not load on the older systems that policy "
+                "promises (and that run apache-tvm-ffi's own wheels); the oldest policy its symbol versions "
+                "meet is manylinux_2_34.",
+                "GLIBC_2.34 (libc.so.6)");
 }
 
 Test(version_needs, CST_030_a_claimed_policy_that_covers_it_passes) {
-  CertFindings f = {0};
-  CertFinding x = judge("tools/certify/testdata/libcst_new_glibc.so", "manylinux_2_34", &f);
-  cr_expect_eq(x.verdict, CERT_PASS, "%s", x.reason);
-  EXPECT_HAS(x.reason, "meet manylinux_2_34 at the oldest, within manylinux_2_34");
-  cert_findings_free(&f);
+  expect_judged("tools/certify/testdata/libcst_new_glibc.so", "manylinux_2_34", CERT_PASS,
+                "meet manylinux_2_34 at the oldest, within manylinux_2_34", "GLIBC_2.34");
 }
 
 Test(version_needs, CST_030_our_c_kernel_meets_the_oldest_policies) {
-  CertFindings f = {0};
-  CertFinding x = judge("kernels/libscale_cpu.so", "manylinux2014", &f);
-  cr_expect_eq(x.verdict, CERT_PASS, "%s", x.reason);
-  EXPECT_HAS(x.reason, "within manylinux2014");
-  cert_findings_free(&f);
+  expect_judged("kernels/libscale_cpu.so", "manylinux2014", CERT_PASS, "within manylinux2014", "GLIBC_2.2.5");
 }
 
 Test(version_needs, CST_030_upstreams_testing_library_meets_manylinux_2_24) {
-  CertFindings f = {0};
-  CertFinding x = judge(CERT_TESTING_SO, NULL, &f);
-  cr_expect_eq(x.verdict, CERT_PASS, "%s", x.reason);
-  cr_expect_str_eq(x.reason, "Its symbol versions meet manylinux_2_24 at the oldest, within manylinux_2_28 "
-                             "(symbol versions only).");
-  EXPECT_HAS(x.evidence, "GLIBCXX_3.4.21 (libstdc++.so.6)");
-  cert_findings_free(&f);
+  expect_judged(CERT_TESTING_SO, NULL, CERT_PASS,
+                "Its symbol versions meet manylinux_2_24 at the oldest, within manylinux_2_28 (symbol versions "
+                "only).",
+                "GLIBCXX_3.4.21 (libstdc++.so.6)");
 }
 
 Test(version_needs, CST_030_without_policy_data_it_is_a_skip_with_the_reason) {
