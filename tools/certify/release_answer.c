@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "release_table.h"
+
 const char* cert_release_status_name(CertReleaseStatus s) {
   switch (s) {
     case CERT_REL_RUNS: return "runs";
@@ -118,6 +120,31 @@ static void add_cause(Str* b, const char* cause, size_t members) {
 
 static int is_reference(const CertReleaseRow* r) { return strcmp(r->label, "reference") == 0; }
 
+/* The position of a release among every one certify knows, or -1. */
+static long known_index(const char* label) {
+  for (size_t k = 0; k < cert_release_count(); ++k) {
+    if (strcmp(cert_release_name(k), label) == 0) return (long)k;
+  }
+  return -1;
+}
+
+/* Rows [i, end) as ranges: "A - B" only where every release between A and
+ * B was run (never a range over releases that were not), "A, B" for two. */
+static void add_ranges(Str* b, const CertReleaseRow* rows, size_t i, size_t end) {
+  while (i < end) {
+    size_t stop = i + 1;
+    while (stop < end && known_index(rows[stop].label) >= 0 &&
+           known_index(rows[stop].label) == known_index(rows[stop - 1].label) + 1) {
+      ++stop;
+    }
+    add(b, "%s", rows[i].label);
+    if (stop - i == 2) add(b, ", %s", rows[stop - 1].label);
+    if (stop - i > 2) add(b, " - %s", rows[stop - 1].label);
+    if (stop < end) add(b, "%s", ", ");
+    i = stop;
+  }
+}
+
 /* Every group of consecutive releases with `status` (and one cause),
  * written as ranges; the reference is no part of a range: it joins the last
  * group of its status that shares its cause, or stands alone after them. */
@@ -153,9 +180,7 @@ static void add_status(Str* b, const CertReleaseRow* rows, size_t n, CertRelease
   for (size_t g = 0; g < n_groups; ++g) {
     size_t i = groups[g][0], end = groups[g][1];
     if (g) add(b, "%s", status == CERT_REL_RUNS ? ", " : "; ");
-    add(b, "%s", rows[i].label);
-    if (end - i == 2) add(b, ", %s", rows[end - 1].label);
-    if (end - i > 2) add(b, " - %s", rows[end - 1].label);
+    add_ranges(b, rows, i, end);
     if (g == join) add(b, "%s", ", reference");
     if (status != CERT_REL_RUNS) add_cause(b, rows[i].cause, end - i + (g == join));
   }

@@ -31,8 +31,8 @@ Test(release_answer, ranges_and_the_reference_join_the_group_they_agree_with) {
   CertReleaseAnswer a;
   cr_assert_eq(cert_release_answer(in, 7, &f, &a), 0);
   cr_expect_str_eq(a.answer,
-                   "runs on: 0.1.6, 0.1.7; fails on: 0.1.8.post0 - 0.1.9, reference (error cells made by the "
-                   "library are 56 bytes; these runtimes read 72: old); not run: 0.1.99 (not in the cache)");
+                   "runs on: 0.1.6, 0.1.7; fails on: 0.1.8.post0, 0.1.8.post1, 0.1.9, reference (error cells made "
+                   "by the library are 56 bytes; these runtimes read 72: old); not run: 0.1.99 (not in the cache)");
   cr_expect_eq(a.n_run, 5);
   cr_expect_eq(a.rows[1].status, CERT_REL_RUNS);
   cr_expect_eq(a.rows[1].worst, CERT_WARN);
@@ -57,6 +57,20 @@ Test(release_answer, different_causes_are_separate_groups_and_a_lone_reference_s
   cr_assert_eq(cert_release_answer(in, 4, &f, &a), 0);
   cr_expect_str_eq(a.answer, "runs on: 0.1.2; fails on: 0.1.0 (the call ended the process with exit(255)); "
                              "0.1.8.post0 (old cell); reference (read 8 bytes past a block)");
+  cert_release_answer_free(&a);
+  cert_findings_free(&f);
+}
+
+/* A range names only releases that ran: a gap in the chosen releases
+ * splits it. */
+Test(release_answer, no_range_spans_a_release_that_did_not_run) {
+  CertFindings f = {0};
+  CertReleaseInput in[] = {{"0.1.0", -1, NULL}, {"0.1.4", -1, NULL}, {"0.1.5", -1, NULL}, {"0.1.6", -1, NULL},
+                           {"0.1.9", -1, NULL}, {"0.1.10", -1, NULL}, {"reference", -1, NULL}};
+  for (size_t k = 0; k < 7; ++k) pass(&f, in[k].label);
+  CertReleaseAnswer a;
+  cr_assert_eq(cert_release_answer(in, 7, &f, &a), 0);
+  cr_expect_str_eq(a.answer, "runs on: 0.1.0, 0.1.4 - 0.1.6, 0.1.9, 0.1.10, reference");
   cert_release_answer_free(&a);
   cert_findings_free(&f);
 }

@@ -42,14 +42,18 @@ typedef struct {
 #define STRICT_MAGIC 0x74636972745f6870ull
 #define STRICT_MAX ((size_t)1 << 31)
 
-/* Live blocks by their guard page, for the fault handler (append-only;
- * a freed block's slot is cleared). */
-enum { REGISTRY = 1 << 16 };
+/* Live blocks by their guard page, for the fault handler: an open-addressed
+ * table, slots claimed with compare-and-swap (two threads of a call may
+ * allocate at once), a freed block's slot left as a tombstone for reuse.
+ * A block that finds no slot within a few probes is still strict, only
+ * unnamed in a fault report. */
+enum { REGISTRY = 1 << 16, PROBES = 64 };
+#define SLOT_EMPTY ((uintptr_t)0)
+#define SLOT_FREED ((uintptr_t)1)
 static struct {
   uintptr_t guard, start;
   size_t size;
 } g_live[REGISTRY];
-static long g_used;
 static volatile int g_on;
 static long g_made;
 
@@ -76,6 +80,41 @@ static size_t map_len_of(const Head* h) {
   return user + h->body + page() - (uintptr_t)h;
 }
 
+static size_t slot_of(uintptr_t guard, size_t k) {
+  return ((size_t)(((guard >> 12) * 0x9e3779b97f4a7c15ull) >> 48) + k) & (REGISTRY - 1);
+}
+
+static void register_block(uintptr_t guard, uintptr_t start, size_t size) {
+  for (size_t k = 0; k < PROBES; ++k) {
+    size_t s = slot_of(guard, k);
+    uintptr_t seen = __atomic_load_n(&g_live[s].guard, __ATOMIC_SEQ_CST);
+    if (seen != SLOT_EMPTY && seen != SLOT_FREED) continue;
+    /* Claimed with a placeholder first, so the fields are whole before
+     * the guard that names them is visible. */
+    if (!__atomic_compare_exchange_n(&g_live[s].guard, &seen, SLOT_FREED + 1, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST)) {
+      continue;
+    }
+    g_live[s].start = start;
+    g_live[s].size = size;
+    __atomic_store_n(&g_live[s].guard, guard, __ATOMIC_SEQ_CST);
+    return;
+  }
+}
+
+/* The slot naming `guard`, or -1. The first page (where a NULL
+ * dereference faults) holds no block, and its numbers mark free slots. */
+static long find_block(uintptr_t guard) {
+  if (guard < page()) return -1;
+  for (size_t k = 0; k < PROBES; ++k) {
+    size_t s = slot_of(guard, k);
+    uintptr_t seen = __atomic_load_n(&g_live[s].guard, __ATOMIC_SEQ_CST);
+    if (seen == guard) return (long)s;
+    if (seen == SLOT_EMPTY) return -1;
+  }
+  return -1;
+}
+
 /* A block of n bytes whose end is the guard page, its start aligned to
  * `align` (a power of two no larger than a page). */
 static void* strict_alloc(size_t n, size_t align) {
@@ -99,40 +138,24 @@ static void* strict_alloc(size_t n, size_t align) {
   char* user = guard - body;
   Head* h = (Head*)m;
   *h = (Head){STRICT_MAGIC ^ (uintptr_t)user, (uint32_t)n, (uint32_t)body};
-  long slot = __atomic_fetch_add(&g_used, 1, __ATOMIC_SEQ_CST);
-  if (slot < REGISTRY) {
-    g_live[slot].start = (uintptr_t)user;
-    g_live[slot].size = n;
-    __atomic_store_n(&g_live[slot].guard, (uintptr_t)guard, __ATOMIC_SEQ_CST);
-  }
+  register_block((uintptr_t)guard, (uintptr_t)user, n);
   __atomic_add_fetch(&g_made, 1, __ATOMIC_SEQ_CST);
   return user;
 }
 
 static void strict_free(Head* h) {
   size_t len = map_len_of(h);
-  uintptr_t guard = (uintptr_t)h + len - page();
-  long used = __atomic_load_n(&g_used, __ATOMIC_SEQ_CST);
-  for (long k = used < REGISTRY ? used : REGISTRY; k-- > 0;) {
-    if (__atomic_load_n(&g_live[k].guard, __ATOMIC_SEQ_CST) == guard) {
-      __atomic_store_n(&g_live[k].guard, 0, __ATOMIC_SEQ_CST);
-      break;
-    }
-  }
+  long s = find_block((uintptr_t)h + len - page());
+  if (s >= 0) __atomic_store_n(&g_live[s].guard, SLOT_FREED, __ATOMIC_SEQ_CST);
   munmap(h, len);
 }
 
 int cert_strict_heap_owner(uintptr_t addr, uintptr_t* start, size_t* size) {
-  uintptr_t guard = addr & ~(uintptr_t)(page() - 1);
-  long used = __atomic_load_n(&g_used, __ATOMIC_SEQ_CST);
-  for (long k = used < REGISTRY ? used : REGISTRY; k-- > 0;) {
-    if (__atomic_load_n(&g_live[k].guard, __ATOMIC_SEQ_CST) == guard) {
-      *start = g_live[k].start;
-      *size = g_live[k].size;
-      return 1;
-    }
-  }
-  return 0;
+  long s = find_block(addr & ~(uintptr_t)(page() - 1));
+  if (s < 0) return 0;
+  *start = g_live[s].start;
+  *size = g_live[s].size;
+  return 1;
 }
 
 static int strict_on(void) { return __atomic_load_n(&g_on, __ATOMIC_RELAXED); }

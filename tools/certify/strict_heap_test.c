@@ -40,6 +40,8 @@ Test(strict_heap, CDY_042_a_block_ends_at_an_unreadable_page) {
   cr_expect_eq(start, (uintptr_t)p);
   cr_expect_eq(size, 80);
   cr_expect_eq(cert_strict_heap_owner((uintptr_t)&byte, &start, &size), 0);
+  cr_expect_eq(cert_strict_heap_owner(0, &start, &size), 0, "a NULL dereference is no block's");
+  cr_expect_eq(cert_strict_heap_owner(1, &start, &size), 0);
   cr_expect_eq(malloc_usable_size(p), 80);
   free(p);
   free(q);
@@ -78,4 +80,30 @@ Test(strict_heap, CDY_042_reading_past_a_block_kills_the_reader) {
   int status = 0;
   cr_assert_eq(waitpid(pid, &status, 0), pid);
   cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %d", status);
+}
+
+/* Many blocks come and go in one call: each allocation and free costs the
+ * same however many came before (the registry is a hash table), and every
+ * live block stays named. */
+Test(strict_heap, CDY_042_many_blocks_come_and_go) {
+  needs_strict_heap();
+  enum { LIVE = 2000, ROUNDS = 30000 };
+  static char* live[LIVE];
+  cert_strict_heap_enable(1);
+  for (long k = 0; k < ROUNDS; ++k) {
+    long i = k % LIVE;
+    free(live[i]);
+    live[i] = malloc((size_t)(8 + k % 200));
+    cr_assert_not_null(live[i]);
+  }
+  cert_strict_heap_enable(0);
+  uintptr_t start;
+  size_t size;
+  for (long i = 0; i < LIVE; ++i) {
+    size_t want = (size_t)(8 + (ROUNDS - LIVE + i) % 200);
+    cr_assert_eq(cert_strict_heap_owner((uintptr_t)live[i] + ((want + 7) & ~(size_t)7), &start, &size), 1);
+    cr_assert_eq(start, (uintptr_t)live[i]);
+    cr_assert_eq(size, want);
+    free(live[i]);
+  }
 }
