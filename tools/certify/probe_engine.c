@@ -181,6 +181,8 @@ static void finish(CertEngine* e, Run* run, size_t i) {
   if (e->opt.progress) e->opt.progress(e->opt.progress_ctx, run->finished, run->n, run->calls[i].function);
 }
 
+static int read_fd(Worker* w, int fd, int is_records);
+
 /* How the call's own process ended, when it did not report a result. */
 static void end_call(CertEngine* e, Worker* w, CertResult* r, const CertEndRecord* rec) {
   CertEndRecord end;
@@ -197,6 +199,9 @@ static void end_call(CertEngine* e, Worker* w, CertResult* r, const CertEndRecor
     case 2: r->end = CERT_END_TIMEOUT; break;
     default: r->end = CERT_END_TOOL; break;
   }
+  /* The call's process is gone, so all it printed is in the pipe: take it
+   * before the tail is read (the record may arrive first). */
+  read_fd(w, w->ofd, 0);
   free(r->output);
   r->output = dup_bytes(w->tail, w->tail_len);
 }
