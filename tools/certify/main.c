@@ -141,25 +141,6 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
   return 0;
 }
 
-/* "all", or release versions separated by commas. */
-static int cert_check_release_spec(const char* spec, char* err, size_t errlen) {
-  if (strcmp(spec, "all") == 0) return 0;
-  char word[64];
-  int n = 0;
-  for (const char* p = spec; *p;) {
-    size_t len = strcspn(p, ",");
-    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word - 1 ? len : sizeof word - 1), p);
-    if (len > 0 && !cert_is_release_version(word)) {
-      snprintf(err, errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0, not '%s'", word);
-      return -1;
-    }
-    n += len > 0;
-    p += len + (p[len] == ',');
-  }
-  if (n == 0) snprintf(err, errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0");
-  return n > 0 ? 0 : -1;
-}
-
 static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t errlen) {
   static const struct option opts[] = {
       {"manifest", required_argument, 0, 'm'}, {"runtime", required_argument, 0, 'r'},
@@ -213,7 +194,7 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
     snprintf(err, errlen, "--releases chooses the runtimes itself: it takes no --runtime or --replay");
     return -1;
   }
-  return a->releases ? cert_check_release_spec(a->releases, err, errlen) : 0;
+  return a->releases ? cert_release_spec_check(a->releases, err, errlen) : 0;
 }
 
 /* A regular file we can open: anything else is a one-line tool error. */

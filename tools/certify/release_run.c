@@ -66,27 +66,14 @@ static int by_rank(const void* x, const void* y) {
   return (a > b) - (a < b);
 }
 
-static int add_version(CertReleaseSet* set, const char* v, size_t len, char* err, size_t errlen) {
+static int add_version(CertReleaseSet* set, const char* v, size_t len) {
   char word[32];
-  if (len == 0) return 0;
-  if (len >= sizeof word) {
-    snprintf(err, errlen, "--releases: '%.40s...' is not a release version", v);
-    return -1;
-  }
-  memcpy(word, v, len);
-  word[len] = '\0';
-  if (!cert_is_release_version(word)) {
-    snprintf(err, errlen, "--releases: '%s' is not a release version (like 0.1.8.post0), nor 'all'", word);
-    return -1;
-  }
+  snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), v);
   for (size_t k = 0; k < set->n; ++k) {
     if (strcmp(set->items[k].version, word) == 0) return 0;
   }
   CertRelease* grown = realloc(set->items, (set->n + 1) * sizeof *grown);
-  if (grown == NULL) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
+  if (grown == NULL) return -1;
   set->items = grown;
   CertRelease* r = &set->items[set->n++];
   memset(r, 0, sizeof *r);
@@ -95,27 +82,56 @@ static int add_version(CertReleaseSet* set, const char* v, size_t len, char* err
   return 0;
 }
 
-static int choose(const char* spec, CertReleaseSet* set, char* err, size_t errlen) {
-  if (strcmp(spec, "all") == 0) {
-    for (size_t k = 0; k < cert_release_count(); ++k) {
-      const char* v = cert_release_name(k);
-      if (add_version(set, v, strlen(v), err, errlen) != 0) return -1;
-    }
-    return 0;
-  }
-  const char* p = spec;
-  while (*p) {
-    while (*p == ' ' || *p == ',') ++p;
-    const char* end = p;
-    while (*end && *end != ',' && *end != ' ') ++end;
-    if (add_version(set, p, (size_t)(end - p), err, errlen) != 0) return -1;
-    p = end;
-  }
-  if (set->n == 0) {
-    snprintf(err, errlen, "--releases: no release named (give 'all' or versions like 0.1.4,0.1.8.post0)");
-    return -1;
+/* Calls `each` on every word of a comma-separated spec; stops at -1. */
+static int each_word(const char* spec, int (*each)(void* ctx, const char* word, size_t len), void* ctx) {
+  for (const char* p = spec; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len > 0 && each(ctx, p, len) != 0) return -1;
+    p += len + (p[len] == ',');
   }
   return 0;
+}
+
+typedef struct {
+  char* err;
+  size_t errlen;
+  int words;
+} SpecCheck;
+
+static int check_word(void* ctx, const char* word, size_t len) {
+  SpecCheck* c = ctx;
+  char w[33];
+  snprintf(w, sizeof w, "%.*s", (int)(len < 32 ? len : 32), word);
+  c->words++;
+  if (len < 32 && cert_is_release_version(w)) return 0;
+  snprintf(c->err, c->errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0, not '%s%s'", w,
+           len < 32 ? "" : "...");
+  return -1;
+}
+
+int cert_release_spec_check(const char* spec, char* err, size_t errlen) {
+  if (strcmp(spec, "all") == 0) return 0;
+  SpecCheck c = {err, errlen, 0};
+  if (each_word(spec, check_word, &c) != 0) return -1;
+  if (c.words > 0) return 0;
+  snprintf(err, errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0");
+  return -1;
+}
+
+static int add_word(void* set, const char* word, size_t len) { return add_version(set, word, len); }
+
+static int choose(const char* spec, CertReleaseSet* set, char* err, size_t errlen) {
+  if (cert_release_spec_check(spec, err, errlen) != 0) return -1;
+  int rc = 0;
+  if (strcmp(spec, "all") == 0) {
+    for (size_t k = 0; k < cert_release_count() && rc == 0; ++k) {
+      rc = add_version(set, cert_release_name(k), strlen(cert_release_name(k)));
+    }
+  } else {
+    rc = each_word(spec, add_word, set);
+  }
+  if (rc != 0) snprintf(err, errlen, "out of memory");
+  return rc;
 }
 
 /* ---- fetching ------------------------------------------------------------ */

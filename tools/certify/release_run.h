@@ -48,6 +48,10 @@ int cert_release_cached(const char* version, char* buf, size_t size);
 /* 1 when `s` reads as a release version (0.1.8, 0.1.13.post2). */
 int cert_is_release_version(const char* s);
 
+/* 0 when `spec` is "all" or versions separated by commas, else -1 with a
+ * one-line reason (a usage error: nothing is looked up). */
+int cert_release_spec_check(const char* spec, char* err, size_t errlen);
+
 typedef struct {
   const char* label; /* the findings' runtime */
   const char* path;  /* its libtvm_ffi.so */
