@@ -53,7 +53,9 @@ def main() -> int:
                 print("upstream's package does not import over %s: %s" % (runtime, import_error))
             env["CONF_PYTHON_RUNTIME"] = runtime
         env = sanitizer_env(env["CONF_RAISE_KINDS_LIB"], env) or env
-        cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
+        # Arguments pass through to pytest: `-k NAME` runs one test (the rerun
+        # command tools/report.py gives).
+        cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests, *sys.argv[1:]]
         xml = os.environ.get("XML_OUTPUT_FILE")
         if xml:
             cmd.append("--junitxml=" + xml)
