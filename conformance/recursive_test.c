@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-013 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-014 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
@@ -205,6 +205,48 @@ Test(recursive, REC_008_deep_copy) {
   host_ok("ffi.ListClear", &self, 1);
   host_ok("ffi.ListClear", &self_copy, 1);
   for (TVMFFIAny* v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
+/* REC-014: a list or dict inside an array or map that leads back to it is
+ * copied into one that holds the array's or map's copy, not the original. */
+Test(recursive, REC_014_deep_copy_back_to_enclosing) {
+  TVMFFIAny list = lst(NULL, 0), array = arr(&list, 1), ap[2] = {list, array};
+  host_ok("ffi.ListAppend", ap, 2);
+  TVMFFIAny array_copy = host_ok("ffi.DeepCopy", &array, 1);
+  cr_assert_eq(array_copy.type_index, kTVMFFIArray);
+  cr_expect_neq(array_copy.v_obj, array.v_obj, "the array was shared, not copied");
+  TVMFFIAny list_copy = ((const TVMFFIAny*)TVMFFISeqGetCellPtr(array_copy.v_obj)->data)[0];
+  cr_assert_eq(list_copy.type_index, kTVMFFIList);
+  cr_expect_neq(list_copy.v_obj, list.v_obj, "the list was shared, not copied");
+  const TVMFFIAny* held = TVMFFISeqGetCellPtr(list_copy.v_obj)->data;
+  cr_expect_eq(held[0].v_obj, array_copy.v_obj, "the list's copy holds %s, not the array's copy",
+               held[0].v_obj == array.v_obj ? "the original array" : "another object");
+  host_ok("ffi.ListClear", &list, 1);
+  host_ok("ffi.ListClear", &list_copy, 1);
+
+  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0), kv[2] = {host_str("k"), dict};
+  TVMFFIAny map = host_ok("ffi.Map", kv, 2), set[3] = {dict, map, map};
+  host_ok("ffi.DictSetItem", set, 3);
+  TVMFFIAny map_copy = host_ok("ffi.DeepCopy", &map, 1), get[2] = {map_copy, kv[0]};
+  cr_assert_eq(map_copy.type_index, kTVMFFIMap);
+  cr_expect_neq(map_copy.v_obj, map.v_obj, "the map was shared, not copied");
+  TVMFFIAny dict_copy = host_ok("ffi.MapGetItem", get, 2);
+  cr_assert_eq(dict_copy.type_index, kTVMFFIDict);
+  cr_expect_neq(dict_copy.v_obj, dict.v_obj, "the dict was shared, not copied");
+  TVMFFIAny by_copy[2] = {dict_copy, map_copy}, by_original[2] = {dict_copy, map};
+  cr_expect_eq(host_int_of(host_ok("ffi.DictSize", &dict_copy, 1), "size"), 1);
+  cr_expect_eq(host_int_of(host_ok("ffi.DictCount", by_original, 2), "count"), 0,
+               "the dict's copy has the original map as a key");
+  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2);
+  cr_expect_eq(value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value",
+               value.v_obj == map.v_obj ? "the original map" : "another object");
+  host_ok("ffi.DictClear", &dict, 1);
+  host_ok("ffi.DictClear", &dict_copy, 1);
+  for (TVMFFIAny* v = (TVMFFIAny[]){list, array, array_copy, kv[0], dict, map, map_copy,
+                                    dict_copy, value},
+                 *end = v + 9;
+       v < end; ++v)
     core_release(v);
 }
 

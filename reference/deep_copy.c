@@ -4,7 +4,13 @@
  * into a copy that contains itself). Values and immutable leaf objects
  * (str, bytes, shapes, tensors, functions, ...) are shared, as upstream
  * shares them. Other objects would need their type's copy constructor,
- * which this runtime does not have: they are refused with TypeError. */
+ * which this runtime does not have: they are refused with TypeError.
+ *
+ * An array or map can only be made once its elements are, so a list or
+ * dict inside it that leads back to it first holds the original; when the
+ * walk is over, the elements of list copies and the keys and values of
+ * dict copies that are originals with a copy are replaced by the copy
+ * (moving a dict's changed entries last), as upstream's copier does. */
 #include <string.h>
 
 #include "any.h"
@@ -12,6 +18,7 @@
 #include "builtin.h"
 #include "error.h"
 #include "map.h"
+#include "mem.h"
 #include "object.h"
 
 /* Deeper nesting is refused rather than risk the C stack. */
@@ -19,8 +26,10 @@
 
 typedef struct {
   const char* fn;
-  TffiMap* memo; /* original -> copy, keyed by identity */
+  TffiMap* memo; /* original -> copy, keyed by identity; an array or map
+                   being copied maps to itself until its copy is made */
   int depth;
+  int placeholders; /* whether some copy holds an original to replace */
 } TffiCopier;
 
 static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out);
@@ -146,10 +155,15 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   TffiKV* seen;
   int rc = tffi_map_find(c->memo, value, &seen);
   if (rc < 0) return -1;
-  if (rc == 1) return tffi_any_copy_owned(&seen->value, out);
+  if (rc == 1) {
+    c->placeholders |= seen->value.v_obj == value->v_obj;
+    return tffi_any_copy_owned(&seen->value, out);
+  }
   if (c->depth >= TFFI_COPY_MAX_DEPTH)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: containers nested deeper than %d", c->fn,
                       TFFI_COPY_MAX_DEPTH);
+  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0)
+    return -1;
   c->depth += 1;
   rc = (t == kTVMFFIMap || t == kTVMFFIDict) ? tffi_copy_map(c, value, out)
                                              : tffi_copy_seq(c, value, out);
@@ -157,13 +171,104 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   return rc;
 }
 
+/* *copy: the copy made of `v` when v is an original that has one, else
+ * NULL. Returns 0, or -1 with an error raised. */
+static int tffi_copy_made(TffiCopier* c, const TVMFFIAny* v, const TVMFFIAny** copy) {
+  *copy = NULL;
+  if (v->type_index < kTVMFFIStaticObjectBegin || v->v_obj == NULL) return 0;
+  TffiKV* seen;
+  int rc = tffi_map_find(c->memo, v, &seen);
+  if (rc == 1 && seen->value.v_obj != v->v_obj) *copy = &seen->value;
+  return rc < 0 ? -1 : 0;
+}
+
+static int tffi_fix_list(TffiCopier* c, const TVMFFIAny* list) {
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(list->v_obj);
+  TVMFFIAny* items = (TVMFFIAny*)cell->data;
+  for (int64_t i = 0; i < cell->size; ++i) {
+    const TVMFFIAny* copy;
+    TVMFFIAny owned;
+    if (tffi_copy_made(c, &items[i], &copy)) return -1;
+    if (copy == NULL) continue;
+    if (tffi_any_copy_owned(copy, &owned)) return -1;
+    tffi_any_release(&items[i]);
+    items[i] = owned;
+  }
+  return 0;
+}
+
+/* A dict's entries to change are taken out first (owned), then each is
+ * erased and set again with its copies. */
+static int tffi_fix_dict(TffiCopier* c, const TVMFFIAny* dict) {
+  TffiMap* d = (TffiMap*)dict->v_obj;
+  TffiKV* moves = tffi_calloc(d->size + 1, sizeof(TffiKV));
+  if (moves == NULL) return tffi_raise_oom((d->size + 1) * sizeof(TffiKV));
+  uint64_t n = 0;
+  int rc = 0;
+  for (uint64_t p = tffi_map_begin(d); p != tffi_map_end(d) && rc == 0; p = tffi_map_next(d, p)) {
+    const TffiKV* at = tffi_map_at(d, p);
+    const TVMFFIAny *key, *value;
+    rc = tffi_copy_made(c, &at->key, &key) || tffi_copy_made(c, &at->value, &value);
+    if (rc == 0 && (key || value)) {
+      rc = tffi_any_copy_owned(&at->key, &moves[n].key) ||
+           tffi_any_copy_owned(&at->value, &moves[n].value);
+      n += 1;
+    }
+  }
+  for (uint64_t i = 0; i < n && rc == 0; ++i) {
+    const TVMFFIAny *key, *value;
+    rc = tffi_copy_made(c, &moves[i].key, &key) || tffi_copy_made(c, &moves[i].value, &value);
+    if (rc == 0) rc = tffi_map_erase(d, &moves[i].key) < 0;
+    if (rc == 0)
+      rc = tffi_map_set(d, key ? key : &moves[i].key, value ? value : &moves[i].value);
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    tffi_any_release(&moves[i].key);
+    tffi_any_release(&moves[i].value);
+  }
+  tffi_free(moves);
+  return rc ? -1 : 0;
+}
+
+static int tffi_fix_placeholders(TffiCopier* c) {
+  const TffiMap* m = c->memo;
+  for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p)) {
+    const TVMFFIAny* copy = &tffi_map_at(m, p)->value;
+    if (copy->type_index == kTVMFFIList && tffi_fix_list(c, copy)) return -1;
+    if (copy->type_index == kTVMFFIDict && tffi_fix_dict(c, copy)) return -1;
+  }
+  return 0;
+}
+
+/* After a failure: the copies made so far are dropped, but lists and dicts
+ * among them may hold each other (or themselves) and would never be freed.
+ * Only the memo and the dropped result hold them, so they are emptied. */
+static void tffi_empty_copies(TffiCopier* c) {
+  const TffiMap* m = c->memo;
+  for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p)) {
+    const TVMFFIAny* copy = &tffi_map_at(m, p)->value;
+    if (copy->type_index == kTVMFFIDict) tffi_map_clear((TffiMap*)copy->v_obj);
+    if (copy->type_index != kTVMFFIList) continue;
+    TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(copy->v_obj);
+    TVMFFIAny* items = (TVMFFIAny*)cell->data;
+    int64_t n = cell->size;
+    cell->size = 0;
+    for (int64_t i = 0; i < n; ++i) tffi_any_release(&items[i]);
+  }
+}
+
 static int tffi_deep_copy_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                TVMFFIAny* result) {
   if (tffi_args_count(self, num_args, 1)) return -1;
   TVMFFIObject* memo = tffi_map_new(kTVMFFIDict, 0);
   if (memo == NULL) return -1;
-  TffiCopier c = {self, (TffiMap*)memo, 0};
+  TffiCopier c = {self, (TffiMap*)memo, 0, 0};
   int rc = tffi_copy(&c, &args[0], result);
+  if (rc == 0 && c.placeholders && tffi_fix_placeholders(&c) != 0) {
+    tffi_any_release(result);
+    rc = -1;
+  }
+  if (rc != 0) tffi_empty_copies(&c);
   tffi_decref(memo);
   return rc;
 }
