@@ -225,27 +225,33 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   host_ok("ffi.ListClear", &list, 1);
   host_ok("ffi.ListClear", &list_copy, 1);
 
-  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0), kv[2] = {host_str("k"), dict};
-  TVMFFIAny map = host_ok("ffi.Map", kv, 2), set[3] = {dict, map, map};
+  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0), kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
+  TVMFFIAny map = host_ok("ffi.Map", kv, 4), set[3] = {dict, kv[2], map};
+  host_ok("ffi.DictSetItem", set, 3);
+  set[1] = map;
   host_ok("ffi.DictSetItem", set, 3);
   TVMFFIAny map_copy = host_ok("ffi.DeepCopy", &map, 1), get[2] = {map_copy, kv[0]};
   cr_assert_eq(map_copy.type_index, kTVMFFIMap);
   cr_expect_neq(map_copy.v_obj, map.v_obj, "the map was shared, not copied");
+  cr_expect_eq(host_int_of(host_ok("ffi.MapSize", &map_copy, 1), "map size"), 2);
   TVMFFIAny dict_copy = host_ok("ffi.MapGetItem", get, 2);
   cr_assert_eq(dict_copy.type_index, kTVMFFIDict);
   cr_expect_neq(dict_copy.v_obj, dict.v_obj, "the dict was shared, not copied");
   TVMFFIAny by_copy[2] = {dict_copy, map_copy}, by_original[2] = {dict_copy, map};
-  cr_expect_eq(host_int_of(host_ok("ffi.DictSize", &dict_copy, 1), "size"), 1);
+  TVMFFIAny by_n[2] = {dict_copy, kv[2]};
+  cr_expect_eq(host_int_of(host_ok("ffi.DictSize", &dict_copy, 1), "size"), 2);
   cr_expect_eq(host_int_of(host_ok("ffi.DictCount", by_original, 2), "count"), 0,
                "the dict's copy has the original map as a key");
-  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2);
+  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2), n_value = host_ok("ffi.DictGetItem", by_n, 2);
   cr_expect_eq(value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value",
                value.v_obj == map.v_obj ? "the original map" : "another object");
+  cr_expect_eq(n_value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value of \"n\"",
+               n_value.v_obj == map.v_obj ? "the original map" : "another object");
   host_ok("ffi.DictClear", &dict, 1);
   host_ok("ffi.DictClear", &dict_copy, 1);
-  for (TVMFFIAny* v = (TVMFFIAny[]){list, array, array_copy, kv[0], dict, map, map_copy,
-                                    dict_copy, value},
-                 *end = v + 9;
+  for (TVMFFIAny* v = (TVMFFIAny[]){list, array, array_copy, kv[0], kv[2], dict, map, map_copy,
+                                    dict_copy, value, n_value},
+                 *end = v + 11;
        v < end; ++v)
     core_release(v);
 }
