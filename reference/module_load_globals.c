@@ -34,9 +34,11 @@ static int tffi_load_so(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
   return 0;
 }
 
-/* The text after the last '.' as a new string, with the aliases of shared
- * libraries on other systems folded into "so". */
-static char* tffi_file_format(const char* fn, const char* path, size_t len) {
+/* The text after the last '.', with the aliases of shared libraries on
+ * other systems folded into "so", as a string in buf when it fits there
+ * (tffi_prefixed_in). */
+static char* tffi_file_format(const char* fn, const char* path, size_t len, char* buf,
+                              size_t cap) {
   size_t dot = len;
   while (dot > 0 && path[dot - 1] != '.') --dot;
   if (dot == 0) {
@@ -49,7 +51,7 @@ static char* tffi_file_format(const char* fn, const char* path, size_t len) {
   static const char* const aliases[] = {"dll", "dylib", "dso"};
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; ++i)
     if (strlen(aliases[i]) == elen && memcmp(ext, aliases[i], elen) == 0) ext = "so", elen = 2;
-  return tffi_prefixed("", ext, elen);
+  return tffi_prefixed_in(buf, cap, "", ext, elen);
 }
 
 /* ffi.Module.load_from_file.<format>(file_name, format) must give a Module. */
@@ -71,9 +73,13 @@ static int tffi_load_from_file(void* fn, const TVMFFIAny* args, int32_t n, TVMFF
   size_t len;
   if (tffi_args_count(fn, n, 1) != 0 || tffi_args_str(fn, args, 0, "file_name", &path, &len) != 0)
     return -1;
-  char* format = tffi_file_format(fn, path, len);
+  /* Both names on the stack when they fit (nearly always): a load makes
+   * them once. */
+  char format_buf[32], name_buf[64];
+  char* format = tffi_file_format(fn, path, len, format_buf, sizeof format_buf);
   if (format == NULL) return -1;
-  char* loader_name = tffi_prefixed("ffi.Module.load_from_file.", format, strlen(format));
+  char* loader_name = tffi_prefixed_in(name_buf, sizeof name_buf, "ffi.Module.load_from_file.",
+                                       format, strlen(format));
   TVMFFIObject* loader = NULL;
   int rc = loader_name ? tffi_global_get(loader_name, strlen(loader_name), &loader) : -1;
   if (rc == 0 && loader == NULL) {
@@ -82,8 +88,8 @@ static int tffi_load_from_file(void* fn, const TVMFFIAny* args, int32_t n, TVMFF
   }
   if (rc == 0) rc = tffi_load_with(fn, loader, loader_name, &args[0], format, result);
   if (loader) tffi_decref(loader);
-  tffi_free(loader_name);
-  tffi_free(format);
+  if (loader_name) tffi_prefixed_done(loader_name, name_buf);
+  tffi_prefixed_done(format, format_buf);
   return rc;
 }
 
