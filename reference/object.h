@@ -62,10 +62,10 @@ static inline void tffi_incref(TVMFFIObject* obj) {
 void tffi_decref_slow(TVMFFIObject* obj, uint64_t before);
 
 static inline void tffi_decref(TVMFFIObject* obj) {
-  /* Release, so that this thread's writes happen before the object's
-   * destruction; acquire, so that the thread that destroys it sees every
-   * other thread's (one x86 instruction either way; TSan models it, where
-   * a separate fence it would not). */
+  /* Release publishes this thread's writes to whichever thread destroys the
+   * object; acquire makes that thread see every other's. One RMW does both
+   * (the same x86 instruction as release alone), and TSan models it, where
+   * it would not model a separate fence. */
   uint64_t before =
       __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_STRONG_ONE, __ATOMIC_ACQ_REL);
   if ((before & 0xffffffffu) == 1) tffi_decref_slow(obj, before);

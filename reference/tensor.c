@@ -135,6 +135,17 @@ static void tffi_release_versioned(void* ctx) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
+/* The deleter of the tensors the one-pass import makes: it knows what they
+ * hold (a producer's DLPack 1.x managed tensor) and where their storage
+ * came from (the default allocator: that path runs only while no custom
+ * allocator is registered), so it asks neither the release hook nor the
+ * allocation header. */
+static void tffi_tensor_delete_imported(void* self, int flags) {
+  TffiTensor* t = self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) tffi_release_versioned(t->ctx);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_allocator_default_free_body(self);
+}
+
 /* Copies checked shape and strides into the tensor's own arrays, making
  * compact strides when the producer gave none. Only an empty tensor's
  * products can pass INT64_MAX here (the element count of any other was
@@ -242,7 +253,7 @@ static inline __attribute__((always_inline)) int tffi_import_one_pass(
     return tffi_import_checked_first(api, arg_name, from, out, false);
   TffiTensor* t = tffi_allocator_default_body(tffi_tensor_size(ndim));
   if (t == NULL) return tffi_import_checked_first(api, arg_name, from, out, true);
-  tffi_object_init_header(&t->header, kTVMFFITensor, tffi_tensor_delete);
+  tffi_object_init_header(&t->header, kTVMFFITensor, tffi_tensor_delete_imported);
   t->dl = *proto;
   t->release = tffi_release_versioned;
   t->ctx = from;

@@ -123,14 +123,21 @@ def ratio(a, b):
 
 
 def net_ns(w, base, op):
-    """Median ns minus the baseline's median (the baseline itself stays gross)."""
+    """Median ns minus the baseline's median (the baseline itself stays gross);
+    None when the op's median is not above the loop's own: noise decides it."""
     if w is None or base is None:
         return None
-    return w["median"] if op == "baseline" else w["median"] - base
+    if op == "baseline":
+        return w["median"]
+    return w["median"] - base if w["median"] > base else None
 
 
 def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
+    """x formatted, or "-" padded to the same width."""
+    if x is not None:
+        return format(x, spec)
+    width = spec.split(".")[0]
+    return format("-", ">" + width) if width.isdigit() else "-"
 
 
 def measure(core: Core, args) -> dict:
