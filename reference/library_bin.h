@@ -1,6 +1,6 @@
 /*
- * The `__tvm_ffi__library_bin` blob: the parser (the packer, which no
- * runtime path needs, is tools/libbin/pack.h).
+ * The `__tvm_ffi__library_bin` blob: the checker, and the reads of a checked
+ * blob in place.
  *
  * Layout (all integers little-endian u64; see spec/library_bin.md):
  *   <nbytes> <indptr: vec<u64>> <child_indices: vec<u64>>
@@ -8,9 +8,11 @@
  * where vec, str and bytes are <count: u64> followed by the elements.
  *
  * The checker is the single validator of this format in the project: the
- * loader (library_loader.c), the libbin tool and the fuzz harness all call
- * it. It treats the blob as untrusted: it never reads at or past
- * `data + size`, it allocates at most O(size) bytes (every decoded element
+ * loader (library_loader.c), libbin, certify and the fuzz harnesses all call
+ * it (the array form of a blob that the tools print and pack, which no
+ * runtime path needs, is tools/libbin/tree.h; the packer is
+ * tools/libbin/pack.h). It treats the blob as untrusted: it never reads at
+ * or past `data + size`, it allocates at most O(size) bytes (every element
  * occupies at least eight bytes of the blob), and it refuses anything
  * malformed with a ValueError whose message names the byte offset and the
  * field.
@@ -25,8 +27,8 @@
 /* The key that marks the position of the shared library itself. */
 #define TFFI_LIBRARY_BIN_LIB_KEY "_lib"
 
-/* One module of the blob. Pointers point into the parsed blob (no copies),
- * so they stay valid only as long as the blob does. */
+/* One module of the blob. Pointers point into the blob (no copies), so they
+ * stay valid only as long as the blob does. */
 typedef struct {
   const char* kind;       /* not NUL-terminated */
   size_t kind_size;
@@ -35,20 +37,6 @@ typedef struct {
   size_t payload_size;
   size_t offset;          /* byte offset of the entry's kind length in the blob */
 } TffiLibraryBinEntry;
-
-typedef struct {
-  uint64_t nbytes;           /* the header: bytes that follow it */
-  size_t num_modules;        /* = number of indptr elements - 1 */
-  uint64_t* indptr;          /* num_modules + 1 elements, host order */
-  uint64_t* child_indices;   /* num_children elements, host order */
-  size_t num_children;
-  TffiLibraryBinEntry* entries; /* num_modules elements */
-  size_t lib_index;          /* index of the "_lib" entry, or SIZE_MAX if none */
-  /* Filled on failure (the rest of the struct is then zero): where the blob
-   * went wrong and which field, for tools that report without the error. */
-  size_t error_offset;
-  const char* error_field;
-} TffiLibraryBin;
 
 /* A checked blob read in place: what the loader walks, with no copy of its
  * tables (they stay little-endian in the blob; read them through the
@@ -103,17 +91,5 @@ static inline uint64_t tffi_library_bin_child(const TffiLibraryBinView* bin, siz
 /* Decodes the entry at offset `at` of a checked blob into *e; returns the
  * offset of the next one. Entry i is reached from entries_at in i steps. */
 size_t tffi_library_bin_entry(const TffiLibraryBinView* bin, size_t at, TffiLibraryBinEntry* e);
-
-/*
- * tffi_library_bin_check, then the tables and entries decoded into arrays of
- * `out` (for tools: the loader walks the view). Returns 0, or -1 with the
- * error raised. `out` is always initialised; free it with
- * tffi_library_bin_free either way.
- */
-int tffi_library_bin_parse(const uint8_t* data, size_t size, TffiLibraryBin* out);
-
-/* Releases what parse or the caller attached to `bin` and zeroes it. Safe on a
- * zeroed or failed struct. */
-void tffi_library_bin_free(TffiLibraryBin* bin);
 
 #endif
