@@ -3,8 +3,10 @@
  *
  * The suite never links a runtime: it dlopens one (the reference by default,
  * the pip library with --config=upstream, or the path in TVMFFI_IMPL) and
- * reaches the C API through `conf_api`. A symbol the library lacks leaves its
- * slot NULL, and API(name) turns that into a SKIP naming the symbol.
+ * reaches the C API through `conf_api`. A symbol the library lacks gets a
+ * stand-in that skips the running test naming the symbol (from any thread of
+ * the test), so a test that calls it never crashes the suite; API(name)
+ * checks first, and conf_api_present says which ones the library has.
  */
 #ifndef CONFORMANCE_IMPL_H_
 #define CONFORMANCE_IMPL_H_
@@ -14,7 +16,8 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 /* The C API: the 50 TVMFFI* functions that upstream's libtvm_ffi.so
- * (0.1.15.post2) exports, every one of which the reference implements. */
+ * (CONF_API_RELEASE) exports, every one of which the reference implements. */
+#define CONF_API_RELEASE "0.1.15.post2"
 #define CONF_API_FUNCTIONS(X)                    \
   X(TVMFFIGetVersion)                            \
   X(TVMFFIObjectIncRef)                          \
@@ -75,6 +78,28 @@ typedef struct {
 
 extern ConfApi conf_api;
 
+/* 1 for each function the library exports, 0 where conf_api holds the
+ * stand-in. */
+typedef struct {
+#define CONF_API_FLAG(name) unsigned char name;
+  CONF_API_FUNCTIONS(CONF_API_FLAG)
+#undef CONF_API_FLAG
+} ConfApiPresent;
+
+extern ConfApiPresent conf_api_present;
+
+/* How many of the CONF_API_FUNCTIONS the library exports, of how many,
+ * the names of those it lacks (comma-separated), and CONF_API_RELEASE. */
+int conf_impl_exported(void);
+int conf_impl_api_total(void);
+const char* conf_impl_missing(void);
+const char* conf_impl_api_release(void);
+
+/* Skips the running test when `dlerror_text` (of a library loaded on top of
+ * the implementation) says a symbol is undefined that the implementation
+ * does not export: the implementation lacks it, the library is not at fault. */
+void conf_impl_skip_if_unresolved(const char* dlerror_text, const char* library);
+
 /* Absolute path of the library under test, and its dlopen handle. */
 const char* conf_impl_path(void);
 void* conf_impl_handle(void);
@@ -90,8 +115,12 @@ int conf_impl_is_reference(void);
  * text when the library did not load. */
 void conf_impl_require(void);
 
-/* Skips the running test, naming the symbol, when `fn` is NULL. */
+/* Skips the running test, naming the symbol, when `fn` is NULL or the
+ * stand-in of a missing function. */
 void conf_impl_need(const void* fn, const char* name);
+
+/* Skips the running test, naming the symbol, when `present` is 0. */
+void conf_impl_need_present(int present, const char* name);
 
 /* Path of a file in the test's runfiles (e.g. "kernels/libscale_cpu.so"),
  * or of an external repository's file ("../tvm_ffi_upstream/..."). */
@@ -120,7 +149,7 @@ void conf_limit_memory(void);
  * the library under test calls it first (layout_guard.h). */
 #include "layout_guard.h"
 
-#define API(name) (conf_impl_need((const void*)conf_api.name, #name), conf_api.name)
+#define API(name) (conf_impl_need_present(conf_api_present.name, #name), conf_api.name)
 
 /* Every conformance test: Test() with the load check as its fixture. */
 #define TEST(suite, name, ...) Test(suite, name, .init = conf_impl_require, ##__VA_ARGS__)

@@ -18,7 +18,9 @@ an op with a floor (the C library's share of it, no runtime call), net
 instructions at most 1.3x the floor's (the aim); peak heap of a load at or
 under upstream's (required). The table gives each op's ratio to upstream
 beside its ratio to its floor and says which target it meets.
-Prints a table and writes JSON (--json PATH, default abi_bench.json in the
+Prints a line per measurement as it goes (and at least one every 10 s),
+then the table, says in words where an op's floor alone costs more than
+upstream's whole op, and writes JSON (--json PATH, default abi_bench.json in the
 directory `bazel run` was started from). `--check` only runs every operation
 a few times against both runtimes (the smoke test; no timing).
 
@@ -32,6 +34,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+
+from tools import progress
 
 # Operation -> callgrind iterations N. Every operation but the baseline and
 # the floors has the same required target (issue 32): net instructions at or
@@ -53,6 +58,10 @@ FLOOR_AIM = 1.3        # net reference / net floor, the aim where an op has a fl
 # measured in the reference's process.
 FLOORS = {"owned_long": "floor_owned_long", "dlpack_4d": "floor_dlpack_4d",
           "load_1": "floor_load_1"}
+# What each floor does, in words (bench_ops.c).
+FLOOR_WORK = {"floor_owned_long": "strlen, malloc, memcpy and free of the string",
+              "floor_dlpack_4d": "malloc of the object, the DLTensor and its strides, free and the deleter",
+              "floor_load_1": "dlopen, dlsym of the two symbols and dlclose"}
 LOADS = {"load_1": 1, "load_100": 100, "load_10000": 10000}
 
 
@@ -140,18 +149,30 @@ def fmt(x, spec):
     return format("-", ">" + width) if width.isdigit() else "-"
 
 
+def say(text):
+    print(f"abi_bench: {text}", file=sys.stderr, flush=True)
+
+
 def measure(core: Core, args) -> dict:
     instr = {name: {} for name in core.libs}
     heap = {name: {} for name in core.libs}
-    with tempfile.TemporaryDirectory() as tmp:
+    steps, doing = len(core.libs) * len(OPS), ["starting"]
+    with progress.Heartbeat(lambda: doing[0], say) as beat, tempfile.TemporaryDirectory() as tmp:
         for name, lib in core.libs.items():
             for op, n in OPS.items():
-                print(f"abi_bench: {name} {op}", file=sys.stderr, flush=True)
+                step = len(instr["reference"]) + len(instr["upstream"]) + 1
+                doing[0] = f"[{step:2}/{steps}] {name} {op}: callgrind" + (", massif" if op in LOADS else "")
+                started = time.time()
                 instr[name][op] = instructions(core, lib, op, max(1, n * args.n // 20000), tmp)
                 if op in LOADS:
                     heap[name][op] = peak_heap(core, lib, op, tmp)
-    wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
-                          capture_output=True, text=True).stdout
+                say(f"[{step:2}/{steps}] {name:9} {op:16} {instr[name][op]:12.1f} instructions per op "
+                    f"({time.time() - started:.0f} s)")
+                beat.touch()
+        doing[0] = f"wall clock of every op, both runtimes ({args.ms:g} ms batches)"
+        say(doing[0])
+        wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
+                              capture_output=True, text=True).stdout
     wall = json.loads(wall)
     base_i = {name: instr[name]["baseline"] for name in core.libs}
     base_w = {name: (wall[name]["baseline"] or {}).get("median") for name in core.libs}
@@ -226,6 +247,15 @@ def print_table(result):
               f"{span(w['reference']):23} {span(w['upstream']):23} "
               f"{fmt(w['net_ratio'], '6.3f')}  {targets_met(r)}")
     for r in result["paths"]:
+        if "floor" in r:
+            f = r["floor"]
+            print(f"{r['op']:14} floor ({f['op']}: {FLOOR_WORK[f['op']]}): "
+                  f"{f['net_instructions']:.1f} net instructions, "
+                  f"{fmt(f['net_ratio_to_upstream'], '.3f')} of upstream's net")
+            why = floor_limited(r)
+            if why:
+                print(f"{'':14} {why}")
+    for r in result["paths"]:
         if "peak_heap_bytes" in r:
             h = r["peak_heap_bytes"]
             print(f"{r['op']:14} peak heap of one load: reference {h['reference']} B, "
@@ -239,6 +269,19 @@ def print_table(result):
           + (f" (not: {', '.join(missed)})" if missed else "")
           + f"; peak heap at or under upstream: "
           + ("every load size" if not heap_missed else f"not {', '.join(heap_missed)}"))
+
+
+def floor_limited(r):
+    """In words, why a missed target cannot be met: the work no runtime can
+    skip already costs more than the target allows. "" when that is not so."""
+    f, target = r.get("floor"), r["target_ratio"]
+    if not f or target is None or f["net_ratio_to_upstream"] is None or f["net_ratio_to_upstream"] <= target:
+        return ""
+    mine = r["instructions"]["net_ratio"]
+    return (f"the target (at most {target:g} of upstream's instructions) is out of reach for any runtime: "
+            f"{FLOOR_WORK.get(f['op'], f['op'])}, which every runtime must do, alone costs "
+            f"{f['net_ratio_to_upstream']:.2f} of upstream's; the reference's {fmt(mine, '.2f')} is "
+            f"{fmt(None if mine is None else mine - f['net_ratio_to_upstream'], '.2f')} above that floor")
 
 
 def main() -> int:

@@ -2,18 +2,26 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <tvm/ffi/c_api.h>
+
+#include "lib_search.h"
+#include "probe_procs.h"
+#include "strict_heap.h"
 
 /* ---- the runtime's C API, resolved on the runtime handle ------------- */
 
@@ -26,9 +34,13 @@ typedef struct {
   int (*function_create)(void*, TVMFFISafeCallType, void (*)(void*), TVMFFIObjectHandle*);
   int (*error_create)(const TVMFFIByteArray*, const TVMFFIByteArray*, const TVMFFIByteArray*,
                       TVMFFIObjectHandle*);
+  int (*get_global)(const TVMFFIByteArray*, TVMFFIObjectHandle*);
+  int (*function_call)(TVMFFIObjectHandle, TVMFFIAny*, int32_t, TVMFFIAny*);
+  const TVMFFITypeInfo* (*type_info)(int32_t);
 } Api;
 
 static Api g_api;
+static CertHostLayout g_host; /* how a host of the runtime's release reads errors */
 static void* g_lib;
 static int g_fd = -1;
 static int32_t g_index = -1;
@@ -93,13 +105,21 @@ static void on_fatal(int signo, siginfo_t* info, void* uctx) {
   if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST)) {
     for (;;) pause();
   }
-  CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr};
+  CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr, 0, 0, -1};
   if (signo == SIGSEGV || signo == SIGBUS) {
     for (int k = 0; k < g_nregions; ++k) {
       if (s.addr >= g_regions[k].start && s.addr < g_regions[k].end) {
         s.region = g_regions[k].region;
         s.arg = g_regions[k].arg;
       }
+    }
+    uintptr_t start;
+    size_t size;
+    if (s.region == CERT_REGION_UNKNOWN && cert_strict_heap_owner((uintptr_t)s.addr, &start, &size)) {
+      s.region = CERT_REGION_HEAP_END;
+      s.block = start;
+      s.block_size = (int64_t)size;
+      if (size >= sizeof(TVMFFIObject)) s.block_type = ((const TVMFFIObject*)start)->type_index;
     }
   }
   send_record(CERT_REC_SIGNAL, &s, sizeof s);
@@ -124,11 +144,13 @@ static void install_handlers(void) {
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-/* A mapping of `len` usable bytes that ends exactly at an unreadable page.
- * Returns the start of the usable bytes (or the guard page itself when len
- * is 0); *base and *total say what to unmap. */
-static void* guarded_alloc(size_t len, void** base, size_t* total, void** guard) {
+/* A mapping of `len` usable bytes that ends exactly at an unreadable page
+ * (or, with `align`, as near it as a start at a multiple of `align`
+ * allows). Returns the start of the usable bytes (or the guard page itself
+ * when len is 0); *base and *total say what to unmap. */
+static void* guarded_alloc(size_t len, size_t align, void** base, size_t* total, void** guard) {
   size_t ps = page_size();
+  if (align > 1) len = (len + align - 1) / align * align;
   size_t body = (len + ps - 1) / ps * ps;
   *total = body + ps;
   char* m = mmap(NULL, *total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -155,12 +177,24 @@ typedef struct {
   DLManagedTensorVersioned managed;
 } TensorBox;
 
+/* Where one built value goes: the value itself, what to release after the
+ * call, the memory behind it, and which argument a fault there blames. */
+typedef struct {
+  TVMFFIAny* value;
+  TVMFFIAny* owned;
+  TensorBox** box;
+  int32_t arg;
+} Slot;
+
 typedef struct {
   TVMFFIAny* args;
   void* args_base;
   size_t args_len;
   TVMFFIAny owned[CERT_MAX_ARGS]; /* objects to release after the call */
   TensorBox* boxes[CERT_MAX_ARGS];
+  TVMFFIAny item_values[CERT_MAX_ITEMS]; /* the elements of array arguments */
+  TVMFFIAny item_owned[CERT_MAX_ITEMS];
+  TensorBox* item_boxes[CERT_MAX_ITEMS];
   void* guard_page;
   uint32_t refs_before[CERT_MAX_ARGS];
 } Built;
@@ -193,60 +227,54 @@ static void compact_strides(const CertArg* a, int64_t* st) {
   }
 }
 
-static int build_tensor(const CertArg* a, int32_t k, Built* b, char* note, size_t nn) {
-  TensorBox* t = calloc(1, sizeof *t);
-  if (t == NULL) return snprintf(note, nn, "out of memory"), -1;
-  b->boxes[k] = t;
-  memcpy(t->shape, a->shape, sizeof t->shape);
-  if (a->strides_mode == CERT_STRIDES_EXPLICIT) {
-    memcpy(t->strides, a->strides, sizeof t->strides);
-  } else {
-    compact_strides(a, t->strides);
-  }
-  t->dl.ndim = a->ndim;
-  t->dl.dtype = a->dtype;
-  t->dl.device = a->device;
-  t->dl.shape = t->shape;
-  t->dl.strides = a->strides_mode == CERT_STRIDES_NULL && a->ndim > 0 ? NULL : t->strides;
-  t->dl.byte_offset = a->byte_offset;
+/* Element i (row-major index) at its strided offset, for every element. */
+static void fill_elements(const CertArg* a, const TensorBox* t, char* first, int32_t arg) {
   size_t esize = cert_dtype_bytes(a->dtype);
+  int64_t n = cert_arg_elements(a);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0;
+    for (int32_t d = a->ndim - 1; d >= 0; --d) {
+      off += (rem % t->shape[d]) * (t->strides[d] < 0 ? -t->strides[d] : t->strides[d]);
+      rem /= t->shape[d];
+    }
+    if (cert_value_store(a->dtype, first + off * (int64_t)esize, cert_fill_value(arg, i)) != 0) {
+      memset(first + off * (int64_t)esize, (int)(i & 0x7f), esize);
+    }
+  }
+}
+
+/* The data of a tensor or data pointer: host memory ending at a guard page
+ * (CPU), the unreadable guard page itself (other devices), or NULL. */
+static int build_data(const CertArg* a, TensorBox* t, const Built* b, int32_t arg, char* note, size_t nn) {
   int64_t span = span_elements(t);
+  size_t esize = cert_dtype_bytes(a->dtype);
   if (esize == 0 || span < 0 || (uint64_t)span > (1u << 26) / esize) {
-    return snprintf(note, nn, "argument %d: layout too large to build", (int)k), -1;
+    return snprintf(note, nn, "argument %d: layout too large to build", (int)arg), -1;
   }
   t->span_bytes = (size_t)span * esize;
   int is_cpu = a->device.device_type == kDLCPU;
-  void* guard = NULL;
   if (a->data == CERT_DATA_NULL || (!is_cpu && span == 0 && a->data == CERT_DATA_DEFAULT)) {
     t->dl.data = NULL;
-  } else if (a->data == CERT_DATA_GUARD || !is_cpu) {
-    /* Never hand a pointer to readable host memory as device memory. */
-    t->dl.data = b->guard_page;
-  } else {
-    char* data = guarded_alloc(t->span_bytes + a->byte_offset, &t->map_base, &t->map_len, &guard);
-    if (data == NULL) return snprintf(note, nn, "argument %d: mmap failed", (int)k), -1;
-    add_region(guard, page_size(), CERT_REGION_DATA_END, k);
-    t->dl.data = data;
-    char* first = data + a->byte_offset;
-    int64_t n = cert_arg_elements(a);
-    /* Element i (row-major index) at its strided offset. */
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t rem = i, off = 0;
-      for (int32_t d = a->ndim - 1; d >= 0; --d) {
-        off += (rem % t->shape[d]) * (t->strides[d] < 0 ? -t->strides[d] : t->strides[d]);
-        rem /= t->shape[d];
-      }
-      if (cert_value_store(a->dtype, first + off * (int64_t)esize, cert_fill_value(k, i)) != 0) {
-        memset(first + off * (int64_t)esize, (int)(i & 0x7f), esize);
-      }
-    }
-    t->before = malloc(t->span_bytes ? t->span_bytes : 1);
-    if (t->before) memcpy(t->before, first, t->span_bytes);
-  }
-  if (a->kind == CERT_ARG_DLTENSOR) {
-    b->args[k] = (TVMFFIAny){.type_index = kTVMFFIDLTensorPtr, .v_ptr = &t->dl};
     return 0;
   }
+  if (a->data == CERT_DATA_GUARD || !is_cpu) {
+    /* Never hand a pointer to readable host memory as device memory. */
+    t->dl.data = b->guard_page;
+    return 0;
+  }
+  void* guard = NULL;
+  char* data = guarded_alloc(t->span_bytes + a->byte_offset, a->align, &t->map_base, &t->map_len, &guard);
+  if (data == NULL) return snprintf(note, nn, "argument %d: mmap failed", (int)arg), -1;
+  add_region(guard, page_size(), CERT_REGION_DATA_END, arg);
+  t->dl.data = data;
+  char* first = data + a->byte_offset;
+  fill_elements(a, t, first, arg);
+  t->before = malloc(t->span_bytes ? t->span_bytes : 1);
+  if (t->before) memcpy(t->before, first, t->span_bytes);
+  return 0;
+}
+
+static int make_tensor_object(TensorBox* t, const Slot* s, char* note, size_t nn) {
   if (g_api.tensor_from == NULL) return snprintf(note, nn, "the runtime lacks TVMFFITensorFromDLPackVersioned"), -1;
   t->managed.version.major = DLPACK_MAJOR_VERSION;
   t->managed.version.minor = DLPACK_MINOR_VERSION;
@@ -265,9 +293,38 @@ static int build_tensor(const CertArg* a, int32_t k, Built* b, char* note, size_
     }
     return -1;
   }
-  b->owned[k] = (TVMFFIAny){.type_index = kTVMFFITensor, .v_obj = h};
-  b->args[k] = b->owned[k];
+  *s->owned = (TVMFFIAny){.type_index = kTVMFFITensor, .v_obj = h};
+  *s->value = *s->owned;
   return 0;
+}
+
+static int build_tensor(const CertArg* a, const Slot* s, Built* b, char* note, size_t nn) {
+  TensorBox* t = calloc(1, sizeof *t);
+  if (t == NULL) return snprintf(note, nn, "out of memory"), -1;
+  *s->box = t;
+  memcpy(t->shape, a->shape, sizeof t->shape);
+  if (a->strides_mode == CERT_STRIDES_EXPLICIT) {
+    memcpy(t->strides, a->strides, sizeof t->strides);
+  } else {
+    compact_strides(a, t->strides);
+  }
+  t->dl.ndim = a->ndim;
+  t->dl.dtype = a->dtype;
+  t->dl.device = a->device;
+  t->dl.shape = t->shape;
+  t->dl.strides = a->strides_mode == CERT_STRIDES_NULL && a->ndim > 0 ? NULL : t->strides;
+  t->dl.byte_offset = a->byte_offset;
+  if (build_data(a, t, b, s->arg, note, nn) != 0) return -1;
+  if (a->kind == CERT_ARG_DLTENSOR) {
+    *s->value = (TVMFFIAny){.type_index = kTVMFFIDLTensorPtr, .v_ptr = &t->dl};
+    return 0;
+  }
+  if (a->kind == CERT_ARG_DATAPTR) {
+    char* p = t->dl.data ? (char*)t->dl.data + (t->dl.data == b->guard_page ? 0 : a->byte_offset) : NULL;
+    *s->value = (TVMFFIAny){.type_index = kTVMFFIOpaquePtr, .v_ptr = p};
+    return 0;
+  }
+  return make_tensor_object(t, s, note, nn);
 }
 
 static int dummy_callback(void* h, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {
@@ -275,18 +332,18 @@ static int dummy_callback(void* h, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) 
   return 0;
 }
 
-static int build_text(const CertArg* a, int32_t k, Built* b, int bytes, char* note, size_t nn) {
+static int build_text(const CertArg* a, const Slot* s, int bytes, char* note, size_t nn) {
   TVMFFIByteArray ba = {a->word, strlen(a->word)};
   int (*make)(const TVMFFIByteArray*, TVMFFIAny*) = bytes ? g_api.bytes_from : g_api.string_from;
   if (make == NULL) return snprintf(note, nn, "the runtime lacks TVMFFI%sFromByteArray", bytes ? "Bytes" : "String"), -1;
   TVMFFIAny v = {.type_index = kTVMFFINone};
-  if (make(&ba, &v) != 0) return snprintf(note, nn, "the runtime refused to make argument %d", (int)k), -1;
-  if (v.type_index >= kTVMFFIStaticObjectBegin) b->owned[k] = v;
-  b->args[k] = v;
+  if (make(&ba, &v) != 0) return snprintf(note, nn, "the runtime refused to make argument %d", (int)s->arg), -1;
+  if (v.type_index >= kTVMFFIStaticObjectBegin) *s->owned = v;
+  *s->value = v;
   return 0;
 }
 
-static int build_object(const CertArg* a, int32_t k, Built* b, char* note, size_t nn) {
+static int build_object(const CertArg* a, const Slot* s, char* note, size_t nn) {
   TVMFFIObjectHandle h = NULL;
   int rc = -1;
   if (a->kind == CERT_ARG_FUNCTION && g_api.function_create) {
@@ -295,14 +352,56 @@ static int build_object(const CertArg* a, int32_t k, Built* b, char* note, size_
     TVMFFIByteArray kind = {"ValueError", 10}, msg = {"certify probe", 13}, bt = {"", 0};
     rc = g_api.error_create(&kind, &msg, &bt, &h);
   }
-  if (rc != 0 || h == NULL) return snprintf(note, nn, "the runtime could not make argument %d", (int)k), -1;
-  b->owned[k] = (TVMFFIAny){.type_index = TVMFFIObjectGetTypeIndex(h), .v_obj = h};
-  b->args[k] = b->owned[k];
+  if (rc != 0 || h == NULL) return snprintf(note, nn, "the runtime could not make argument %d", (int)s->arg), -1;
+  *s->owned = (TVMFFIAny){.type_index = TVMFFIObjectGetTypeIndex(h), .v_obj = h};
+  *s->value = *s->owned;
   return 0;
 }
 
-static int build_arg(const CertArg* a, int32_t k, Built* b, char* note, size_t nn) {
-  TVMFFIAny* v = &b->args[k];
+/* Calls the runtime's global function `name` (ffi.Shape, ffi.Array) on
+ * `args` and keeps the object it makes. */
+static int build_by_global(const char* name, TVMFFIAny* args, int32_t n, const Slot* s, char* note, size_t nn) {
+  TVMFFIObjectHandle f = NULL;
+  TVMFFIByteArray key = {name, strlen(name)};
+  if (g_api.get_global == NULL || g_api.function_call == NULL || g_api.get_global(&key, &f) != 0 || f == NULL) {
+    return snprintf(note, nn, "the runtime has no global function %s to make argument %d", name, (int)s->arg), -1;
+  }
+  TVMFFIAny out = {.type_index = kTVMFFINone};
+  int rc = g_api.function_call(f, args, n, &out);
+  g_api.dec_ref(f);
+  if (rc != 0 || out.type_index < kTVMFFIStaticObjectBegin) {
+    TVMFFIObjectHandle err = NULL;
+    g_api.error_move(&err);
+    if (err) g_api.dec_ref(err);
+    return snprintf(note, nn, "the runtime's %s could not make argument %d", name, (int)s->arg), -1;
+  }
+  *s->owned = out;
+  *s->value = out;
+  return 0;
+}
+
+static int build_shape(const CertArg* a, const Slot* s, char* note, size_t nn) {
+  TVMFFIAny dims[CERT_MAX_NDIM];
+  for (int32_t d = 0; d < a->ndim; ++d) dims[d] = (TVMFFIAny){.type_index = kTVMFFIInt, .v_int64 = a->shape[d]};
+  return build_by_global("ffi.Shape", dims, a->ndim, s, note, nn);
+}
+
+static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn);
+
+static int build_array(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn) {
+  for (int32_t k = 0; k < a->ndim; ++k) {
+    int32_t at = (int32_t)a->i + k;
+    if (at < 0 || at >= call->nitems || call->items[at].kind == CERT_ARG_ARRAY) {
+      return snprintf(note, nn, "argument %d: bad array item %d", (int)s->arg, (int)k), -1;
+    }
+    Slot item = {&b->item_values[at], &b->item_owned[at], &b->item_boxes[at], s->arg};
+    if (build_item(call, &call->items[at], &item, b, note, nn) != 0) return -1;
+  }
+  return build_by_global("ffi.Array", a->ndim ? &b->item_values[a->i] : NULL, a->ndim, s, note, nn);
+}
+
+static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn) {
+  TVMFFIAny* v = s->value;
   memset(v, 0, sizeof *v);
   switch (a->kind) {
     case CERT_ARG_NONE: v->type_index = kTVMFFINone; return 0;
@@ -310,8 +409,8 @@ static int build_arg(const CertArg* a, int32_t k, Built* b, char* note, size_t n
     case CERT_ARG_INT: v->type_index = kTVMFFIInt; v->v_int64 = a->i; return 0;
     case CERT_ARG_FLOAT: v->type_index = kTVMFFIFloat; v->v_float64 = a->f; return 0;
     case CERT_ARG_RAWSTR: v->type_index = kTVMFFIRawStr; v->v_c_str = a->word; return 0;
-    case CERT_ARG_STR: return build_text(a, k, b, 0, note, nn);
-    case CERT_ARG_BYTES: return build_text(a, k, b, 1, note, nn);
+    case CERT_ARG_STR: return build_text(a, s, 0, note, nn);
+    case CERT_ARG_BYTES: return build_text(a, s, 1, note, nn);
     case CERT_ARG_DTYPE: v->type_index = kTVMFFIDataType; v->v_dtype = a->dtype; return 0;
     case CERT_ARG_DEVICE: v->type_index = kTVMFFIDevice; v->v_device = a->device; return 0;
     case CERT_ARG_PTR:
@@ -319,24 +418,36 @@ static int build_arg(const CertArg* a, int32_t k, Built* b, char* note, size_t n
       v->v_ptr = a->i ? b->guard_page : NULL;
       return 0;
     case CERT_ARG_FUNCTION:
-    case CERT_ARG_ERROR: return build_object(a, k, b, note, nn);
+    case CERT_ARG_ERROR: return build_object(a, s, note, nn);
     case CERT_ARG_DLNULL: v->type_index = kTVMFFIDLTensorPtr; v->v_ptr = NULL; return 0;
     case CERT_ARG_DLTENSOR:
-    case CERT_ARG_TENSOR: return build_tensor(a, k, b, note, nn);
+    case CERT_ARG_TENSOR:
+    case CERT_ARG_DATAPTR: return build_tensor(a, s, b, note, nn);
+    case CERT_ARG_SHAPE: return build_shape(a, s, note, nn);
+    case CERT_ARG_ARRAY: return build_array(call, a, s, b, note, nn);
   }
   return snprintf(note, nn, "unknown argument kind"), -1;
+}
+
+static void release_box(TensorBox* t) {
+  if (t == NULL) return;
+  if (t->map_base) munmap(t->map_base, t->map_len);
+  free(t->before);
+  free(t);
 }
 
 static void release_built(Built* b, int32_t nargs) {
   for (int32_t k = 0; k < nargs; ++k) {
     if (b->owned[k].type_index >= kTVMFFIStaticObjectBegin && b->owned[k].v_obj) g_api.dec_ref(b->owned[k].v_obj);
-    TensorBox* t = b->boxes[k];
-    if (t) {
-      if (t->map_base) munmap(t->map_base, t->map_len);
-      free(t->before);
-      free(t);
+  }
+  for (int32_t k = 0; k < CERT_MAX_ITEMS; ++k) {
+    if (b->item_owned[k].type_index >= kTVMFFIStaticObjectBegin && b->item_owned[k].v_obj) {
+      g_api.dec_ref(b->item_owned[k].v_obj);
     }
   }
+  /* Tensor objects above referred to these boxes: free them last. */
+  for (int32_t k = 0; k < nargs; ++k) release_box(b->boxes[k]);
+  for (int32_t k = 0; k < CERT_MAX_ITEMS; ++k) release_box(b->item_boxes[k]);
   if (b->args_base) munmap(b->args_base, b->args_len);
 }
 
@@ -344,11 +455,12 @@ static int build_all(const CertCall* call, Built* b, void* guard_page, char* not
   memset(b, 0, sizeof *b);
   b->guard_page = guard_page;
   void* guard = NULL;
-  b->args = guarded_alloc((size_t)call->nargs * sizeof(TVMFFIAny), &b->args_base, &b->args_len, &guard);
+  b->args = guarded_alloc((size_t)call->nargs * sizeof(TVMFFIAny), 0, &b->args_base, &b->args_len, &guard);
   if (b->args == NULL) return snprintf(note, nn, "mmap failed"), -1;
   add_region(guard, page_size(), CERT_REGION_ARGS_END, call->nargs);
   for (int32_t k = 0; k < call->nargs; ++k) {
-    if (build_arg(&call->args[k], k, b, note, nn) != 0) return -1;
+    Slot s = {&b->args[k], &b->owned[k], &b->boxes[k], k};
+    if (build_item(call, &call->args[k], &s, b, note, nn) != 0) return -1;
     if (b->owned[k].type_index >= kTVMFFIStaticObjectBegin && b->owned[k].v_obj) {
       b->refs_before[k] = (uint32_t)strong_count(b->owned[k].v_obj);
     }
@@ -415,6 +527,7 @@ static void invoke(Invocation* inv) {
   g_api.error_move(&err);
   if (err) {
     o->has_error = 1;
+    cert_readback_error(err, &g_host, &o->error_rb);
     TVMFFIErrorCell* c = TVMFFIErrorGetCellPtr(err);
     snprintf(o->kind, sizeof o->kind, "%.*s", (int)(c->kind.size < 200 ? c->kind.size : 200),
              c->kind.data ? c->kind.data : "");
@@ -423,9 +536,12 @@ static void invoke(Invocation* inv) {
     g_api.dec_ref(err);
   }
   o->result_type = inv->result.type_index;
-  o->result_valid = result_is_valid(&inv->result);
+  cert_readback_result(&inv->result, &g_host, &o->result_rb);
+  /* A header that does not read back is no object to judge or release. */
+  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && result_is_valid(&inv->result);
   if (o->result_valid) {
-    if (result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
+    /* A payload that did not read back is not read again here. */
+    if (o->result_rb.problem != CERT_RB_OK || result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
     if (inv->result.type_index >= kTVMFFIStaticObjectBegin) g_api.dec_ref(inv->result.v_obj);
   }
 }
@@ -459,6 +575,9 @@ static void run_call(const CertChildConfig* cfg, const CertCall* call, void* gua
   }
   int threads = call->threads == 2 ? 2 : 1;
   out->threads = threads;
+  /* From here every block ends at an unreadable page: the arguments the
+   * runtime makes, what the library allocates, what it returns or raises. */
+  cert_strict_heap_enable(1);
   g_nregions = 0;
   add_region(guard_page, page_size(), CERT_REGION_DATA_GUARD, -1);
   Built built[2];
@@ -514,7 +633,282 @@ static void run_call(const CertChildConfig* cfg, const CertCall* call, void* gua
   }
 }
 
-/* ---- the child's main ------------------------------------------------------ */
+/* ---- a batch's process ----------------------------------------------------- */
+
+/* What the process running a batch shares with its worker, so the worker
+ * knows what happened even when the library closed every descriptor. */
+typedef struct {
+  volatile int32_t state; /* Phase */
+  volatile int32_t at;    /* the batch position of the call the state is about */
+  volatile int64_t base_rss_kb;
+} Shared;
+
+typedef enum { PHASE_SETUP, PHASE_CALLING, PHASE_RETURNED, PHASE_FDS_LOST } Phase;
+
+/* A message on the progress pipe: call `at` began ('S') or returned ('R';
+ * 'L': returned and left processes behind). */
+typedef struct {
+  int32_t what;
+  int32_t at;
+} Progress;
+
+static void progress(int fd, int32_t what, int32_t at) {
+  Progress m = {what, at};
+  write_all(fd, &m, sizeof m);
+}
+
+/* The call's process may allocate `limit` bytes beyond what it holds now:
+ * RLIMIT_DATA counts private writable memory (what a memory bomb takes)
+ * and not the address space a CUDA driver or a sanitizer reserves. */
+static void cap_memory(size_t limit, Shared* sh) {
+  long data_kb = cert_self_status_kb("VmData");
+  sh->base_rss_kb = cert_self_status_kb("VmRSS");
+  if (limit == 0 || data_kb < 0) return;
+  rlim_t cap = (rlim_t)data_kb * 1024 + (rlim_t)limit;
+  struct rlimit r = {cap, cap};
+  setrlimit(RLIMIT_DATA, &r);
+}
+
+static int same_file(int fd, const struct stat* was) {
+  struct stat now;
+  return fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino;
+}
+
+/* Runs cmds[from..n) one after another; never returns. A call that leaves
+ * processes behind ends the batch here, so the worker can end them and
+ * blame exactly that call. */
+static void run_batch_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from, size_t n,
+                              int prog_fd, Shared* sh, void* guard_page) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker gone: so is the batch */
+  cert_become_subreaper();
+  install_handlers();
+  cap_memory(cfg->memory_limit, sh);
+  struct stat rec_st, prog_st;
+  fstat(g_fd, &rec_st);
+  fstat(prog_fd, &prog_st);
+  for (size_t k = from; k < n; ++k) {
+    g_index = cmds[k].index;
+    sh->at = (int32_t)k;
+    sh->state = PHASE_CALLING;
+    progress(prog_fd, 'S', (int32_t)k);
+    send_record(CERT_REC_START, NULL, 0);
+    CertOutcome out;
+    memset(&out, 0, sizeof out);
+    out.ref_arg = -1;
+    run_call(cfg, &cmds[k].call, guard_page, &out);
+    out.left_processes = cert_has_children();
+    if (!same_file(g_fd, &rec_st) || !same_file(prog_fd, &prog_st)) {
+      sh->state = PHASE_FDS_LOST;
+      _exit(0);
+    }
+    send_record(CERT_REC_DONE, &out, sizeof out);
+    sh->state = PHASE_RETURNED;
+    progress(prog_fd, out.left_processes ? 'L' : 'R', (int32_t)k);
+    if (out.left_processes) _exit(0);
+  }
+  _exit(0);
+}
+
+/* ---- a batch, supervised by the worker ---------------------------------------- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void send_end(const CertCommand* cmd, const CertEndRecord* end) {
+  int32_t saved = g_index;
+  g_index = cmd->index;
+  send_record(CERT_REC_END, end, sizeof *end);
+  g_index = saved;
+}
+
+typedef struct {
+  const CertCommand* cmds;
+  size_t n;
+  pid_t pid;
+  int prog_fd;
+  long current;       /* the batch position of the call in flight, or -1 */
+  double deadline;
+  int timed_out;
+  long left;          /* the call that returned leaving processes, or -1 */
+  size_t next;        /* where a new process would go on */
+  int status;
+  struct rusage ru;
+} Watch;
+
+/* Reads progress messages; returns 1 at end of file. */
+static int drain_progress(Watch* w, double timeout_s) {
+  Progress m;
+  for (;;) {
+    ssize_t r = read(w->prog_fd, &m, sizeof m);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return 0;
+    if (r != (ssize_t)sizeof m) return 1;
+    if (m.at < 0 || (size_t)m.at >= w->n) continue;
+    if (m.what == 'S') {
+      w->current = m.at;
+      w->deadline = now_s() + timeout_s;
+    } else if (m.what == 'R' || m.what == 'L') {
+      w->current = -1;
+      w->next = (size_t)m.at + 1;
+      if (m.what == 'L') {
+        w->left = m.at;
+      } else {
+        CertEndRecord end = {CERT_HOW_RETURNED, 0, 0, 0, 0, ""};
+        send_end(&w->cmds[m.at], &end);
+      }
+    }
+  }
+}
+
+static void on_alarm(int signo) { (void)signo; }
+
+/* A blocking wait for `pid` of at most `seconds` (a timer interrupts it).
+ * Returns 1 when it was reaped. */
+static int wait_for(pid_t pid, double seconds, int* status, struct rusage* ru) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  if (seconds < 0.001) seconds = 0.001;
+  struct itimerval timer = {{0, 0}, {(time_t)seconds, (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6)}};
+  setitimer(ITIMER_REAL, &timer, NULL);
+  pid_t r = wait4(pid, status, 0, ru);
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  return r == pid;
+}
+
+/* Waits for the batch's process, killing it when a call runs past the time
+ * limit. Progress messages wake it at once, and so does the end of the
+ * pipe when the process exits; a process the library forked may keep the
+ * pipe open, hence the polling. */
+static void watch(Watch* w, double timeout_s) {
+  int eof = 0;
+  for (;;) {
+    double wait = 0.05;
+    if (w->current >= 0 && !w->timed_out) wait = w->deadline - now_s();
+    if (wait > 0.05 && !eof) wait = 0.05;
+    if (wait < 0) wait = 0;
+    if (eof) {
+      /* The process closed its end: it is exiting (or closed every
+       * descriptor and goes on: then the deadline still holds). */
+      if (w->current < 0 || w->timed_out) wait = 1.0;
+      if (wait_for(w->pid, wait, &w->status, &w->ru)) break;
+    } else {
+      struct pollfd pfd = {w->prog_fd, POLLIN, 0};
+      if (poll(&pfd, 1, (int)(wait * 1000) + (wait > 0)) > 0) eof = drain_progress(w, timeout_s);
+      pid_t r = wait4(w->pid, &w->status, WNOHANG, &w->ru);
+      if (r == w->pid) break;
+      if (r < 0 && errno != EINTR) break;
+    }
+    if (w->current >= 0 && !w->timed_out && now_s() >= w->deadline) {
+      w->timed_out = 1;
+      kill(-w->pid, SIGKILL);
+      kill(w->pid, SIGKILL);
+    }
+  }
+  drain_progress(w, timeout_s);
+}
+
+static CertEndRecord end_of(const Watch* w, const Shared* sh) {
+  CertEndRecord end = {CERT_HOW_EXIT, 0, w->ru.ru_maxrss, sh->base_rss_kb, 0, ""};
+  if (w->timed_out) {
+    end.how = CERT_HOW_TIMEOUT;
+  } else if (WIFSIGNALED(w->status)) {
+    end.how = CERT_HOW_SIGNAL;
+    end.code = WTERMSIG(w->status);
+  } else {
+    end.code = WIFEXITED(w->status) ? WEXITSTATUS(w->status) : -1;
+  }
+  return end;
+}
+
+/* Runs one process for cmds[from..n); returns where the next one starts
+ * (n when the batch is over). */
+static size_t run_one_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from, size_t n,
+                              int cmd_fd, Shared* sh, void* guard_page) {
+  int prog[2];
+  CertEndRecord nofork = {CERT_HOW_NOFORK, 0, 0, 0, 0, ""};
+  if (pipe(prog) != 0) {
+    for (size_t k = from; k < n; ++k) send_end(&cmds[k], &nofork);
+    return n;
+  }
+  memset((void*)sh, 0, sizeof *sh);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(cmd_fd);
+    close(prog[0]);
+    run_batch_process(cfg, cmds, from, n, prog[1], sh, guard_page);
+  }
+  close(prog[1]);
+  if (pid < 0) {
+    close(prog[0]);
+    for (size_t k = from; k < n; ++k) send_end(&cmds[k], &nofork);
+    return n;
+  }
+  fcntl(prog[0], F_SETFL, O_NONBLOCK);
+  Watch w;
+  memset(&w, 0, sizeof w);
+  w.cmds = cmds;
+  w.n = n;
+  w.pid = pid;
+  w.prog_fd = prog[0];
+  w.current = -1;
+  w.left = -1;
+  w.next = from;
+  watch(&w, cfg->timeout_s > 0 ? cfg->timeout_s : 10.0);
+  close(prog[0]);
+  kill(-pid, SIGKILL); /* what the calls started in their process group */
+  CertEndRecord end = end_of(&w, sh);
+  if (cert_has_children()) end.strays = (int32_t)cert_sweep_children(NULL, 0, end.stray, sizeof end.stray);
+  long at = sh->state == PHASE_SETUP ? (long)from : sh->at;
+  if (w.left >= 0 || (sh->state == PHASE_RETURNED && end.strays > 0)) {
+    /* It returned; what it left behind is its finding. */
+    long blame = w.left >= 0 ? w.left : at;
+    CertEndRecord left = {CERT_HOW_RETURNED, 0, end.maxrss_kb, end.base_rss_kb, end.strays, ""};
+    memcpy(left.stray, end.stray, sizeof left.stray);
+    send_end(&cmds[blame], &left);
+    return (size_t)blame + 1;
+  }
+  if (sh->state == PHASE_RETURNED) {
+    /* Died between calls: go on after the last that returned. */
+    if (w.next <= (size_t)at) {
+      CertEndRecord returned = {CERT_HOW_RETURNED, 0, 0, 0, 0, ""};
+      send_end(&cmds[at], &returned);
+      w.next = (size_t)at + 1;
+    }
+    return w.next;
+  }
+  if (sh->state == PHASE_FDS_LOST) {
+    end.how = CERT_HOW_FDS;
+    send_end(&cmds[at], &end);
+    return (size_t)at + 1;
+  }
+  if (w.timed_out) {
+    send_end(&cmds[at], &end);
+    CertEndRecord skipped = {CERT_HOW_NOT_RUN, 0, 0, 0, 0, ""};
+    for (size_t k = (size_t)at + 1; k < n; ++k) send_end(&cmds[k], &skipped);
+    return n;
+  }
+  /* A death is the call's own only when it ran first in a fresh process. */
+  if ((size_t)at > from) return (size_t)at;
+  send_end(&cmds[at], &end);
+  return (size_t)at + 1;
+}
+
+static void run_batch(const CertChildConfig* cfg, const CertCommand* cmds, size_t n, int cmd_fd, Shared* sh,
+                      void* guard_page) {
+  size_t from = 0;
+  while (from < n) from = run_one_process(cfg, cmds, from, n, cmd_fd, sh, guard_page);
+}
+
+/* ---- the worker ------------------------------------------------------------ */
 
 static int resolve_api(void* rt, char* missing, size_t n) {
 #define REQUIRE(field, name)                                        \
@@ -530,13 +924,16 @@ static int resolve_api(void* rt, char* missing, size_t n) {
   *(void**)&g_api.tensor_from = dlsym(rt, "TVMFFITensorFromDLPackVersioned");
   *(void**)&g_api.function_create = dlsym(rt, "TVMFFIFunctionCreate");
   *(void**)&g_api.error_create = dlsym(rt, "TVMFFIErrorCreate");
+  *(void**)&g_api.get_global = dlsym(rt, "TVMFFIFunctionGetGlobal");
+  *(void**)&g_api.function_call = dlsym(rt, "TVMFFIFunctionCall");
+  *(void**)&g_api.type_info = dlsym(rt, "TVMFFIGetTypeInfo");
   return 0;
 }
 
-static void load_failed(const char* what, const char* path, const char* why) {
+static void load_failed(int32_t type, const char* what, const char* path, const char* why) {
   char msg[2048];
   snprintf(msg, sizeof msg, "%s %s: %s", what, path, why ? why : "(no reason given)");
-  send_text(CERT_REC_LOAD, msg);
+  send_text(type, msg);
   _exit(0);
 }
 
@@ -553,49 +950,15 @@ static void warm_up(void* rt) {
   if (err) g_api.dec_ref(err);
 }
 
-
-static void on_alarm(int signo) { (void)signo; }
-
-/* Waits for the call's process, killing it after the time limit: a timer
- * interrupts the blocking wait (no SA_RESTART), so a quick call is seen
- * the moment it ends. */
-static CertEndRecord wait_call(pid_t pid, double timeout_s) {
-  CertEndRecord end = {0, 0, 0};
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGALRM, &sa, NULL);
-  struct itimerval timer = {{0, 0}, {(time_t)timeout_s, (suseconds_t)((timeout_s - (double)(time_t)timeout_s) * 1e6)}};
-  if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0) timer.it_value.tv_usec = 1000;
-  setitimer(ITIMER_REAL, &timer, NULL);
+/* Waits for a helper process (the registry lister), killing it after
+ * `timeout_s`. */
+static void wait_helper(pid_t pid, double timeout_s) {
   int status = 0;
   struct rusage ru;
-  memset(&ru, 0, sizeof ru);
-  for (;;) {
-    pid_t r = wait4(pid, &status, 0, &ru);
-    if (r == pid) break;
-    if (r < 0 && errno == EINTR) {
-      if (end.how != 2) {
-        end.how = 2;
-        kill(pid, SIGKILL);
-      }
-      continue;
-    }
-    end.how = 3;
-    break;
+  if (wait_for(pid, timeout_s, &status, &ru)) return;
+  kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  struct itimerval off = {{0, 0}, {0, 0}};
-  setitimer(ITIMER_REAL, &off, NULL);
-  end.maxrss_kb = ru.ru_maxrss;
-  if (end.how >= 2) return end;
-  if (WIFSIGNALED(status)) {
-    end.how = 1;
-    end.code = WTERMSIG(status);
-  } else {
-    end.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  return end;
 }
 
 /* Reads exactly n bytes; 0 on success, -1 at end of file or error. */
@@ -611,45 +974,195 @@ static int read_all(int fd, void* p, size_t n) {
   return 0;
 }
 
+/* ---- what loading registered -------------------------------------------------- */
+
+typedef struct {
+  char* s;
+  size_t len, cap;
+} Text;
+
+static void text_add(Text* t, const char* prefix, const char* line) {
+  size_t n = strlen(prefix) + strlen(line) + 1;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 4096;
+    while (cap < t->len + n + 1) cap *= 2;
+    char* grown = realloc(t->s, cap);
+    if (grown == NULL) return;
+    t->s = grown;
+    t->cap = cap;
+  }
+  t->len += (size_t)sprintf(t->s + t->len, "%s%s\n", prefix, line);
+}
+
+/* Calls a Function object on `args`; 0 with the result, or -1. */
+static int call_object(TVMFFIObjectHandle f, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  *out = (TVMFFIAny){.type_index = kTVMFFINone};
+  if (g_api.function_call(f, args, n, out) == 0) return 0;
+  TVMFFIObjectHandle err = NULL;
+  g_api.error_move(&err);
+  if (err) g_api.dec_ref(err);
+  return -1;
+}
+
+static int call_global(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  TVMFFIObjectHandle f = NULL;
+  TVMFFIByteArray key = {name, strlen(name)};
+  if (g_api.get_global == NULL || g_api.function_call == NULL || g_api.get_global(&key, &f) != 0 || f == NULL) {
+    return -1;
+  }
+  int rc = call_object(f, args, n, out);
+  g_api.dec_ref(f);
+  return rc;
+}
+
+static void add_str(Text* t, const char* prefix, const TVMFFIAny* v) {
+  char* str = NULL;
+  if (result_text(v, &str) == 0) text_add(t, prefix, str);
+  free(str);
+}
+
+/* Global function names, by upstream's name-list functor ("G name"); a
+ * runtime without it says so ("G?"). */
+static void list_globals(Text* t) {
+  TVMFFIAny functor;
+  if (call_global("ffi.FunctionListGlobalNamesFunctor", NULL, 0, &functor) != 0 ||
+      functor.type_index != kTVMFFIFunction) {
+    text_add(t, "G?", "");
+    return;
+  }
+  TVMFFIAny arg = {.type_index = kTVMFFIInt, .v_int64 = -1}, count;
+  if (call_object(functor.v_obj, &arg, 1, &count) == 0 && count.type_index == kTVMFFIInt) {
+    for (int64_t i = 0; i < count.v_int64 && i < 100000; ++i) {
+      TVMFFIAny name;
+      arg.v_int64 = i;
+      if (call_object(functor.v_obj, &arg, 1, &name) != 0) break;
+      add_str(t, "G ", &name);
+      if (name.type_index >= kTVMFFIStaticObjectBegin) g_api.dec_ref(name.v_obj);
+    }
+  }
+  g_api.dec_ref(functor.v_obj);
+}
+
+/* Type keys ("T key"): upstream lists them; elsewhere the dynamic type
+ * indices are walked (a runtime that returns NULL for unknown ones). */
+static void list_types(Text* t) {
+  TVMFFIAny keys;
+  if (call_global("ffi.GetRegisteredTypeKeys", NULL, 0, &keys) == 0 && keys.type_index == kTVMFFIArray) {
+    TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(keys.v_obj);
+    const TVMFFIAny* items = cell->data;
+    for (int64_t i = 0; i < cell->size && i < 100000; ++i) add_str(t, "T ", &items[i]);
+    g_api.dec_ref(keys.v_obj);
+    return;
+  }
+  int misses = 0;
+  for (int32_t i = kTVMFFIDynObjectBegin; g_api.type_info && misses < 64 && i < 1 << 20; ++i) {
+    const TVMFFITypeInfo* info = g_api.type_info(i);
+    if (info == NULL) {
+      TVMFFIObjectHandle err = NULL;
+      g_api.error_move(&err);
+      if (err) g_api.dec_ref(err);
+      misses++;
+      continue;
+    }
+    misses = 0;
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(info->type_key.size < 255 ? info->type_key.size : 255),
+             info->type_key.data);
+    text_add(t, "T ", key);
+  }
+}
+
+/* Lists the registry in a process of its own (a runtime may abort on a
+ * question it does not like): one record, `tag` on its first line. */
+static void report_registry(const char* tag) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    Text t = {0};
+    text_add(&t, "", tag);
+    list_globals(&t);
+    list_types(&t);
+    send_text(CERT_REC_REGISTRY, t.s ? t.s : tag);
+    _exit(0);
+  }
+  if (pid > 0) wait_helper(pid, 20);
+}
+
+/* ---- loading as hosts load ------------------------------------------------------ */
+
+/* The driver library a dlopen error says is missing ("libcuda.so.1:
+ * cannot open shared object file"), when it is one, into buf. */
+static int missing_driver(const char* why, char* buf, size_t size, char* stub, size_t stub_size) {
+  const char* tail = why ? strstr(why, ": cannot open shared object file") : NULL;
+  if (tail == NULL) return 0;
+  const char* start = tail;
+  while (start > why && start[-1] != ' ' && start[-1] != ':') --start;
+  snprintf(buf, size, "%.*s", (int)(tail - start), start);
+  return cert_driver_stub_name(buf, stub, stub_size);
+}
+
+/* dlopen as upstream's tvm_ffi.load_module does (RTLD_LAZY | RTLD_LOCAL).
+ * Where it fails for want of an NVIDIA driver, the toolkit's stub of that
+ * driver library stands in (loaded RTLD_GLOBAL, its soname answers the
+ * library's DT_NEEDED), and the load is tried again. */
+static void* load_library(const CertChildConfig* cfg) {
+  for (int tries = 0; tries < 4; ++tries) {
+    void* lib = dlopen(cfg->lib_path, RTLD_LAZY | RTLD_LOCAL);
+    if (lib != NULL || cfg->driver_stubs == NULL) return lib;
+    const char* why = dlerror();
+    char saved[1024], needed[128], stub[64], path[4096];
+    snprintf(saved, sizeof saved, "%s", why ? why : "");
+    if (!missing_driver(saved, needed, sizeof needed, stub, sizeof stub)) {
+      load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, saved);
+    }
+    snprintf(path, sizeof path, "%s/%s", cfg->driver_stubs, stub);
+    if (dlopen(path, RTLD_NOW | RTLD_GLOBAL) == NULL) {
+      load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, saved);
+    }
+    char note[4400];
+    snprintf(note, sizeof note, "%.127s => %.4095s (the CUDA toolkit's driver stub: this machine has no NVIDIA driver)",
+             needed, path);
+    send_text(CERT_REC_LOADNOTE, note);
+  }
+  return NULL;
+}
+
 void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   g_fd = fd;
+  cert_become_subreaper();
   void* rt = dlopen(cfg->runtime_path, RTLD_NOW | RTLD_GLOBAL);
-  if (rt == NULL) load_failed("the runtime did not load:", cfg->runtime_path, dlerror());
+  if (rt == NULL) load_failed(CERT_REC_RUNTIME, "the runtime did not load:", cfg->runtime_path, dlerror());
   char missing[128];
   if (resolve_api(rt, missing, sizeof missing) != 0) {
-    load_failed("the runtime lacks", missing, "certify needs it to probe");
+    load_failed(CERT_REC_RUNTIME, "the runtime lacks", missing, "certify needs it to probe");
   }
-  g_lib = dlopen(cfg->lib_path, RTLD_NOW | RTLD_LOCAL);
-  if (g_lib == NULL) load_failed("the library did not load:", cfg->lib_path, dlerror());
+  void (*version)(TVMFFIVersion*) = (void (*)(TVMFFIVersion*))(uintptr_t)dlsym(rt, "TVMFFIGetVersion");
+  TVMFFIVersion v = {0, 0, 0};
+  if (version) version(&v);
+  if (cfg->layout_release == NULL || cert_host_layout_named(cfg->layout_release, &g_host) != 0) {
+    cert_host_layout(&v, &g_host);
+  }
+  if (cfg->list_registry) report_registry("before");
+  g_lib = load_library(cfg);
+  if (g_lib == NULL) load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, dlerror());
+  if (cfg->list_registry) report_registry("after");
   warm_up(rt);
   void* gbase = NULL;
   size_t glen = 0;
   void* guard_page = NULL;
-  guarded_alloc(0, &gbase, &glen, &guard_page);
-  double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 10.0;
+  guarded_alloc(0, 0, &gbase, &glen, &guard_page);
+  Shared* sh = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) load_failed(CERT_REC_RUNTIME, "certify could not map", "a page", strerror(errno));
   g_index = -1;
   send_record(CERT_REC_READY, NULL, 0);
-  CertCommand cmd;
-  while (read_all(cmd_fd, &cmd, sizeof cmd) == 0) {
-    g_index = cmd.index;
-    send_record(CERT_REC_START, NULL, 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(cmd_fd);
-      /* After both loads: a runtime (upstream does) or a library may
-       * install a crash handler of its own, and ours must report. */
-      install_handlers();
-      CertOutcome out;
-      memset(&out, 0, sizeof out);
-      out.ref_arg = -1;
-      run_call(cfg, &cmd.call, guard_page, &out);
-      send_record(CERT_REC_DONE, &out, sizeof out);
-      _exit(0);
-    }
-    CertEndRecord end = {3, 0, 0};
-    if (pid > 0) end = wait_call(pid, timeout_s);
-    send_record(CERT_REC_END, &end, sizeof end);
+  CertBatchHeader h;
+  while (read_all(cmd_fd, &h, sizeof h) == 0) {
+    if (h.n <= 0 || h.n > CERT_BATCH_MAX) break;
+    CertCommand* cmds = malloc((size_t)h.n * sizeof *cmds);
+    if (cmds == NULL || read_all(cmd_fd, cmds, (size_t)h.n * sizeof *cmds) != 0) break;
+    run_batch(cfg, cmds, (size_t)h.n, cmd_fd, sh, guard_page);
+    free(cmds);
+    g_index = -1;
   }
   _exit(0);
 }

@@ -1,5 +1,6 @@
 /* The exit status, the verdict line and the terminal table. */
 #include "report.h"
+#include "report_releases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ int cert_exit_status(const CertFindings* f, int tool_error) {
     if (f->items[i].verdict == CERT_FAIL) status |= CERT_EXIT_MUST;
     if (f->items[i].verdict == CERT_NONSTRICT) status |= CERT_EXIT_NONSTRICT;
   }
+  if (cert_findings_nothing_called(f)) status |= CERT_EXIT_UNTESTED;
   return status;
 }
 
@@ -309,5 +311,6 @@ void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f)
     c = end;
   }
   fputc('\n', out);
+  if (run->releases) cert_report_releases_table(out, run->releases, t.width);
   cert_index_free(&ix);
 }

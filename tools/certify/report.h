@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "finding.h"
+#include "release_answer.h"
 
 /* Exit status bits, as abidiff documents its own. 0: certified. */
 enum {
@@ -15,6 +16,7 @@ enum {
   CERT_EXIT_USAGE = 2,      /* the command line was wrong (set with bit 1) */
   CERT_EXIT_MUST = 4,       /* at least one FAIL */
   CERT_EXIT_NONSTRICT = 8,  /* at least one NONSTRICT */
+  CERT_EXIT_UNTESTED = 16,  /* nothing could be called: no probe reached the library */
 };
 
 typedef struct {
@@ -26,10 +28,11 @@ typedef struct {
   const char* error;     /* one-line reason certify could not finish, or NULL */
   const char* replay_prefix; /* what precedes `--replay '<line>'` in the table
                                 (e.g. "certify lib.so"); NULL: "certify" */
+  const CertReleaseAnswer* releases; /* --releases: the rows and the answer; NULL without */
 } CertRunInfo;
 
 /* The bit mask above: tool_error sets bit 1, any FAIL bit 4, any
- * NONSTRICT bit 8. */
+ * NONSTRICT bit 8, nothing called (cert_findings_nothing_called) bit 16. */
 int cert_exit_status(const CertFindings* f, int tool_error);
 
 /* The readable table, grouped by function (the library itself first). */
