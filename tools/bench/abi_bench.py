@@ -24,7 +24,8 @@ upstream's whole op, and writes JSON (--json PATH, default abi_bench.json in the
 directory `bazel run` was started from). `--check` only runs every operation
 a few times against both runtimes (the smoke test; no timing).
 
-Usage: bazel run //tools/bench:abi_bench -- [--n N] [--ms T] [--json PATH]
+Usage: bazel run //tools/bench:abi_bench -- [--n N] [--ms T] [--batches K] [--json PATH]
+       [--reference LIB]
 """
 import argparse
 import json
@@ -78,10 +79,10 @@ def runfile(rel: str) -> str:
 
 
 class Core:
-    def __init__(self):
+    def __init__(self, reference=None):
         self.path = runfile("tools/bench/abi_bench_core")
         self.mods = [runfile(f"tools/bench/bench_lib_{n}.so") for n in (1, 100, 10000)]
-        self.libs = {"reference": runfile("reference/libtvm_ffi.so"),
+        self.libs = {"reference": reference or runfile("reference/libtvm_ffi.so"),
                      "upstream": runfile("../tvm_ffi_upstream/lib/libtvm_ffi.so")}
 
     def cmd(self, *args):
@@ -169,9 +170,10 @@ def measure(core: Core, args) -> dict:
                 say(f"[{step:2}/{steps}] {name:9} {op:16} {instr[name][op]:12.1f} instructions per op "
                     f"({time.time() - started:.0f} s)")
                 beat.touch()
-        doing[0] = f"wall clock of every op, both runtimes ({args.ms:g} ms batches)"
+        doing[0] = f"wall clock of every op, both runtimes ({args.batches} batches of {args.ms:g} ms)"
         say(doing[0])
-        wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
+        timing = ("--wall", "--ms", str(args.ms), "--batches", str(args.batches))
+        wall = subprocess.run(core.cmd(*timing, *core.both()), check=True,
                               capture_output=True, text=True).stdout
     wall = json.loads(wall)
     base_i = {name: instr[name]["baseline"] for name in core.libs}
@@ -288,10 +290,17 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20000, help="callgrind iterations of a call")
     ap.add_argument("--ms", type=float, default=50, help="milliseconds per timed batch")
+    ap.add_argument("--batches", type=int, default=11,
+                    help="timed batches per op and runtime (the ns figures are their median)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--check", action="store_true", help="run each op a few times, no timing")
+    ap.add_argument("--reference", default=None, metavar="LIB",
+                    help="measure this build of the reference's libtvm_ffi.so instead of the "
+                         "tree's (another commit's, for a before/after in one session)")
     args = ap.parse_args()
-    core = Core()
+    reference = args.reference and os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", "."),
+                                                args.reference)
+    core = Core(reference)
     if args.check:
         return subprocess.run(core.cmd("--check", *core.both())).returncode
     if shutil.which("valgrind") is None:
