@@ -187,6 +187,11 @@ TEST(tensor, TEN_042_element_count_overflow) {
   p.shape[1] = 2;
   p.v.dl_tensor.dtype = (DLDataType){kDLUInt, 1, 1};
   expect_hostile_refused(&p, "shape");
+  /* Past 2^64 by a little: the count modulo 2^64 (4) would pass for a
+   * small tensor. */
+  p.shape[0] = ((int64_t)1 << 62) + 1;
+  p.shape[1] = 4;
+  expect_hostile_refused(&p, "shape");
   /* Only the ndim extents count: a 0 stored just before the shape array
    * does not make the tensor empty. */
   int64_t padded[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};

@@ -180,13 +180,12 @@ static int cert_check_library_bin(const CertElf* elf, const CertSymbol* s, CertF
              s->file_bytes, s->size);
     return 0;
   }
-  TffiLibraryBin bin;
-  int rc = tffi_library_bin_parse(elf->image + s->file_offset, s->file_bytes, &bin);
+  TffiLibraryBinView bin;
+  int rc = tffi_library_bin_check(elf->image + s->file_offset, s->file_bytes, &bin);
   if (rc == 0) {
     char ev[128];
     snprintf(ev, sizeof ev, "%zu modules, %zu imports, nbytes %llu", bin.num_modules,
-             bin.num_children, (unsigned long long)bin.nbytes);
-    tffi_library_bin_free(&bin);
+             bin.num_children, (unsigned long long)tffi_library_bin_u64(bin.data, 0));
     CERT_ADD(out, "", "static.library-bin", "CST-004", CERT_PASS, ev,
              "__tvm_ffi__library_bin is a well-formed blob");
     return 0;
@@ -202,7 +201,6 @@ static int cert_check_library_bin(const CertElf* elf, const CertSymbol* s, CertF
   }
   size_t offset = bin.error_offset;
   const char* field = bin.error_field ? bin.error_field : "?";
-  tffi_library_bin_free(&bin);
   CERT_ADD(out, "", "static.library-bin", "CST-004", CERT_FAIL, msg,
            "__tvm_ffi__library_bin is malformed at byte %zu (field %s): every runtime refuses "
            "to load the library",
