@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 #include <unistd.h>
 
+#include "checks.h"
 #include "layout_explain.h"
 #include "probe_plan.h"
 
@@ -35,34 +36,21 @@ static void set(Issue* is, const char* check, const char* clause, CertVerdict v,
   va_end(ap);
 }
 
-static const char* class_check(CertProbeClass c) {
+static CertCheckName class_check(CertProbeClass c) {
   switch (c) {
     case CERT_P_ARITY:
-    case CERT_P_BASE: return "probe.arity";
-    case CERT_P_KINDS: return "probe.arg-kinds";
-    case CERT_P_FORMS: return "probe.tensor-forms";
-    case CERT_P_LEGACY: return "probe.legacy-forms";
-    case CERT_P_INVALID: return "probe.invalid-tensors";
-    case CERT_P_THREADS: return "probe.threads";
-    case CERT_P_VALID: return "manifest.valid-calls";
-    case CERT_P_ERRORS: return "manifest.errors";
-    case CERT_P_META: return "probe.metadata";
-    case CERT_P_REPLAY: return "replay";
+    case CERT_P_BASE: return CERT_CHECK_PROBE_ARITY;
+    case CERT_P_KINDS: return CERT_CHECK_PROBE_ARG_KINDS;
+    case CERT_P_FORMS: return CERT_CHECK_PROBE_TENSOR_FORMS;
+    case CERT_P_LEGACY: return CERT_CHECK_PROBE_LEGACY_FORMS;
+    case CERT_P_INVALID: return CERT_CHECK_PROBE_INVALID_TENSORS;
+    case CERT_P_THREADS: return CERT_CHECK_PROBE_THREADS;
+    case CERT_P_VALID: return CERT_CHECK_MANIFEST_VALID_CALLS;
+    case CERT_P_ERRORS: return CERT_CHECK_MANIFEST_ERRORS;
+    case CERT_P_META: return CERT_CHECK_PROBE_METADATA;
+    case CERT_P_REPLAY: return CERT_CHECK_REPLAY;
   }
-  return "probe";
-}
-
-/* The clause a crash of this class of call breaks, and how hard. */
-static const char* crash_clause(CertProbeClass c, CertVerdict* v) {
-  *v = CERT_FAIL;
-  switch (c) {
-    case CERT_P_FORMS: return "CDY-004";
-    case CERT_P_LEGACY: return *v = CERT_NONSTRICT, "CDY-006";
-    case CERT_P_INVALID: return *v = CERT_WARN, "CDY-007";
-    case CERT_P_THREADS: return "CDY-012";
-    case CERT_P_META: return "CDY-013";
-    default: return "CDY-002";
-  }
+  return CERT_CHECK_REPLAY;
 }
 
 static const char* pass_reason(const char* check) {
@@ -145,9 +133,10 @@ static int last_error_line(const char* output, char* buf, size_t size) {
 }
 
 static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, Issue* is) {
-  CertVerdict v;
-  const char* clause = crash_clause(p->cls, &v);
-  const char* check = class_check(p->cls);
+  const CertCheck* row = &cert_checks[class_check(p->cls)];
+  const char* check = row->id;
+  const char* clause = row->crash_clause;
+  CertVerdict v = row->crash_verdict;
   char symbol[256];
   size_t cap_mib = (plan->opt->memory_limit                      ? plan->opt->memory_limit
                     : access("/dev/nvidiactl", F_OK) == 0 ? CERT_DEFAULT_MEMORY_LIMIT_GPU
@@ -404,7 +393,7 @@ static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertR
 static void judge_one(const CertPlan* plan, size_t k, const FunctionView* fv, Issue* is) {
   const CertProbe* p = &plan->probes[k];
   const CertResult* r = &plan->results[k];
-  const char* check = class_check(p->cls);
+  const char* check = cert_checks[class_check(p->cls)].id;
   memset(is, 0, sizeof *is);
   set(is, check, "", CERT_PASS, "%s", pass_reason(check));
   switch (r->end) {

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "manifest.h"
-#include "probe.h"
+#include "probe_options.h"
 #include "probe_engine.h"
 
 typedef enum {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
 #include "release_table.h"
 
 const char* cert_release_status_name(CertReleaseStatus s) {
@@ -32,10 +33,6 @@ static void first_sentence(const char* reason, char* out, size_t size) {
   if (out[0] >= 'A' && out[0] <= 'Z' && !(out[1] >= 'A' && out[1] <= 'Z')) out[0] = (char)(out[0] - 'A' + 'a');
 }
 
-static int says_nothing_called(const CertFinding* x) {
-  return x->verdict == CERT_SKIP && x->function[0] == '\0' && strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0;
-}
-
 /* The first FAIL that holds for `label`: its own findings before the
  * static ones every runtime shares; *untested: its own finding that
  * nothing could be called there, or NULL. */
@@ -50,7 +47,7 @@ static const CertFinding* first_failure(const CertFindings* f, const char* label
     int mine = strcmp(x->runtime, label) == 0;
     if (!mine && x->runtime[0] != '\0') continue;
     if (x->verdict > *worst) *worst = x->verdict;
-    if (mine && *untested == NULL && says_nothing_called(x)) *untested = x;
+    if (mine && *untested == NULL && cert_finding_says_nothing_called(x)) *untested = x;
     if (x->verdict != CERT_FAIL) continue;
     if (mine && own == NULL) own = x;
     if (!mine && shared == NULL) shared = x;

@@ -7,12 +7,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "checks.h"
 #include "report_index.h"
 #include "text.h"
 
 #define CERT_EVIDENCE_LINES 4 /* the JSON report has the rest */
 #define CERT_SKIP_EVIDENCE_LINES 1
-#define CERT_RELEASE_CHECK "static.releases" /* the static stage's release range */
 
 int cert_exit_status(const CertFindings* f, int tool_error) {
   int status = tool_error ? CERT_EXIT_TOOL_ERROR : 0;
@@ -231,7 +231,7 @@ static void cert_put_release_range(const CertTable* t, const CertIndex* ix, cons
                                    size_t n_cells) {
   for (size_t c = 0; c < n_cells; ++c) {
     const CertFinding* x = cert_cell_at(ix, &cells[c], 0);
-    if (cells[c].worst != CERT_PASS || strcmp(x->check, CERT_RELEASE_CHECK) != 0) continue;
+    if (cells[c].worst != CERT_PASS || strcmp(x->check, cert_checks[CERT_CHECK_STATIC_RELEASES].id) != 0) continue;
     fprintf(t->out, "%12s", "");
     cert_wrap(t, x->reason, 12, 2);
     return;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
+
 /* qsort has no context argument; the index being sorted is the only user. */
 static const CertIndex* cert_sorting;
 static size_t* cert_sorting_rank;
