@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 static char* cert_dup(const char* s) { return strdup(s ? s : ""); }
 
 static void cert_finding_clear(CertFinding* f) {
@@ -20,13 +22,7 @@ static void cert_finding_clear(CertFinding* f) {
 int cert_findings_add(CertFindings* out, const char* function, const char* check,
                       const char* clause, const char* runtime, CertVerdict verdict,
                       const char* evidence, const char* replay, const char* reason_fmt, ...) {
-  if (out->n == out->cap) {
-    size_t cap = out->cap ? out->cap * 2 : 16;
-    CertFinding* grown = realloc(out->items, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    out->items = grown;
-    out->cap = cap;
-  }
+  if (CERT_VEC_RESERVE(out, out->n + 1) != 0) return -1;
   char* reason = NULL;
   va_list ap;
   va_start(ap, reason_fmt);

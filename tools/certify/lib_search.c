@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* The ld.so cache as `ldconfig -p` prints it, read once per process. */
 typedef struct {
   char* name;
@@ -30,13 +32,7 @@ static void cert_cache_add(const char* line) {
   const char* name_end = strchr(line, ' ');
   if (name_end == NULL || name_end > paren) return;
   static size_t cap;
-  if (cert_cache_n == cap) {
-    size_t grown_cap = cap ? cap * 2 : 256;
-    CertCacheEntry* grown = realloc(cert_cache, grown_cap * sizeof *grown);
-    if (grown == NULL) return;
-    cert_cache = grown;
-    cap = grown_cap;
-  }
+  if (cert_vec_reserve(&cert_cache, &cap, cert_cache_n + 1, sizeof *cert_cache) != 0) return;
   CertCacheEntry e;
   e.name = strndup(line, (size_t)(name_end - line));
   e.path = strdup(arrow + 4);
