@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "reference/vec.h"
 
 void cert_buf_add(CertBuf* t, const char* piece) {
   size_t n = strlen(piece);
   if (t->failed) return;
-  if (cert_vec_reserve(&t->s, &t->cap, t->len + n + 1, 1) != 0) {
+  if (tffi_vec_reserve(&t->s, &t->cap, t->len + n + 1, 1) != 0) {
     t->failed = 1;
     return;
   }

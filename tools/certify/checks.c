@@ -3,8 +3,8 @@
 #include <string.h>
 
 const CertCheck cert_checks[CERT_CHECK_COUNT] = {
-#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary) \
-  {id, stage, clauses, crash_clause, crash_verdict, summary},
+#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary, pass) \
+  {id, stage, clauses, crash_clause, crash_verdict, summary, pass},
 #include "checks.def"
 #undef CERT_CHECK
 };

@@ -6,7 +6,7 @@
 #include "finding.h"
 
 typedef enum {
-#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary) CERT_CHECK_##name,
+#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary, pass) CERT_CHECK_##name,
 #include "checks.def"
 #undef CERT_CHECK
   CERT_CHECK_COUNT
@@ -19,6 +19,7 @@ typedef struct {
   const char* crash_clause; /* what a call of it that dies breaks; "" when it makes no call */
   CertVerdict crash_verdict;
   const char* summary;
+  const char* pass; /* the reason when all its calls passed; "" for "Passed." */
 } CertCheck;
 
 extern const CertCheck cert_checks[CERT_CHECK_COUNT];

@@ -10,7 +10,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLUMNS = ("name", "id", "stage", "clauses", "crash_clause", "crash_verdict", "summary")
+COLUMNS = ("name", "id", "stage", "clauses", "crash_clause", "crash_verdict", "summary", "pass")
 TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([A-Za-z_]\w*)|([(),]))')
 HEADER = ("| check | stage | clause | a call that dies | what it looks at |\n"
           "|---|---|---|---|---|\n")

@@ -32,7 +32,7 @@ void cert_usage(FILE* out) {
 #define CERT_RUNTIME_WORDS "reference, upstream, or the path of a libtvm_ffi.so"
 
 /* What certify itself calls in every runtime it probes under. */
-static int cert_check_runtime_file(const char* which, const char* path, char* err, size_t errlen) {
+static int check_runtime_file(const char* which, const char* path, char* err, size_t errlen) {
   static const char* const kNeeded[] = {"TVMFFIErrorMoveFromRaised", "TVMFFIObjectDecRef", NULL};
   CertElf elf;
   char why[512];
@@ -61,7 +61,7 @@ const char* cert_user_path(const char* path, char* buf, size_t cap) {
   return n > 0 && (size_t)n < cap ? buf : path;
 }
 
-static int cert_is_dir(const char* path) {
+static int is_dir(const char* path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -70,7 +70,7 @@ static int cert_is_dir(const char* path) {
 int cert_runfiles_dir(const char* argv0, char* buf, size_t cap) {
   const char* env[] = {getenv("RUNFILES_DIR"), getenv("TEST_SRCDIR")};
   for (size_t k = 0; k < 2; ++k) {
-    if (env[k] && cert_is_dir(env[k]) && snprintf(buf, cap, "%s", env[k]) < (int)cap) return 0;
+    if (env[k] && is_dir(env[k]) && snprintf(buf, cap, "%s", env[k]) < (int)cap) return 0;
   }
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -82,7 +82,7 @@ int cert_runfiles_dir(const char* argv0, char* buf, size_t cap) {
   for (size_t k = 0; k < 2; ++k) {
     if (bases[k] == NULL) continue;
     int w = snprintf(buf, cap, "%s.runfiles", bases[k]);
-    if (w > 0 && (size_t)w < cap && cert_is_dir(buf)) return 0;
+    if (w > 0 && (size_t)w < cap && is_dir(buf)) return 0;
   }
   return -1;
 }
@@ -124,7 +124,7 @@ int cert_find_runtime(const char* argv0, const char* which, CertRuntime* rt, cha
     return -1;
   }
   snprintf(rt->label, sizeof rt->label, "%s", rel || cert_is_release_version(which) ? which : rt->path);
-  return cert_check_runtime_file(which, rt->path, err, errlen);
+  return check_runtime_file(which, rt->path, err, errlen);
 }
 
 /* The CUDA toolkit's driver stubs, as the @cuda repository put them in

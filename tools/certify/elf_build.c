@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "reference/vec.h"
 
 int cert_elf_fail(char* err, size_t errlen, const char* fmt, ...) {
   if (err != NULL && errlen > 0) {
@@ -17,8 +17,8 @@ int cert_elf_fail(char* err, size_t errlen, const char* fmt, ...) {
   return -1;
 }
 
-static int cert_symbols_push(CertSymbols* list, size_t* cap, const CertSymbol* sym) {
-  if (cert_vec_reserve(&list->items, cap, list->n + 1, sizeof *list->items) != 0) return -1;
+static int symbols_push(CertSymbols* list, size_t* cap, const CertSymbol* sym) {
+  if (tffi_vec_reserve(&list->items, cap, list->n + 1, sizeof *list->items) != 0) return -1;
   list->items[list->n++] = *sym;
   return 0;
 }
@@ -37,7 +37,7 @@ size_t cert_elf_bytes_at(const CertElf* elf, unsigned long long vaddr, size_t ma
   return 0;
 }
 
-static int cert_is_exported(const GElf_Sym* sym) {
+static int is_exported(const GElf_Sym* sym) {
   int bind = GELF_ST_BIND(sym->st_info);
   int vis = GELF_ST_VISIBILITY(sym->st_other);
   return sym->st_shndx != SHN_UNDEF &&
@@ -53,7 +53,7 @@ int cert_elf_add_symbol(CertElf* out, const GElf_Sym* sym, size_t index, const c
   int bind = GELF_ST_BIND(sym->st_info);
   int type = GELF_ST_TYPE(sym->st_info);
   int undefined = sym->st_shndx == SHN_UNDEF;
-  if (!undefined && !cert_is_exported(sym)) return 0;
+  if (!undefined && !is_exported(sym)) return 0;
   if (undefined && bind == STB_LOCAL) return 0;
   CertSymbol s = {0};
   s.name = strdup(name);
@@ -71,14 +71,14 @@ int cert_elf_add_symbol(CertElf* out, const GElf_Sym* sym, size_t index, const c
       s.file_bytes = n;
     }
   }
-  int rc = undefined ? cert_symbols_push(&out->imports, cap_imp, &s)
-                     : cert_symbols_push(&out->exports, cap_exp, &s);
+  int rc = undefined ? symbols_push(&out->imports, cap_imp, &s)
+                     : symbols_push(&out->exports, cap_exp, &s);
   if (rc != 0) free(s.name);
   return rc;
 }
 
 int cert_elf_add_needed(CertElf* out, size_t* cap, const char* name) {
-  if (cert_vec_reserve(&out->needed, cap, out->n_needed + 1, sizeof *out->needed) != 0) return -1;
+  if (tffi_vec_reserve(&out->needed, cap, out->n_needed + 1, sizeof *out->needed) != 0) return -1;
   char* copy = strdup(name);
   if (copy == NULL) return -1;
   out->needed[out->n_needed++] = copy;

@@ -19,13 +19,13 @@
 #include <sys/stat.h>
 
 #include "elf_segments.h"
+#include "reference/vec.h"
 #include "symbol_names.h"
-#include "vec.h"
 
 /* No library certify meets is bigger; refusing larger files bounds memory. */
 #define CERT_ELF_MAX_FILE ((size_t)1 << 31)
 
-static void cert_symbols_free(CertSymbols* list) {
+static void symbols_free(CertSymbols* list) {
   for (size_t i = 0; i < list->n; ++i) free(list->items[i].name);
   free(list->items);
   list->items = NULL;
@@ -33,7 +33,7 @@ static void cert_symbols_free(CertSymbols* list) {
 }
 
 /* Allocated sections with contents, for mapping addresses to file bytes. */
-static int cert_read_sections(Elf* elf, CertElf* out) {
+static int read_sections(Elf* elf, CertElf* out) {
   size_t shnum = 0;
   if (elf_getshdrnum(elf, &shnum) != 0) return -1;
   if (shnum > out->image_size / sizeof(Elf32_Shdr) + 1) return -1;
@@ -53,7 +53,7 @@ static int cert_read_sections(Elf* elf, CertElf* out) {
   return 0;
 }
 
-static Elf_Scn* cert_find_section(Elf* elf, Elf64_Word type, GElf_Shdr* sh) {
+static Elf_Scn* find_section(Elf* elf, Elf64_Word type, GElf_Shdr* sh) {
   for (Elf_Scn* scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
     if (gelf_getshdr(scn, sh) != NULL && sh->sh_type == type) return scn;
   }
@@ -61,18 +61,18 @@ static Elf_Scn* cert_find_section(Elf* elf, Elf64_Word type, GElf_Shdr* sh) {
 }
 
 /* Returns the section's data when it has real file contents, else NULL. */
-static Elf_Data* cert_section_data(Elf_Scn* scn, const GElf_Shdr* sh) {
+static Elf_Data* section_data(Elf_Scn* scn, const GElf_Shdr* sh) {
   if (sh->sh_type == SHT_NOBITS) return NULL;
   Elf_Data* data = elf_getdata(scn, NULL);
   if (data == NULL || data->d_buf == NULL) return NULL;
   return data;
 }
 
-static int cert_read_dynsym(Elf* elf, CertElf* out, char* err, size_t errlen) {
+static int read_dynsym(Elf* elf, CertElf* out, char* err, size_t errlen) {
   GElf_Shdr sh;
-  Elf_Scn* scn = cert_find_section(elf, SHT_DYNSYM, &sh);
+  Elf_Scn* scn = find_section(elf, SHT_DYNSYM, &sh);
   if (scn == NULL) return 0; /* a file with no dynamic symbols exports nothing */
-  Elf_Data* data = cert_section_data(scn, &sh);
+  Elf_Data* data = section_data(scn, &sh);
   if (data == NULL) return cert_elf_fail(err, errlen, ".dynsym has no contents: %s", elf_errmsg(-1));
   size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
   if (entsize == 0) return cert_elf_fail(err, errlen, "unknown ELF class");
@@ -89,11 +89,11 @@ static int cert_read_dynsym(Elf* elf, CertElf* out, char* err, size_t errlen) {
   return 0;
 }
 
-static int cert_read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
+static int read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
   GElf_Shdr sh;
-  Elf_Scn* scn = cert_find_section(elf, SHT_DYNAMIC, &sh);
+  Elf_Scn* scn = find_section(elf, SHT_DYNAMIC, &sh);
   if (scn == NULL) return 0;
-  Elf_Data* data = cert_section_data(scn, &sh);
+  Elf_Data* data = section_data(scn, &sh);
   if (data == NULL) return cert_elf_fail(err, errlen, ".dynamic has no contents: %s", elf_errmsg(-1));
   size_t entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
   if (entsize == 0) return cert_elf_fail(err, errlen, "unknown ELF class");
@@ -117,7 +117,7 @@ static int cert_read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
   return 0;
 }
 
-static int cert_is_relative(int machine, unsigned type) {
+static int is_relative(int machine, unsigned type) {
   switch (machine) {
     case EM_X86_64: return type == R_X86_64_RELATIVE;
     case EM_386: return type == R_386_RELATIVE;
@@ -127,18 +127,18 @@ static int cert_is_relative(int machine, unsigned type) {
   }
 }
 
-static int cert_compare_u64(const void* a, const void* b) {
+static int compare_u64(const void* a, const void* b) {
   unsigned long long x = *(const unsigned long long*)a, y = *(const unsigned long long*)b;
   return (x > y) - (x < y);
 }
 
-static int cert_push_relative(CertElf* out, size_t* cap, unsigned long long offset,
-                              unsigned long long addend) {
+static int push_relative(CertElf* out, size_t* cap, unsigned long long offset,
+                         unsigned long long addend) {
   /* Two arrays of one length: each grows with its own copy of the
    * capacity, and the smaller is what both hold. */
   size_t cap_o = *cap, cap_a = *cap;
-  if (cert_vec_reserve(&out->relative_offsets, &cap_o, out->n_relative + 1, sizeof *out->relative_offsets) != 0 ||
-      cert_vec_reserve(&out->relative_addends, &cap_a, out->n_relative + 1, sizeof *out->relative_addends) != 0) {
+  if (tffi_vec_reserve(&out->relative_offsets, &cap_o, out->n_relative + 1, sizeof *out->relative_offsets) != 0 ||
+      tffi_vec_reserve(&out->relative_addends, &cap_a, out->n_relative + 1, sizeof *out->relative_addends) != 0) {
     return -1;
   }
   *cap = cap_o < cap_a ? cap_o : cap_a;
@@ -148,12 +148,12 @@ static int cert_push_relative(CertElf* out, size_t* cap, unsigned long long offs
   return 0;
 }
 
-static int cert_compare_symbol_index(const void* a, const void* b) {
+static int compare_symbol_index(const void* a, const void* b) {
   size_t x = ((const CertSymbol*)a)->index, y = ((const CertSymbol*)b)->index;
   return (x > y) - (x < y);
 }
 
-static int cert_is_plt_slot(int machine, unsigned type) {
+static int is_plt_slot(int machine, unsigned type) {
   switch (machine) {
     case EM_X86_64: return type == R_X86_64_JUMP_SLOT;
     case EM_386: return type == R_386_JMP_SLOT;
@@ -166,12 +166,12 @@ static int cert_is_plt_slot(int machine, unsigned type) {
 /* Marks the import with .dynsym index `index` as referenced (imports are
  * in index order, so a binary search finds it); it stays lazy only while
  * every relocation naming it is a PLT slot. */
-static void cert_mark_referenced(CertElf* out, size_t index, int plt_slot) {
+static void mark_referenced(CertElf* out, size_t index, int plt_slot) {
   if (index == 0 || out->imports.n == 0) return;
   CertSymbol key;
   key.index = index;
   CertSymbol* hit = bsearch(&key, out->imports.items, out->imports.n, sizeof key,
-                            cert_compare_symbol_index);
+                            compare_symbol_index);
   if (hit == NULL) return;
   hit->is_lazy = hit->is_referenced ? hit->is_lazy && plt_slot : plt_slot;
   hit->is_referenced = 1;
@@ -180,13 +180,13 @@ static void cert_mark_referenced(CertElf* out, size_t index, int plt_slot) {
 /* The dynamic relocations: which imports the loader must resolve, and the
  * RELATIVE entries (with SHT_RELA addends), enough to follow a `const char*`
  * variable (a metadata string) to the bytes it points at. */
-static int cert_read_relocations(Elf* elf, CertElf* out) {
+static int read_relocations(Elf* elf, CertElf* out) {
   size_t cap = 0;
   for (Elf_Scn* scn = elf_nextscn(elf, NULL); scn != NULL; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (gelf_getshdr(scn, &sh) == NULL || !(sh.sh_flags & SHF_ALLOC)) continue;
     if (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) continue;
-    Elf_Data* data = cert_section_data(scn, &sh);
+    Elf_Data* data = section_data(scn, &sh);
     if (data == NULL) continue;
     int rela = sh.sh_type == SHT_RELA;
     size_t entsize = gelf_fsize(elf, rela ? ELF_T_RELA : ELF_T_REL, 1, EV_CURRENT);
@@ -203,10 +203,10 @@ static int cert_read_relocations(Elf* elf, CertElf* out) {
         r.r_info = rel.r_info;
         r.r_addend = 0;
       }
-      cert_mark_referenced(out, (size_t)GELF_R_SYM(r.r_info),
-                           cert_is_plt_slot(out->machine, (unsigned)GELF_R_TYPE(r.r_info)));
-      if (!rela || !cert_is_relative(out->machine, (unsigned)GELF_R_TYPE(r.r_info))) continue;
-      if (cert_push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0)
+      mark_referenced(out, (size_t)GELF_R_SYM(r.r_info),
+                      is_plt_slot(out->machine, (unsigned)GELF_R_TYPE(r.r_info)));
+      if (!rela || !is_relative(out->machine, (unsigned)GELF_R_TYPE(r.r_info))) continue;
+      if (push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0)
         return -1;
     }
   }
@@ -217,7 +217,7 @@ static int cert_read_relocations(Elf* elf, CertElf* out) {
     pairs[2 * i] = out->relative_offsets[i];
     pairs[2 * i + 1] = out->relative_addends[i];
   }
-  qsort(pairs, out->n_relative, 2 * sizeof *pairs, cert_compare_u64);
+  qsort(pairs, out->n_relative, 2 * sizeof *pairs, compare_u64);
   for (size_t i = 0; i < out->n_relative; ++i) {
     out->relative_offsets[i] = pairs[2 * i];
     out->relative_addends[i] = pairs[2 * i + 1];
@@ -226,7 +226,7 @@ static int cert_read_relocations(Elf* elf, CertElf* out) {
   return 0;
 }
 
-static void cert_derive_flags(CertElf* out) {
+static void derive_flags(CertElf* out) {
   static const char* const kCudaLaunches[] = {
       "cudaLaunchKernel",         "cudaLaunchKernelExC",      "cuLaunchKernel",
       "cudaLaunchCooperativeKernel", "__cudaRegisterFatBinary", "cudaGraphLaunch", NULL};
@@ -243,7 +243,7 @@ static void cert_derive_flags(CertElf* out) {
 }
 
 
-static int cert_read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
+static int read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
   if (elf_kind(elf) != ELF_K_ELF) return cert_elf_fail(err, errlen, "not an ELF file");
   GElf_Ehdr eh;
   if (gelf_getehdr(elf, &eh) == NULL)
@@ -251,26 +251,26 @@ static int cert_read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
   out->is_shared_object = eh.e_type == ET_DYN;
   out->machine = eh.e_machine;
   out->elf_class = gelf_getclass(elf);
-  if (cert_read_sections(elf, out) != 0)
+  if (read_sections(elf, out) != 0)
     return cert_elf_fail(err, errlen, "unreadable section headers: %s", elf_errmsg(-1));
   if (out->n_sections == 0) {
     if (cert_elf_read_segments(elf, out, err, errlen) != 0) return -1;
-    cert_derive_flags(out);
+    derive_flags(out);
     return 0;
   }
-  if (cert_read_dynsym(elf, out, err, errlen) != 0) return -1;
-  if (cert_read_dynamic(elf, out, err, errlen) != 0) return -1;
-  if (cert_read_relocations(elf, out) != 0)
+  if (read_dynsym(elf, out, err, errlen) != 0) return -1;
+  if (read_dynamic(elf, out, err, errlen) != 0) return -1;
+  if (read_relocations(elf, out) != 0)
     return cert_elf_fail(err, errlen, "out of memory reading relocations");
   for (size_t i = 0; out->bind_now && i < out->imports.n; ++i) out->imports.items[i].is_lazy = 0;
-  cert_derive_flags(out);
+  derive_flags(out);
   return 0;
 }
 
 /* Takes ownership of `image` (`size` bytes, mmap'd when `mapped`, else
  * malloc'd). */
-static int cert_read_image(unsigned char* image, size_t size, int mapped, const char* path,
-                           CertElf* out, char* err, size_t errlen) {
+static int read_image(unsigned char* image, size_t size, int mapped, const char* path,
+                      CertElf* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->image = image;
   out->image_size = size;
@@ -289,7 +289,7 @@ static int cert_read_image(unsigned char* image, size_t size, int mapped, const 
     cert_elf_free(out);
     return cert_elf_fail(err, errlen, "%s: not readable as ELF: %s", path, elf_errmsg(-1));
   }
-  int rc = cert_read_elf(elf, out, err, errlen);
+  int rc = read_elf(elf, out, err, errlen);
   elf_end(elf);
   if (rc != 0) cert_elf_free(out);
   return rc;
@@ -302,7 +302,7 @@ int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err
   unsigned char* copy = malloc(size ? size : 1);
   if (copy == NULL) return cert_elf_fail(err, errlen, "out of memory copying %zu bytes", size);
   if (size) memcpy(copy, image, size);
-  return cert_read_image(copy, size, 0, "<memory>", out, err, errlen);
+  return read_image(copy, size, 0, "<memory>", out, err, errlen);
 }
 
 int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
@@ -324,20 +324,20 @@ int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
     close(fd);
     unsigned char* empty = malloc(1);
     if (empty == NULL) return cert_elf_fail(err, errlen, "out of memory");
-    return cert_read_image(empty, 0, 0, path, out, err, errlen);
+    return read_image(empty, 0, 0, path, out, err, errlen);
   }
   /* Private and writable: libelf may convert data in place, and a write
    * must never reach the file. Pages cost memory only once read. */
   void* image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   close(fd);
   if (image == MAP_FAILED) return cert_elf_fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
-  return cert_read_image(image, size, 1, path, out, err, errlen);
+  return read_image(image, size, 1, path, out, err, errlen);
 }
 
 void cert_elf_free(CertElf* elf) {
   free(elf->path);
-  cert_symbols_free(&elf->exports);
-  cert_symbols_free(&elf->imports);
+  symbols_free(&elf->exports);
+  symbols_free(&elf->imports);
   for (size_t i = 0; i < elf->n_needed; ++i) free(elf->needed[i]);
   free(elf->needed);
   free(elf->rpath);

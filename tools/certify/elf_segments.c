@@ -11,7 +11,7 @@
 
 #include "elf_build.h"
 
-static int cert_read_segments(Elf* elf, CertElf* out) {
+static int read_segments(Elf* elf, CertElf* out) {
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0 || phnum == 0) return 0;
   if (phnum > out->image_size / sizeof(Elf32_Phdr) + 1) return 0;
@@ -40,7 +40,7 @@ typedef struct {
 
 /* A string of the dynamic string table, or NULL unless it is inside the
  * table and terminated there. */
-static const char* cert_dyn_string(const CertElf* out, const CertDynTags* t, unsigned long long off) {
+static const char* dyn_string(const CertElf* out, const CertDynTags* t, unsigned long long off) {
   const unsigned char* bytes = NULL;
   size_t n = cert_elf_bytes_at(out, t->strtab, (size_t)(t->strsz < SIZE_MAX ? t->strsz : SIZE_MAX),
                                &bytes);
@@ -50,7 +50,7 @@ static const char* cert_dyn_string(const CertElf* out, const CertDynTags* t, uns
 }
 
 /* File offset of an address whose `need` bytes are all in the file. */
-static int cert_offset_of(const CertElf* out, unsigned long long vaddr, size_t need, size_t* off) {
+static int offset_of(const CertElf* out, unsigned long long vaddr, size_t need, size_t* off) {
   const unsigned char* bytes = NULL;
   size_t n = cert_elf_bytes_at(out, vaddr, need, &bytes);
   if (bytes == NULL || n < need) return -1;
@@ -59,7 +59,7 @@ static int cert_offset_of(const CertElf* out, unsigned long long vaddr, size_t n
 }
 
 /* The 32-bit word of the file at `vaddr`, in the file's byte order. */
-static int cert_u32_at(const CertElf* out, int msb, unsigned long long vaddr, uint32_t* v) {
+static int u32_at(const CertElf* out, int msb, unsigned long long vaddr, uint32_t* v) {
   const unsigned char* b = NULL;
   if (cert_elf_bytes_at(out, vaddr, 4, &b) < 4) return -1;
   *v = msb ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
@@ -68,35 +68,35 @@ static int cert_u32_at(const CertElf* out, int msb, unsigned long long vaddr, ui
 }
 
 /* The number of dynamic symbols, as ld.so's hash tables imply it. */
-static size_t cert_dynsym_count(const CertElf* out, const CertDynTags* t) {
+static size_t dynsym_count(const CertElf* out, const CertDynTags* t) {
   uint32_t v = 0;
-  if (t->has_hash) return cert_u32_at(out, t->msb, t->hash + 4, &v) == 0 ? v : 0;
+  if (t->has_hash) return u32_at(out, t->msb, t->hash + 4, &v) == 0 ? v : 0;
   if (!t->has_gnu_hash) return 0;
   uint32_t nbuckets = 0, symoffset = 0, bloom = 0;
-  if (cert_u32_at(out, t->msb, t->gnu_hash, &nbuckets) != 0 ||
-      cert_u32_at(out, t->msb, t->gnu_hash + 4, &symoffset) != 0 ||
-      cert_u32_at(out, t->msb, t->gnu_hash + 8, &bloom) != 0)
+  if (u32_at(out, t->msb, t->gnu_hash, &nbuckets) != 0 ||
+      u32_at(out, t->msb, t->gnu_hash + 4, &symoffset) != 0 ||
+      u32_at(out, t->msb, t->gnu_hash + 8, &bloom) != 0)
     return 0;
   size_t word = out->elf_class == ELFCLASS64 ? 8 : 4;
   if (nbuckets == 0 || bloom > out->image_size / word || nbuckets > out->image_size / 4) return 0;
   unsigned long long buckets_at = t->gnu_hash + 16 + (unsigned long long)bloom * word;
   uint32_t last = 0;
   for (uint32_t i = 0; i < nbuckets; ++i) {
-    if (cert_u32_at(out, t->msb, buckets_at + (unsigned long long)i * 4, &v) != 0) return 0;
+    if (u32_at(out, t->msb, buckets_at + (unsigned long long)i * 4, &v) != 0) return 0;
     if (v > last) last = v;
   }
   if (last < symoffset) return symoffset;
   unsigned long long chains_at = buckets_at + (unsigned long long)nbuckets * 4;
   /* Follow the last bucket's chain to its end (low bit set), within the file. */
   for (size_t steps = 0; steps < out->image_size / 4 && last < UINT32_MAX; ++steps, ++last) {
-    if (cert_u32_at(out, t->msb, chains_at + (unsigned long long)(last - symoffset) * 4, &v) != 0)
+    if (u32_at(out, t->msb, chains_at + (unsigned long long)(last - symoffset) * 4, &v) != 0)
       return 0;
     if (v & 1) return (size_t)last + 1;
   }
   return 0;
 }
 
-static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t errlen) {
+static int read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t errlen) {
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return 0;
   GElf_Phdr ph;
@@ -136,7 +136,7 @@ static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t e
     if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH &&
         dyn.d_tag != DT_SONAME)
       continue;
-    const char* value = cert_dyn_string(out, &t, dyn.d_un.d_val);
+    const char* value = dyn_string(out, &t, dyn.d_un.d_val);
     if (value == NULL) continue;
     int rc = 0;
     if (dyn.d_tag == DT_NEEDED) rc = cert_elf_add_needed(out, &cap, value);
@@ -147,10 +147,10 @@ static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t e
   }
   size_t symsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
   if (!t.has_symtab || symsize == 0 || (t.syment != 0 && t.syment != symsize)) return 0;
-  size_t nsyms = cert_dynsym_count(out, &t);
+  size_t nsyms = dynsym_count(out, &t);
   if (nsyms > out->image_size / symsize) nsyms = out->image_size / symsize;
   size_t off = 0;
-  while (nsyms > 0 && cert_offset_of(out, t.symtab, nsyms * symsize, &off) != 0) nsyms /= 2;
+  while (nsyms > 0 && offset_of(out, t.symtab, nsyms * symsize, &off) != 0) nsyms /= 2;
   if (nsyms == 0) return 0;
   Elf_Data* syms = elf_getdata_rawchunk(elf, (int64_t)off, nsyms * symsize, ELF_T_SYM);
   if (syms == NULL) return 0;
@@ -158,7 +158,7 @@ static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t e
   for (size_t i = 1; i < nsyms; ++i) {
     GElf_Sym sym;
     if (gelf_getsym(syms, (int)i, &sym) == NULL) break;
-    if (cert_elf_add_symbol(out, &sym, i, cert_dyn_string(out, &t, sym.st_name), &cap_exp,
+    if (cert_elf_add_symbol(out, &sym, i, dyn_string(out, &t, sym.st_name), &cap_exp,
                         &cap_imp) != 0)
       return cert_elf_fail(err, errlen, "out of memory reading the dynamic symbols");
   }
@@ -169,6 +169,6 @@ static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t e
 }
 
 int cert_elf_read_segments(Elf* elf, CertElf* out, char* err, size_t errlen) {
-  if (cert_read_segments(elf, out) != 0) return cert_elf_fail(err, errlen, "out of memory");
-  return cert_read_dynamic_segment(elf, out, err, errlen);
+  if (read_segments(elf, out) != 0) return cert_elf_fail(err, errlen, "out of memory");
+  return read_dynamic_segment(elf, out, err, errlen);
 }

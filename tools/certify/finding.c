@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "reference/vec.h"
 
-static char* cert_dup(const char* s) { return strdup(s ? s : ""); }
+static char* dup_or_empty(const char* s) { return strdup(s ? s : ""); }
 
-static void cert_finding_clear(CertFinding* f) {
+static void finding_clear(CertFinding* f) {
   free(f->function);
   free(f->check);
   free(f->clause);
@@ -22,17 +22,17 @@ static void cert_finding_clear(CertFinding* f) {
 int cert_findings_add(CertFindings* out, const char* function, const char* check,
                       const char* clause, const char* runtime, CertVerdict verdict,
                       const char* evidence, const char* replay, const char* reason_fmt, ...) {
-  if (CERT_VEC_RESERVE(out, out->n + 1) != 0) return -1;
+  if (TFFI_VEC_RESERVE(out, out->n + 1) != 0) return -1;
   char* reason = NULL;
   va_list ap;
   va_start(ap, reason_fmt);
   int len = vasprintf(&reason, reason_fmt, ap);
   va_end(ap);
   if (len < 0) return -1;
-  CertFinding f = {cert_dup(function), cert_dup(check), cert_dup(clause), cert_dup(runtime),
-                   verdict, reason, cert_dup(evidence), cert_dup(replay)};
+  CertFinding f = {dup_or_empty(function), dup_or_empty(check), dup_or_empty(clause), dup_or_empty(runtime),
+                   verdict, reason, dup_or_empty(evidence), dup_or_empty(replay)};
   if (!f.function || !f.check || !f.clause || !f.runtime || !f.evidence || !f.replay) {
-    cert_finding_clear(&f);
+    finding_clear(&f);
     return -1;
   }
   out->items[out->n++] = f;
@@ -40,7 +40,7 @@ int cert_findings_add(CertFindings* out, const char* function, const char* check
 }
 
 void cert_findings_free(CertFindings* f) {
-  for (size_t i = 0; i < f->n; ++i) cert_finding_clear(&f->items[i]);
+  for (size_t i = 0; i < f->n; ++i) finding_clear(&f->items[i]);
   free(f->items);
   f->items = NULL;
   f->n = f->cap = 0;

@@ -37,7 +37,7 @@
 #include "text.h"
 #include "version_needs.h"
 
-static double cert_now(void) {
+static double seconds_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -50,7 +50,7 @@ typedef struct {
   int width;
 } CertProgress;
 
-static void cert_progress(void* ctx, size_t done, size_t total, const char* what) {
+static void show_progress(void* ctx, size_t done, size_t total, const char* what) {
   CertProgress* p = ctx;
   char* clean = cert_text_clean(what); /* a function name: the library chose it */
   int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %s, at %.60s", p->runtime, done, total, p->unit,
@@ -61,19 +61,19 @@ static void cert_progress(void* ctx, size_t done, size_t total, const char* what
   fflush(stderr);
 }
 
-static void cert_progress_end(CertProgress* p) {
+static void progress_end(CertProgress* p) {
   if (p->width > 0) fprintf(stderr, "\r%*s\r", p->width, "");
   p->width = 0;
 }
 
 /* Two findings that say the same thing (the runtime aside). */
-static int cert_same_static(const CertFinding* a, const CertFinding* b) {
+static int same_static(const CertFinding* a, const CertFinding* b) {
   return a->verdict == b->verdict && strcmp(a->function, b->function) == 0 &&
          strcmp(a->check, b->check) == 0 && strcmp(a->clause, b->clause) == 0 &&
          strcmp(a->reason, b->reason) == 0 && strcmp(a->evidence, b->evidence) == 0;
 }
 
-static int cert_copy_finding(CertFindings* out, const CertFinding* x, const char* runtime) {
+static int copy_finding(CertFindings* out, const CertFinding* x, const char* runtime) {
   return cert_findings_add(out, x->function, x->check, x->clause, runtime, x->verdict, x->evidence,
                            x->replay, "%s", x->reason);
 }
@@ -81,8 +81,8 @@ static int cert_copy_finding(CertFindings* out, const CertFinding* x, const char
 /* The static checks depend on the runtime only where an import is or is
  * not defined by it: findings every runtime agrees on are kept once (no
  * runtime), the others are labelled with certify's name for their runtime. */
-static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t n_rts,
-                             const CertLoadEnv* env, CertFindings* out) {
+static int static_stage(const CertElf* elf, const CertRuntime* rts, size_t n_rts,
+                        const CertLoadEnv* env, CertFindings* out) {
   CertFindings per[CERT_MAX_RUNTIMES];
   memset(per, 0, sizeof per);
   int rc = 0;
@@ -93,28 +93,28 @@ static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t 
       int everywhere = 1, seen_before = 0;
       for (size_t s = 0; s < n_rts; ++s) {
         int found = 0;
-        for (size_t j = 0; j < per[s].n && !found; ++j) found = cert_same_static(x, &per[s].items[j]);
+        for (size_t j = 0; j < per[s].n && !found; ++j) found = same_static(x, &per[s].items[j]);
         everywhere &= found;
         if (s < r) seen_before |= found;
       }
       if (everywhere && seen_before) continue;
-      rc = cert_copy_finding(out, x, everywhere ? "" : rts[r].label);
+      rc = copy_finding(out, x, everywhere ? "" : rts[r].label);
     }
   }
   for (size_t r = 0; r < n_rts; ++r) cert_findings_free(&per[r]);
   return rc;
 }
 
-static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
-                              const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
-                              CertFindings* out) {
+static int dynamic_stage(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
+                         const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
+                         CertFindings* out) {
   int show = !a->quiet && isatty(STDERR_FILENO);
   for (size_t r = 0; r < n_rts; ++r) {
     CertProgress progress = {rts[r].label, "functions", 0};
     CertProbeOptions opt = {elf->path, rts[r].path, rts[r].label, manifest, a->jobs, a->timeout_s,
-                            0, env->driver_stubs, show ? cert_progress : NULL, &progress};
+                            0, env->driver_stubs, show ? show_progress : NULL, &progress};
     int rc = a->replay ? cert_probe_replay(a->replay, &opt, out) : cert_probe_library(elf, &opt, out);
-    cert_progress_end(&progress);
+    progress_end(&progress);
     if (rc != 0) return -1;
   }
   return 0;
@@ -122,7 +122,7 @@ static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertM
 
 /* The symbol-version floor against auditwheel's policy data, which
  * certify finds in its runfiles (or $CERTIFY_MANYLINUX_POLICY names). */
-static int cert_manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf, CertFindings* out) {
+static int manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf, CertFindings* out) {
   char dir[PATH_MAX], path[PATH_MAX + 96], status[PATH_MAX + 64], why[300] = "";
   const char* policy = getenv("CERTIFY_MANYLINUX_POLICY");
   if ((policy == NULL || policy[0] == '\0') && cert_runfiles_dir(argv0, dir, sizeof dir) == 0) {
@@ -138,8 +138,8 @@ static int cert_manylinux_stage(const char* argv0, const CertArgs* a, const Cert
 
 /* --releases: the reference, then every chosen release that could be had
  * and whose library no earlier one shares, as runtimes. */
-static int cert_release_runtimes(const char* argv0, const CertArgs* a, CertReleaseSet* set, CertRuntime* rts,
-                                 size_t* n_rts, char* err, size_t errlen) {
+static int release_runtimes(const char* argv0, const CertArgs* a, CertReleaseSet* set, CertRuntime* rts,
+                            size_t* n_rts, char* err, size_t errlen) {
   if (cert_find_runtime(argv0, "reference", &rts[0], err, errlen) != 0) return -1;
   *n_rts = 1;
   char dir[PATH_MAX], script[PATH_MAX + 64] = "";
@@ -167,10 +167,10 @@ static int cert_release_runtimes(const char* argv0, const CertArgs* a, CertRelea
 }
 
 /* --releases: the probes under every runtime, several at a time, loaded
- * as cert_dynamic_stage loads them (the same driver stubs). */
-static int cert_release_probes(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
-                               const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
-                               CertFindings* out, char* why, size_t whylen) {
+ * as dynamic_stage loads them (the same driver stubs). */
+static int release_probes(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
+                          const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
+                          CertFindings* out, char* why, size_t whylen) {
   CertRuntimeRef refs[CERT_MAX_RUNTIMES];
   for (size_t r = 0; r < n_rts; ++r) refs[r] = (CertRuntimeRef){rts[r].label, rts[r].path};
   int show = !a->quiet && isatty(STDERR_FILENO);
@@ -178,14 +178,14 @@ static int cert_release_probes(const CertElf* elf, const CertArgs* a, const Cert
   CertProbeOptions opt = {elf->path, NULL, NULL, manifest, 1, a->timeout_s, 0, env->driver_stubs, NULL, NULL};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = a->jobs > 0 ? a->jobs : (cpus > 0 ? (int)cpus : 1);
-  int rc = cert_probe_runtimes(elf, &opt, refs, n_rts, jobs, show ? cert_progress : NULL, &progress, out, why,
+  int rc = cert_probe_runtimes(elf, &opt, refs, n_rts, jobs, show ? show_progress : NULL, &progress, out, why,
                                whylen);
-  cert_progress_end(&progress);
+  progress_end(&progress);
   return rc;
 }
 
 /* The rows of the answer: the releases in order, then the reference. */
-static int cert_release_answer_of(const CertReleaseSet* set, const CertFindings* f, CertReleaseAnswer* out) {
+static int release_answer_of(const CertReleaseSet* set, const CertFindings* f, CertReleaseAnswer* out) {
   CertReleaseInput* in = calloc(set->n + 1, sizeof *in);
   if (in == NULL) return -1;
   for (size_t k = 0; k < set->n; ++k) {
@@ -198,8 +198,8 @@ static int cert_release_answer_of(const CertReleaseSet* set, const CertFindings*
   return rc;
 }
 
-static void cert_write_reports(const CertArgs* a, const CertRunInfo* run, const CertFindings* f,
-                               int* status) {
+static void write_reports(const CertArgs* a, const CertRunInfo* run, const CertFindings* f,
+                          int* status) {
   struct {
     const char* path;
     int (*write)(const char*, const CertRunInfo*, const CertFindings*);
@@ -220,8 +220,8 @@ static void cert_write_reports(const CertArgs* a, const CertRunInfo* run, const 
 }
 
 /* Everything after the command line: returns the exit status. */
-static int cert_run(const char* argv0, const CertArgs* a) {
-  double start = cert_now();
+static int run_certify(const char* argv0, const CertArgs* a) {
+  double start = seconds_now();
   char err[PATH_MAX + 256] = "";
   char lib_buf[PATH_MAX], lib_abs[PATH_MAX];
   const char* lib = cert_user_path(a->lib, lib_buf, sizeof lib_buf);
@@ -252,7 +252,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   CertReleaseSet releases = {0};
   CertReleaseAnswer answer = {0};
   if (a->releases && !failed) {
-    failed = cert_release_runtimes(argv0, a, &releases, rts, &n_rts, err, sizeof err) != 0;
+    failed = release_runtimes(argv0, a, &releases, rts, &n_rts, err, sizeof err) != 0;
     for (size_t r = 0; r < n_rts; ++r) labels[r] = rts[r].label;
   }
   for (size_t r = 0; r < n_wanted && !failed; ++r) {
@@ -281,25 +281,25 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   char stubs_buf[PATH_MAX];
   CertLoadEnv env = {getenv("LD_PRELOAD"), cert_driver_stubs(argv0, stubs_buf, sizeof stubs_buf)};
   if (!failed && !a->replay &&
-      (cert_static_stage(&elf, rts, n_rts, &env, &findings) != 0 ||
-       cert_manylinux_stage(argv0, a, &elf, &findings) != 0)) {
+      (static_stage(&elf, rts, n_rts, &env, &findings) != 0 ||
+       manylinux_stage(argv0, a, &elf, &findings) != 0)) {
     snprintf(err, sizeof err, "the static checks could not finish (out of memory)");
     failed = 1;
   }
   char why[1024] = "";
-  if (!failed && (a->releases ? cert_release_probes(&elf, a, manifest, rts, n_rts, &env, &findings, why, sizeof why)
-                              : cert_dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings)) != 0) {
+  if (!failed && (a->releases ? release_probes(&elf, a, manifest, rts, n_rts, &env, &findings, why, sizeof why)
+                              : dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings)) != 0) {
     snprintf(err, sizeof err, "%s%.2048s%s", a->replay ? "cannot replay: " : "the probes could not finish: ",
              a->releases ? why : cert_probe_error(), "");
     failed = 1;
   }
-  CertRunInfo run = {a->lib, labels, n_rts, cert_now() - start, n_functions,
+  CertRunInfo run = {a->lib, labels, n_rts, seconds_now() - start, n_functions,
                      failed ? err : NULL, NULL, NULL};
   char prefix[PATH_MAX + 16];
   snprintf(prefix, sizeof prefix, "certify %s", a->lib);
   run.replay_prefix = prefix;
   if (a->releases && !failed) {
-    if (cert_release_answer_of(&releases, &findings, &answer) != 0) {
+    if (release_answer_of(&releases, &findings, &answer) != 0) {
       snprintf(err, sizeof err, "out of memory writing the answer");
       failed = 1;
       run.error = err;
@@ -310,7 +310,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   if (failed) fprintf(stderr, "certify: %s\n", err);
   if (findings.n > 0) cert_report_table(stdout, &run, &findings);
   int status = cert_exit_status(&findings, failed);
-  cert_write_reports(a, &run, &findings, &status);
+  write_reports(a, &run, &findings, &status);
   if (!failed || findings.n > 0) cert_report_verdict(stdout, &run, &findings);
   if (run.releases) cert_report_releases_answer(stdout, run.releases);
   fflush(stdout);
@@ -335,5 +335,5 @@ int main(int argc, char** argv) {
     cert_usage(stderr);
     return CERT_EXIT_USAGE;
   }
-  return cert_run(argv[0], &args);
+  return run_certify(argv[0], &args);
 }

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "checks.h"
+
 typedef enum {
   CERT_P_ARITY,   /* n tensors, n = 0..4 */
   CERT_P_BASE,    /* a candidate base call */
@@ -18,6 +20,9 @@ typedef enum {
   CERT_P_META,    /* a metadata or doc function */
   CERT_P_REPLAY,  /* a call given on the command line */
 } CertProbeClass;
+
+/* The check (checks.def) a class's calls are judged under. */
+CertCheckName cert_probe_class_check(CertProbeClass cls);
 
 /* The word a replay line names a probe class by (`probe=` attribute), and
  * back; -1 when the word names none. */

@@ -30,49 +30,6 @@ static void set(CertIssue* is, const char* check, const char* clause, CertVerdic
   va_end(ap);
 }
 
-static CertCheckName class_check(CertProbeClass c) {
-  switch (c) {
-    case CERT_P_ARITY:
-    case CERT_P_BASE: return CERT_CHECK_PROBE_ARITY;
-    case CERT_P_KINDS: return CERT_CHECK_PROBE_ARG_KINDS;
-    case CERT_P_FORMS: return CERT_CHECK_PROBE_TENSOR_FORMS;
-    case CERT_P_LEGACY: return CERT_CHECK_PROBE_LEGACY_FORMS;
-    case CERT_P_INVALID: return CERT_CHECK_PROBE_INVALID_TENSORS;
-    case CERT_P_THREADS: return CERT_CHECK_PROBE_THREADS;
-    case CERT_P_VALID: return CERT_CHECK_MANIFEST_VALID_CALLS;
-    case CERT_P_ERRORS: return CERT_CHECK_MANIFEST_ERRORS;
-    case CERT_P_META: return CERT_CHECK_PROBE_METADATA;
-    case CERT_P_REPLAY: return CERT_CHECK_REPLAY;
-  }
-  return CERT_CHECK_REPLAY;
-}
-
-static const char* pass_reason(const char* check) {
-  static const struct {
-    const char* check;
-    const char* reason;
-  } k[] = {
-      {"probe.arity", "Every argument count (0 to 4, the array ending at an unreadable page) returned "
-                      "cleanly and read nothing past num_args."},
-      {"probe.arg-kinds", "Every argument kind in every position returned 0 or -1 with a proper error."},
-      {"probe.tensor-forms", "Every DLPack 1.2 tensor form (strides, byte_offset, empty, 0-d, 2-D, "
-                             "dtypes, device types, Tensor objects) was accepted or refused cleanly."},
-      {"probe.legacy-forms", "Tensors with NULL strides (legacy DLPack) were accepted or refused cleanly."},
-      {"probe.invalid-tensors", "Non-empty tensors with NULL data were refused cleanly."},
-      {"probe.threads", "The same call from two threads at once gave the same outcome on both."},
-      {"manifest.valid-calls", "Valid calls of every listed dtype and several sizes and layouts returned "
-                               "0, with outputs equal to the reference where one is given."},
-      {"manifest.errors", "Every documented invalid call failed with the documented error kind."},
-      {"probe.metadata", "The metadata/doc function returned a string."},
-      {"probe.processes", "Every call left no process behind when it returned."},
-      {"replay", "The call returned cleanly."},
-  };
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i) {
-    if (strcmp(k[i].check, check) == 0) return k[i].reason;
-  }
-  return "Passed.";
-}
-
 static void append(char* buf, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 static void append(char* buf, size_t size, const char* fmt, ...) {
   size_t len = strlen(buf);
@@ -127,7 +84,7 @@ static int last_error_line(const char* output, char* buf, size_t size) {
 }
 
 static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, CertIssue* is) {
-  const CertCheck* row = &cert_checks[class_check(p->cls)];
+  const CertCheck* row = &cert_checks[cert_probe_class_check(p->cls)];
   const char* check = row->id;
   const char* clause = row->crash_clause;
   CertVerdict v = row->crash_verdict;
@@ -374,9 +331,10 @@ static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertR
 void cert_judge_one(const CertPlan* plan, size_t k, const CertFunctionView* fv, CertIssue* is) {
   const CertProbe* p = &plan->probes[k];
   const CertResult* r = &plan->results[k];
-  const char* check = cert_checks[class_check(p->cls)].id;
+  const CertCheck* row = &cert_checks[cert_probe_class_check(p->cls)];
+  const char* check = row->id;
   memset(is, 0, sizeof *is);
-  set(is, check, "", CERT_PASS, "%s", pass_reason(check));
+  set(is, check, "", CERT_PASS, "%s", row->pass[0] ? row->pass : "Passed.");
   switch (r->end) {
     case CERT_END_TOOL:
       set(is, check, "", CERT_SKIP, "certify could not run this probe (fork or pipe failed).");

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "probe_manifest_calls.h"
+#include "reference/vec.h"
 #include "symbol_names.h"
-#include "vec.h"
 
 static const DLDataType kF32 = {kDLFloat, 32, 1};
 static const DLDevice kCpu = {kDLCPU, 0};
@@ -43,8 +43,8 @@ static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, 
   /* Probes and results: two arrays of one length, each grown with its own
    * copy of the capacity; the smaller is what both hold. */
   size_t cap_p = plan->cap, cap_r = plan->cap;
-  if (cert_vec_reserve(&plan->probes, &cap_p, plan->n + 1, sizeof *plan->probes) != 0 ||
-      cert_vec_reserve(&plan->results, &cap_r, plan->n + 1, sizeof *plan->results) != 0) {
+  if (tffi_vec_reserve(&plan->probes, &cap_p, plan->n + 1, sizeof *plan->probes) != 0 ||
+      tffi_vec_reserve(&plan->results, &cap_r, plan->n + 1, sizeof *plan->results) != 0) {
     return -1;
   }
   plan->cap = cap_p < cap_r ? cap_p : cap_r;
@@ -70,7 +70,7 @@ static CertPlanFunction* plan_function(CertPlan* plan, const char* function) {
   for (size_t k = 0; k < plan->n_fns; ++k) {
     if (strcmp(plan->fns[k].name, function) == 0) return &plan->fns[k];
   }
-  if (cert_vec_reserve(&plan->fns, &plan->fns_cap, plan->n_fns + 1, sizeof *plan->fns) != 0) return NULL;
+  if (tffi_vec_reserve(&plan->fns, &plan->fns_cap, plan->n_fns + 1, sizeof *plan->fns) != 0) return NULL;
   CertPlanFunction* f = &plan->fns[plan->n_fns++];
   memset(f, 0, sizeof *f);
   snprintf(f->name, sizeof f->name, "%s", function);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "reference/vec.h"
 /* ---- hung functions ------------------------------------------------------ */
 
 int cert_engine_is_hung(const CertEngine* e, const char* function) {
@@ -16,7 +16,7 @@ int cert_engine_is_hung(const CertEngine* e, const char* function) {
 
 void cert_engine_mark_hung(CertEngine* e, const char* function) {
   if (cert_engine_is_hung(e, function)) return;
-  if (cert_vec_reserve(&e->hung, &e->hung_cap, e->n_hung + 1, sizeof *e->hung) != 0) return;
+  if (tffi_vec_reserve(&e->hung, &e->hung_cap, e->n_hung + 1, sizeof *e->hung) != 0) return;
   snprintf(e->hung[e->n_hung++], CERT_NAME_MAX, "%s", function);
 }
 

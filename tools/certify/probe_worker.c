@@ -11,7 +11,7 @@
 
 #include "probe_procs.h"
 #include "probe_queue.h"
-#include "vec.h"
+#include "reference/vec.h"
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -228,7 +228,7 @@ int cert_worker_read_fd(Worker* w, int fd, int is_records) {
       continue;
     }
     size_t need = w->rlen + (size_t)n;
-    if (need > RECORD_BUF_MAX || cert_vec_reserve(&w->rbuf, &w->rcap, need, 1) != 0) return 1;
+    if (need > RECORD_BUF_MAX || tffi_vec_reserve(&w->rbuf, &w->rcap, need, 1) != 0) return 1;
     memcpy(w->rbuf + w->rlen, buf, (size_t)n);
     w->rlen += (size_t)n;
   }

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference/vec.h"
 #include "release_table.h"
-#include "vec.h"
 
 /* ---- the cache ---------------------------------------------------------- */
 
@@ -74,7 +74,7 @@ static int add_version(CertReleaseSet* set, const char* v, size_t len) {
   for (size_t k = 0; k < set->n; ++k) {
     if (strcmp(set->items[k].version, word) == 0) return 0;
   }
-  if (CERT_VEC_RESERVE(set, set->n + 1) != 0) return -1;
+  if (TFFI_VEC_RESERVE(set, set->n + 1) != 0) return -1;
   CertRelease* r = &set->items[set->n++];
   memset(r, 0, sizeof *r);
   snprintf(r->version, sizeof r->version, "%s", word);

@@ -31,7 +31,7 @@
 /* ---- exports ---- */
 
 /* A name that looks like a misspelt export prefix, for a hint. */
-static const char* cert_near_miss(const CertElf* elf) {
+static const char* near_miss(const CertElf* elf) {
   for (size_t i = 0; i < elf->exports.n; ++i) {
     const char* n = elf->exports.items[i].name;
     if (!cert_starts_with(n, CERT_EXPORT_PREFIX) && strstr(n, "tvm_ffi") != NULL) return n;
@@ -41,7 +41,7 @@ static const char* cert_near_miss(const CertElf* elf) {
 
 /* Imports through which a library registers global functions or types when
  * it loads (upstream's C++ registration macros end in these). */
-static const char* cert_registration_import(const CertElf* elf) {
+static const char* registration_import(const CertElf* elf) {
   static const char* const kRegister[] = {
       "TVMFFIFunctionSetGlobal", "TVMFFIFunctionSetGlobalFromMethodInfo", "TVMFFITypeGetOrAllocIndex",
       "TVMFFITypeRegisterField", "TVMFFITypeRegisterMethod", "TVMFFITypeRegisterAttr", NULL};
@@ -51,10 +51,10 @@ static const char* cert_registration_import(const CertElf* elf) {
   return NULL;
 }
 
-static int cert_check_exports(const CertElf* elf, CertFindings* out) {
+static int check_exports(const CertElf* elf, CertFindings* out) {
   size_t n = cert_elf_callable(elf, NULL, 0);
-  const char* registers = cert_registration_import(elf);
-  if (n == 0 && registers != NULL && cert_near_miss(elf) == NULL) {
+  const char* registers = registration_import(elf);
+  if (n == 0 && registers != NULL && near_miss(elf) == NULL) {
     size_t cxx = cert_count_cxx_imports(elf, NULL);
     CERT_ADD(out, "", "static.exports", "CST-001", CERT_SKIP, registers,
              "exports no function __tvm_ffi_<name>: it registers global functions or types when "
@@ -65,7 +65,7 @@ static int cert_check_exports(const CertElf* elf, CertFindings* out) {
     return 0;
   }
   if (n == 0) {
-    const char* near = cert_near_miss(elf);
+    const char* near = near_miss(elf);
     if (near != NULL) {
       CERT_ADD(out, "", "static.exports", "CST-001", CERT_FAIL, near,
                "exports no function __tvm_ffi_<name>, so a host finds nothing to call; '%s' "
@@ -91,7 +91,7 @@ static int cert_check_exports(const CertElf* elf, CertFindings* out) {
 }
 
 /* Every non-reserved __tvm_ffi_<name> must be code. */
-static int cert_check_export_kinds(const CertElf* elf, CertFindings* out) {
+static int check_export_kinds(const CertElf* elf, CertFindings* out) {
   size_t prefix = strlen(CERT_EXPORT_PREFIX);
   for (size_t i = 0; i < elf->exports.n; ++i) {
     const CertSymbol* s = &elf->exports.items[i];
@@ -107,7 +107,7 @@ static int cert_check_export_kinds(const CertElf* elf, CertFindings* out) {
 
 /* ---- reserved names: library_bin, metadata, doc ---- */
 
-static int cert_check_library_bin(const CertElf* elf, const CertSymbol* s, CertFindings* out) {
+static int check_library_bin(const CertElf* elf, const CertSymbol* s, CertFindings* out) {
   if (s->file_bytes == 0 || s->file_bytes < s->size) {
     CERT_ADD(out, "", "static.library-bin", "CST-004", CERT_FAIL, s->name,
              "__tvm_ffi__library_bin has %zu of its %zu bytes in the file (it lies in a "
@@ -147,7 +147,7 @@ static int cert_check_library_bin(const CertElf* elf, const CertSymbol* s, CertF
 
 /* The text a data symbol holds: a char array, or a pointer variable whose
  * RELATIVE relocation says where its string lives. NULL when neither. */
-static char* cert_decode_text(const CertElf* elf, const CertSymbol* s, const char** form) {
+static char* decode_text(const CertElf* elf, const CertSymbol* s, const char** form) {
   const unsigned char* bytes = NULL;
   size_t n = 0;
   size_t ptr_size = elf->elf_class == 2 ? 8 : 4;
@@ -170,7 +170,7 @@ static char* cert_decode_text(const CertElf* elf, const CertSymbol* s, const cha
 }
 
 /* What a metadata string says, in a few words, or why it is not JSON. */
-static int cert_describe_json(const char* text, char* out, size_t outlen) {
+static int describe_json(const char* text, char* out, size_t outlen) {
   json_error_t error;
   json_t* root = json_loads(text, JSON_REJECT_DUPLICATES, &error);
   if (root == NULL) {
@@ -200,8 +200,8 @@ static int cert_describe_json(const char* text, char* out, size_t outlen) {
 /* __tvm_ffi__metadata_<name> and __tvm_ffi__doc_<name>: safe-call functions
  * that a runtime calls (SYM-009, SYM-010). Data there is a FAIL, but its
  * text is decoded so the vendor sees what was meant. */
-static int cert_check_described(const CertElf* elf, const CertSymbol* s, int is_metadata,
-                                CertFindings* out) {
+static int check_described(const CertElf* elf, const CertSymbol* s, int is_metadata,
+                           CertFindings* out) {
   const char* kind = is_metadata ? "metadata" : "doc";
   const char* check = is_metadata ? "static.metadata" : "static.doc";
   const char* clause = is_metadata ? "SYM-009" : "SYM-010";
@@ -220,7 +220,7 @@ static int cert_check_described(const CertElf* elf, const CertSymbol* s, int is_
     return 0;
   }
   const char* form = "data";
-  char* text = cert_decode_text(elf, s, &form);
+  char* text = decode_text(elf, s, &form);
   if (text == NULL) {
     CERT_ADD(out, fn, check, clause, CERT_FAIL, s->name,
              "%s is data without readable text, not a safe-call function: a runtime asking for "
@@ -229,7 +229,7 @@ static int cert_check_described(const CertElf* elf, const CertSymbol* s, int is_
     return 0;
   }
   char what[512] = "text";
-  if (is_metadata) cert_describe_json(text, what, sizeof what);
+  if (is_metadata) describe_json(text, what, sizeof what);
   CertBuf ev = {0};
   cert_buf_add(&ev, text);
   int rc = cert_findings_add(out, fn, check, clause, "", CERT_FAIL, cert_buf_end(&ev), "",
@@ -241,7 +241,7 @@ static int cert_check_described(const CertElf* elf, const CertSymbol* s, int is_
   return rc;
 }
 
-static int cert_check_reserved(const CertElf* elf, CertFindings* out) {
+static int check_reserved(const CertElf* elf, CertFindings* out) {
   static const char* const kDataNames[] = {"__tvm_ffi__library_bin", "__tvm_ffi__library_ctx",
                                            NULL};
   for (size_t i = 0; i < elf->exports.n; ++i) {
@@ -252,14 +252,14 @@ static int cert_check_reserved(const CertElf* elf, CertFindings* out) {
       if (strcmp(s->name, *d) == 0) is_data_name = 1;
     }
     if (cert_starts_with(s->name, CERT_METADATA_PREFIX)) {
-      if (cert_check_described(elf, s, 1, out) != 0) return -1;
+      if (check_described(elf, s, 1, out) != 0) return -1;
     } else if (cert_starts_with(s->name, CERT_DOC_PREFIX)) {
-      if (cert_check_described(elf, s, 0, out) != 0) return -1;
+      if (check_described(elf, s, 0, out) != 0) return -1;
     } else if (is_data_name && s->is_function) {
       CERT_ADD(out, "", "static.reserved-kind", "CST-003", CERT_FAIL, s->name,
                "%s is a function, but runtimes read it as data", s->name);
     } else if (strcmp(s->name, "__tvm_ffi__library_bin") == 0) {
-      if (cert_check_library_bin(elf, s, out) != 0) return -1;
+      if (check_library_bin(elf, s, out) != 0) return -1;
     } else if (!is_data_name) {
       CERT_ADD(out, "", "static.reserved-kind", "CST-003", CERT_WARN, s->name,
                "%s uses the reserved prefix __tvm_ffi__ with a name no runtime knows: no host "
@@ -272,8 +272,8 @@ static int cert_check_reserved(const CertElf* elf, CertFindings* out) {
 
 /* ---- the runtime and the release table ---- */
 
-static int cert_check_runtime_imports(const CertElf* elf, const CertElf* runtime,
-                                      const char* runtime_path, CertFindings* out) {
+static int check_runtime_imports(const CertElf* elf, const CertElf* runtime,
+                                 const char* runtime_path, CertFindings* out) {
   CertBuf missing = {0}, weak = {0};
   size_t total = 0;
   for (size_t i = 0; i < elf->imports.n; ++i) {
@@ -307,7 +307,7 @@ static int cert_check_runtime_imports(const CertElf* elf, const CertElf* runtime
   return rc;
 }
 
-static int cert_check_releases(const CertElf* elf, CertFindings* out) {
+static int check_releases(const CertElf* elf, CertFindings* out) {
   size_t n = cert_release_count();
   uint32_t all = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
   uint32_t mask = all;
@@ -375,7 +375,7 @@ static int cert_check_releases(const CertElf* elf, CertFindings* out) {
 
 /* Importing TVMFFI* without naming libtvm_ffi.so binds those references to
  * whatever runtime the host loaded globally before. */
-static int cert_check_runtime_needed(const CertElf* elf, CertFindings* out) {
+static int check_runtime_needed(const CertElf* elf, CertFindings* out) {
   int imports_tvmffi = 0;
   for (size_t i = 0; i < elf->imports.n; ++i) {
     if (cert_starts_with(elf->imports.items[i].name, "TVMFFI")) imports_tvmffi = 1;
@@ -394,7 +394,7 @@ static int cert_check_runtime_needed(const CertElf* elf, CertFindings* out) {
   return 0;
 }
 
-static int cert_check_cuda_stream(const CertElf* elf, CertFindings* out) {
+static int check_cuda_stream(const CertElf* elf, CertFindings* out) {
   if (!elf->uses_cuda) return 0;
   if (elf->imports_env_get_stream) {
     CERT_ADD(out, "", "static.cuda-stream", "DEV-005", CERT_PASS, "TVMFFIEnvGetStream",
@@ -415,12 +415,12 @@ int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFinding
 
 int cert_static_checks_in(const CertElf* elf, const char* runtime_path, const CertLoadEnv* env,
                           CertFindings* out) {
-  if (cert_check_exports(elf, out) != 0) return -1;
-  if (cert_check_export_kinds(elf, out) != 0) return -1;
-  if (cert_check_reserved(elf, out) != 0) return -1;
-  if (cert_check_runtime_needed(elf, out) != 0) return -1;
-  if (cert_check_cuda_stream(elf, out) != 0) return -1;
-  if (cert_check_releases(elf, out) != 0) return -1;
+  if (check_exports(elf, out) != 0) return -1;
+  if (check_export_kinds(elf, out) != 0) return -1;
+  if (check_reserved(elf, out) != 0) return -1;
+  if (check_runtime_needed(elf, out) != 0) return -1;
+  if (check_cuda_stream(elf, out) != 0) return -1;
+  if (check_releases(elf, out) != 0) return -1;
   CertElf runtime;
   char err[512] = "";
   if (runtime_path == NULL || cert_elf_read(runtime_path, &runtime, err, sizeof err) != 0) {
@@ -431,7 +431,7 @@ int cert_static_checks_in(const CertElf* elf, const char* runtime_path, const Ce
       return -1;
     return cert_check_linking(elf, NULL, rt, why, env, out);
   }
-  int rc = cert_check_runtime_imports(elf, &runtime, runtime_path, out);
+  int rc = check_runtime_imports(elf, &runtime, runtime_path, out);
   if (rc == 0) rc = cert_check_linking(elf, &runtime, runtime_path, "", env, out);
   cert_elf_free(&runtime);
   return rc;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "lib_search.h"
+#include "reference/vec.h"
 #include "symbol_names.h"
-#include "vec.h"
 
 /* The loader model reads at most this many libraries (a dependency bomb). */
 #define CERT_MAX_OBJECTS 256
@@ -44,9 +44,9 @@ typedef struct {
   size_t n, cap;
 } CertLinkSet;
 
-static int cert_link_push(CertLinkSet* set, const CertElf* elf, const char* requested,
-                          size_t parent, int from_library) {
-  if (cert_vec_reserve(&set->nodes, &set->cap, set->n + 1, sizeof *set->nodes) != 0) return -1;
+static int link_push(CertLinkSet* set, const CertElf* elf, const char* requested,
+                     size_t parent, int from_library) {
+  if (tffi_vec_reserve(&set->nodes, &set->cap, set->n + 1, sizeof *set->nodes) != 0) return -1;
   CertNode* node = &set->nodes[set->n];
   memset(node, 0, sizeof *node);
   node->borrowed = elf;
@@ -58,7 +58,7 @@ static int cert_link_push(CertLinkSet* set, const CertElf* elf, const char* requ
   return 0;
 }
 
-static void cert_link_free(CertLinkSet* set) {
+static void link_free(CertLinkSet* set) {
   for (size_t i = 0; i < set->n; ++i) {
     if (set->nodes[i].borrowed == NULL) cert_elf_free(&set->nodes[i].own);
     free(set->nodes[i].requested);
@@ -66,24 +66,24 @@ static void cert_link_free(CertLinkSet* set) {
   free(set->nodes);
 }
 
-static const CertElf* cert_node_elf(const CertNode* node) {
+static const CertElf* node_elf(const CertNode* node) {
   return node->borrowed != NULL ? node->borrowed : &node->own;
 }
 
-static const char* cert_base(const char* path) {
+static const char* file_name(const char* path) {
   const char* slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
 /* A loaded object answers to the name it was requested by and its soname. */
-static size_t cert_link_lookup(const CertLinkSet* set, const char* name, const char* path) {
+static size_t link_lookup(const CertLinkSet* set, const char* name, const char* path) {
   char want[PATH_MAX], have[PATH_MAX];
   int have_want = path != NULL && realpath(path, want) != NULL;
   for (size_t i = 0; i < set->n; ++i) {
     const CertNode* node = &set->nodes[i];
     if (strcmp(node->requested, name) == 0) return i;
-    if (cert_node_elf(node)->soname != NULL && strcmp(cert_node_elf(node)->soname, name) == 0) return i;
-    if (have_want && realpath(cert_node_elf(node)->path, have) != NULL && strcmp(want, have) == 0) return i;
+    if (node_elf(node)->soname != NULL && strcmp(node_elf(node)->soname, name) == 0) return i;
+    if (have_want && realpath(node_elf(node)->path, have) != NULL && strcmp(want, have) == 0) return i;
   }
   return SIZE_MAX;
 }
@@ -100,30 +100,30 @@ typedef struct {
 } CertLinkReport;
 
 /* The scopes for a search on behalf of node i: itself, then its loaders. */
-static size_t cert_scopes(const CertLinkSet* set, size_t i, CertSearchScope* scopes, size_t max) {
+static size_t search_scopes(const CertLinkSet* set, size_t i, CertSearchScope* scopes, size_t max) {
   size_t n = 0;
   for (size_t at = i; at != SIZE_MAX && n < max; at = set->nodes[at].parent) {
-    scopes[n].path = cert_node_elf(&set->nodes[at])->path;
-    scopes[n].rpath = cert_node_elf(&set->nodes[at])->rpath;
-    scopes[n].runpath = cert_node_elf(&set->nodes[at])->runpath;
+    scopes[n].path = node_elf(&set->nodes[at])->path;
+    scopes[n].rpath = node_elf(&set->nodes[at])->rpath;
+    scopes[n].runpath = node_elf(&set->nodes[at])->runpath;
     n++;
   }
   return n;
 }
 
-static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
-                               CertLinkReport* rep) {
+static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
+                          CertLinkReport* rep) {
   int from_library = set->nodes[i].from_library;
   /* Pushing a node may move the array, so node i is looked up afresh. */
-  for (size_t k = 0; k < cert_node_elf(&set->nodes[i])->n_needed; ++k) {
-    const CertElf* elf = cert_node_elf(&set->nodes[i]);
+  for (size_t k = 0; k < node_elf(&set->nodes[i])->n_needed; ++k) {
+    const CertElf* elf = node_elf(&set->nodes[i]);
     const char* name = elf->needed[k];
     CertSearchScope scopes[16];
-    size_t n_scopes = cert_scopes(set, i, scopes, 16);
+    size_t n_scopes = search_scopes(set, i, scopes, 16);
     char where[1024];
     int found = cert_search_library(name, scopes, n_scopes, elf->machine, elf->elf_class, where,
                                     sizeof where);
-    size_t loaded = cert_link_lookup(set, name, found ? where : NULL);
+    size_t loaded = link_lookup(set, name, found ? where : NULL);
     if (from_library && i == CERT_NODE_LIBRARY && strcmp(name, CERT_RUNTIME_SONAME) == 0 && !found) {
       rep->runtime_unfindable = 1;
       snprintf(rep->runtime_looked, sizeof rep->runtime_looked, "%s", where);
@@ -132,7 +132,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* en
       if (from_library && !set->nodes[loaded].from_library) set->nodes[loaded].from_library = 1;
       if (from_library && i == CERT_NODE_LIBRARY) {
         char line[PATH_MAX + 64];
-        snprintf(line, sizeof line, "%s => %s", name, cert_node_elf(&set->nodes[loaded])->path);
+        snprintf(line, sizeof line, "%s => %s", name, node_elf(&set->nodes[loaded])->path);
         cert_buf_item(&rep->found, line);
       }
       continue;
@@ -152,7 +152,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* en
       if (from_library) {
         char line[2048];
         snprintf(line, sizeof line, "%s (needed by %s; looked in %s)", name,
-                 cert_base(elf->path), where);
+                 file_name(elf->path), where);
         cert_buf_item(&rep->missing, line);
         cert_buf_item(&rep->missing_names, name);
         rep->n_missing++;
@@ -160,8 +160,8 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* en
       continue;
     }
     if (set->n >= CERT_MAX_OBJECTS) continue;
-    if (cert_link_push(set, NULL, name, i, from_library) != 0) return -1;
-    elf = cert_node_elf(&set->nodes[i]);
+    if (link_push(set, NULL, name, i, from_library) != 0) return -1;
+    elf = node_elf(&set->nodes[i]);
     name = elf->needed[k];
     CertNode* node = &set->nodes[set->n - 1];
     char err[256];
@@ -171,7 +171,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* en
       if (from_library) {
         char line[2048];
         snprintf(line, sizeof line, "%s (needed by %s; %s is unreadable: %s)", name,
-                 cert_base(elf->path), where, err);
+                 file_name(elf->path), where, err);
         cert_buf_item(&rep->missing, line);
         rep->n_missing++;
       }
@@ -188,7 +188,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* en
 
 /* The objects LD_PRELOAD names, loaded before everything else: a name
  * without a slash is searched for as the loader does. */
-static int cert_link_preload(CertLinkSet* set, const CertElf* elf, const char* preload) {
+static int link_preload(CertLinkSet* set, const CertElf* elf, const char* preload) {
   char* copy = preload ? strdup(preload) : NULL;
   if (preload && copy == NULL) return -1;
   char* save = NULL;
@@ -197,7 +197,7 @@ static int cert_link_preload(CertLinkSet* set, const CertElf* elf, const char* p
        name = strtok_r(NULL, " :", &save)) {
     char where[1024];
     if (!cert_search_library(name, NULL, 0, elf->machine, elf->elf_class, where, sizeof where)) continue;
-    if (set->n >= CERT_MAX_OBJECTS || cert_link_push(set, NULL, name, SIZE_MAX, 0) != 0) {
+    if (set->n >= CERT_MAX_OBJECTS || link_push(set, NULL, name, SIZE_MAX, 0) != 0) {
       rc = set->n >= CERT_MAX_OBJECTS ? 0 : -1;
       break;
     }
@@ -213,31 +213,31 @@ static int cert_link_preload(CertLinkSet* set, const CertElf* elf, const char* p
 }
 
 /* Breadth first, like the loader: the runtime's tree and the library's. */
-static int cert_link(const CertElf* elf, const CertElf* runtime, const CertLoadEnv* env,
-                     CertLinkSet* set, CertLinkReport* rep) {
-  if (cert_link_push(set, runtime, runtime->path, SIZE_MAX, 0) != 0) return -1;
-  if (cert_link_push(set, elf, elf->path, SIZE_MAX, 1) != 0) return -1;
-  if (cert_link_preload(set, elf, env->preload) != 0) return -1;
+static int link_library(const CertElf* elf, const CertElf* runtime, const CertLoadEnv* env,
+                        CertLinkSet* set, CertLinkReport* rep) {
+  if (link_push(set, runtime, runtime->path, SIZE_MAX, 0) != 0) return -1;
+  if (link_push(set, elf, elf->path, SIZE_MAX, 1) != 0) return -1;
+  if (link_preload(set, elf, env->preload) != 0) return -1;
   /* The library's own needs first, so that what it reaches is marked as its. */
-  if (cert_resolve_needed(set, CERT_NODE_LIBRARY, env, rep) != 0) return -1;
-  if (cert_resolve_needed(set, CERT_NODE_RUNTIME, env, rep) != 0) return -1;
+  if (resolve_needed(set, CERT_NODE_LIBRARY, env, rep) != 0) return -1;
+  if (resolve_needed(set, CERT_NODE_RUNTIME, env, rep) != 0) return -1;
   for (size_t i = 2; i < set->n; ++i) {
-    if (cert_resolve_needed(set, i, env, rep) != 0) return -1;
+    if (resolve_needed(set, i, env, rep) != 0) return -1;
   }
   return 0;
 }
 
-static int cert_defined_in(const CertLinkSet* set, const char* name) {
+static int defined_in(const CertLinkSet* set, const char* name) {
   for (size_t i = 0; i < set->n; ++i) {
     if (i == CERT_NODE_LIBRARY) continue; /* its own undefined symbols are what we look for */
-    if (cert_elf_find(cert_node_elf(&set->nodes[i]), name, 0) != NULL) return 1;
+    if (cert_elf_find(node_elf(&set->nodes[i]), name, 0) != NULL) return 1;
   }
   return 0;
 }
 
 /* DT_NEEDED: each missing library is one finding that says what follows
  * from it; a driver this machine lacks is the machine's gap (SKIP). */
-static int cert_report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoadEnv* env,
+static int report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoadEnv* env,
                        const char* runtime_path, CertFindings* out) {
   int rc = 0;
   if (rep->n_missing > 0) {
@@ -277,15 +277,15 @@ static int cert_report_needed(const CertElf* elf, CertLinkReport* rep, const Cer
  * loader does with them (with lazy binding, as hosts load kernel
  * libraries): bound at load (the load fails), bound at a call's first use
  * (that call ends the process), or upstream's C++ API (static.cxx-api). */
-static int cert_report_undefined(const CertElf* elf, const CertLinkSet* set,
-                                 const CertLinkReport* rep, const char* runtime_path,
-                                 CertFindings* out) {
+static int report_undefined(const CertElf* elf, const CertLinkSet* set,
+                            const CertLinkReport* rep, const char* runtime_path,
+                            CertFindings* out) {
   CertBuf now = {0}, lazy = {0}, cxx = {0};
   for (size_t i = 0; i < elf->imports.n; ++i) {
     const CertSymbol* s = &elf->imports.items[i];
     if (s->is_weak || cert_starts_with(s->name, "TVMFFI")) continue; /* TVMFFI*: CST-006 */
     if (!s->is_referenced) continue; /* no relocation: the loader never looks it up */
-    if (cert_defined_in(set, s->name)) continue;
+    if (defined_in(set, s->name)) continue;
     cert_buf_item(cert_is_upstream_cxx_symbol(s->name) ? &cxx : s->is_lazy ? &lazy : &now, s->name);
   }
   size_t cxx_total = cert_count_cxx_imports(elf, NULL);
@@ -352,7 +352,7 @@ static int cert_report_undefined(const CertElf* elf, const CertLinkSet* set,
   return rc;
 }
 
-static void cert_link_report_free(CertLinkReport* rep) {
+static void link_report_free(CertLinkReport* rep) {
   cert_buf_free(&rep->missing);
   cert_buf_free(&rep->missing_names);
   cert_buf_free(&rep->found);
@@ -372,8 +372,8 @@ int cert_check_linking(const CertElf* elf, const CertElf* runtime,
   if (!runtime_known) runtime = &none;
   CertLinkSet set = {0};
   CertLinkReport rep = {0};
-  int rc = cert_link(elf, runtime, env, &set, &rep);
-  if (rc == 0) rc = cert_report_needed(elf, &rep, env, runtime_path, out);
+  int rc = link_library(elf, runtime, env, &set, &rep);
+  if (rc == 0) rc = report_needed(elf, &rep, env, runtime_path, out);
   if (rc == 0 && rep.runtime_unfindable && runtime_known) {
     const char* soname = runtime->soname ? runtime->soname : "(none)";
     rc = cert_findings_add(out, "", "static.runtime-findable", "", runtime_path, CERT_WARN,
@@ -389,9 +389,9 @@ int cert_check_linking(const CertElf* elf, const CertElf* runtime,
                            "the runtime could not be read, so undefined symbols were not "
                            "resolved");
   } else if (rc == 0) {
-    rc = cert_report_undefined(elf, &set, &rep, runtime_path, out);
+    rc = report_undefined(elf, &set, &rep, runtime_path, out);
   }
-  cert_link_report_free(&rep);
-  cert_link_free(&set);
+  link_report_free(&rep);
+  link_free(&set);
   return rc;
 }
