@@ -26,10 +26,10 @@ valgrind --log-file="$logs/vg.%p" --suppressions="$logs/glibc.supp" --leak-check
   --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
   --trace-children=yes --trace-children-skip='*python*,*/sh,*/bash' "$@"
 rc=$?
-bad=$(grep -lE "ERROR SUMMARY: [1-9]" "$logs"/vg.* 2>/dev/null)
-if [ -n "$bad" ]; then
+mapfile -t bad < <(grep -lE "ERROR SUMMARY: [1-9]" "$logs"/vg.* 2>/dev/null)
+if [ "${#bad[@]}" -gt 0 ]; then
   echo "valgrind: memory errors or leaks:"
-  cat $bad
+  cat "${bad[@]}"
   rc=1
 fi
 rm -rf "$logs"
