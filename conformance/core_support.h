@@ -11,24 +11,6 @@
 
 #include "impl.h"
 
-/* Moves the raised error out and checks its kind (exactly) and that its
- * message contains `part`. Fails the test when nothing was raised. */
-static inline void core_expect_raised(const char* kind, const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  cr_assert_not_null(err, "expected a raised %s, but no error was raised", kind);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  int kind_ok = cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, cell->kind.size) == 0;
-  int has_part = part == NULL || (cell->message.size >= strlen(part) &&
-                                  memmem(cell->message.data, cell->message.size, part,
-                                         strlen(part)) != NULL);
-  cr_expect(kind_ok, "error kind: expected %s, got %.*s (message: %.*s)", kind,
-            (int)cell->kind.size, cell->kind.data, (int)cell->message.size, cell->message.data);
-  cr_expect(has_part, "error message lacks \"%s\": %.*s", part ? part : "",
-            (int)cell->message.size, cell->message.data);
-  API(TVMFFIObjectDecRef)(err);
-}
-
 /* Moves the raised error out and returns it (the caller owns it), or NULL
  * when none was raised. The out-parameter starts as a non-NULL sentinel, so
  * an implementation that leaves it untouched is caught by the caller's
@@ -39,19 +21,78 @@ static inline TVMFFIObjectHandle core_take_raised(void) {
   return err;
 }
 
-/* Checks that some error was raised whose message contains `part`, whatever
- * its kind; returns nothing. For MUST clauses that fix the message but not
- * the kind. */
-static inline void core_expect_raised_any_kind(const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  cr_assert_not_null(err, "expected a raised error, but none was raised");
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  cr_expect(memmem(cell->message.data, cell->message.size, part, strlen(part)) != NULL,
-            "error message lacks \"%s\": %.*s", part, (int)cell->message.size,
-            cell->message.data);
+/* The error cell behind an error object (the layout the library under test
+ * was built with is checked by layout_guard.h where it matters). */
+static inline const TVMFFIErrorCell* conf_error_cell(TVMFFIObjectHandle err) {
+  return (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+}
+
+/* Where `name` occurs in [at, end) as a whole identifier (not the head of a
+ * longer one: TVMFFITensorFromDLPack is not in TVMFFITensorFromDLPackVersioned),
+ * or NULL. */
+static inline const char* conf_find_name(const char* at, const char* end, const char* name) {
+  size_t n = strlen(name);
+  while ((at = memmem(at, (size_t)(end - at), name, n)) != NULL) {
+    char next = at + n < end ? at[n] : ' ';
+    int ident = next == '_' || (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') ||
+                (next >= '0' && next <= '9');
+    if (!ident) return at;
+    at += n;
+  }
+  return NULL;
+}
+
+/* A raised error as a test expects it: `kind` exactly (NULL: any kind); in
+ * the message, in this order, `api` as a whole name, then `arg`, then each
+ * of `says` (a NULL field or entry is not checked). A refusal at the ABI
+ * boundary says which function, which argument, and what is wrong, in that
+ * order. */
+typedef struct {
+  const char* kind;
+  const char* api;
+  const char* arg;
+  const char* says[3];
+} ConfRaised;
+
+/* Takes the raised error, checks it against `want` and releases it; fails
+ * the test when nothing was raised. Use as
+ * EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFIFoo", .arg = "x", .says = {"NULL"}). */
+static inline void conf_expect_raised(ConfRaised want) {
+  const char* what = want.api ? want.api : want.kind ? want.kind : "an error";
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
+            "%s: nothing raised (%s expected)", what, want.kind ? want.kind : "an error");
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
+  const char* msg = cell->message.data;
+  const char* end = msg + cell->message.size;
+  int size = (int)cell->message.size;
+  cr_expect(want.kind == NULL || (cell->kind.size == strlen(want.kind) &&
+                                  memcmp(cell->kind.data, want.kind, cell->kind.size) == 0),
+            "%s: raised %.*s, expected %s (message: %.*s)", what, (int)cell->kind.size,
+            cell->kind.data, want.kind ? want.kind : "", size, msg);
+  const char* at = msg;
+  if (want.api) {
+    const char* found = conf_find_name(msg, end, want.api);
+    cr_expect(found != NULL, "%s: the message does not name the function: %.*s", what, size, msg);
+    if (found) at = found + strlen(want.api);
+  }
+  if (want.arg) {
+    const char* found = memmem(at, (size_t)(end - at), want.arg, strlen(want.arg));
+    cr_expect(found != NULL, "%s: the message does not name `%s`%s: %.*s", what, want.arg,
+              want.api ? " after the function" : "", size, msg);
+    if (found) at = found + strlen(want.arg);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const char* part = want.says[i];
+    if (part == NULL) continue;
+    cr_expect(memmem(at, (size_t)(end - at), part, strlen(part)) != NULL,
+              "%s: the message does not say \"%s\"%s%s: %.*s", what, part,
+              want.arg ? " after " : "", want.arg ? want.arg : "", size, msg);
+  }
   API(TVMFFIObjectDecRef)(err);
 }
+
+#define EXPECT_RAISED(...) conf_expect_raised((ConfRaised){__VA_ARGS__})
 
 /* The bytes of a string or bytes value of any of the four kinds. */
 static inline TVMFFIByteArray core_str_bytes(const TVMFFIAny* value) {
