@@ -6,6 +6,7 @@
 #define CONFORMANCE_CORE_SUPPORT_H_
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,42 @@ static inline void conf_expect_raised(ConfRaised want) {
 }
 
 #define EXPECT_RAISED(...) conf_expect_raised((ConfRaised){__VA_ARGS__})
+
+/* A raised error as text, for the checks EXPECT_RAISED cannot say (one of
+ * two kinds, a word in any case, how often a name occurs, nothing raised
+ * after a 0): kind "" when nothing was raised. Takes the error out of the
+ * slot, so the next check starts from an empty one. */
+typedef struct {
+  char kind[64];
+  char message[2048];
+} ConfError;
+
+static inline ConfError conf_take_error(void) {
+  ConfError out;
+  out.kind[0] = out.message[0] = '\0';
+  TVMFFIObjectHandle err = core_take_raised();
+  if (err == (TVMFFIObjectHandle)(uintptr_t)0x1) {
+    snprintf(out.kind, sizeof out.kind, "(out left unwritten)");
+    return out;
+  }
+  if (err == NULL) return out;
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
+  snprintf(out.kind, sizeof out.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
+  snprintf(out.message, sizeof out.message, "%.*s", (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  return out;
+}
+
+/* A call that must succeed: any other return fails the test with `call`
+ * and the error it raised. */
+static inline void conf_expect_ok(int rc, const char* call) {
+  if (rc == 0) return;
+  ConfError e = conf_take_error();
+  cr_assert_fail("%s returned %d: %s: %s", call, rc, e.kind[0] ? e.kind : "nothing raised",
+                 e.message);
+}
+
+#define EXPECT_OK(call) conf_expect_ok((call), #call)
 
 /* The bytes of a string or bytes value of any of the four kinds. */
 static inline TVMFFIByteArray core_str_bytes(const TVMFFIAny* value) {

@@ -15,12 +15,12 @@
 static void expect_oom_refusal(const ConfAllocWalk* w, const char* what, int rc,
                                const char* path) {
   cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
-  mod_take_error();
-  int loader = path && strcmp(mod_err.kind, "RuntimeError") == 0 &&
-               strstr(mod_err.message, path) != NULL;
-  cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 || loader,
+  ConfError err = conf_take_error();
+  int loader = path && strcmp(err.kind, "RuntimeError") == 0 &&
+               strstr(err.message, path) != NULL;
+  cr_assert(strcmp(err.kind, "MemoryError") == 0 || loader,
             "%s, allocation %ld failed: raised %s: %s", what, w->n,
-            mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
+            err.kind[0] ? err.kind : "nothing", err.message);
 }
 
 static int armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
@@ -35,9 +35,9 @@ static int armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args, 
 /* After a step that returned 0: nothing raised, and a module with `name`. */
 static void expect_module_with(const ConfAllocWalk* w, const char* what, TVMFFIAny* r,
                                const char* name) {
-  mod_take_error();
-  cr_expect_eq(mod_err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised: %s", what,
-               w->n, mod_err.kind, mod_err.message);
+  ConfError err = conf_take_error();
+  cr_expect_eq(err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised: %s", what,
+               w->n, err.kind, err.message);
   int32_t got = r->type_index;
   int found = -1;
   if (got == kTVMFFIModule && r->v_obj != NULL) found = mod_implements(r->v_obj, name, 0);
@@ -112,7 +112,7 @@ TEST(module_edge, MOD_112_system_lib_context_symbol) {
   TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
   register_prefix_112("conf112_plain_");
   TVMFFIAny a = mod_str("conf112_plain_"), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
   mod_release(&r);
   cr_assert_eq(mod112_slot, &mod112_marker, "the system library's context symbol holds %p",
                mod112_slot);
@@ -172,15 +172,15 @@ TEST(module_edge, MOD_113_only_exact_aliases_fold) {
     snprintf(path, sizeof path, "/no/such/dir/lib.%s", formats[i]);
     TVMFFIObjectHandle mod = NULL;
     cr_expect_eq(mod_load_path(path, &mod), -1, "%s loaded", path);
-    cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s: %s", path, mod_err.kind,
-                     mod_err.message);
+    ConfError err = conf_take_error();
+    cr_expect_str_eq(err.kind, "ValueError", "%s: %s: %s", path, err.kind, err.message);
     /* Not cut at "format": the refusal text after it is exact. */
     char want[64];
     snprintf(want, sizeof want, "format %s", formats[i]);
-    const char* at = strstr(mod_err.message, want);
+    const char* at = strstr(err.message, want);
     cr_expect(at != NULL && at[strlen(want)] == '\0',
               "%s did not reach ffi.Module.load_from_file.%s with format %s: %s", path,
-              formats[i], formats[i], mod_err.message);
+              formats[i], formats[i], err.message);
   }
   API(TVMFFIObjectDecRef)(loader);
 }
@@ -230,18 +230,20 @@ static void register_long_kind(char* kind, size_t len, const char* tag, const ch
 TEST(module_edge, LIB_086_missing_loader_names_kind) {
   TVMFFIObjectHandle mod;
   cr_assert_eq(mod_load_path(mod_lib_path("libmod_packed_nokind.so"), &mod), -1);
-  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.no_such_kind") != NULL,
-            "message: %s", mod_err.message);
-  cr_expect_geq(count_in(mod_err.message, "no_such_kind"), 2,
-                "the kind is not named apart from the loader's name: %s", mod_err.message);
+  ConfError err = conf_take_error();
+  cr_expect(strstr(err.message, "ffi.Module.load_from_bytes.no_such_kind") != NULL,
+            "message: %s", err.message);
+  cr_expect_geq(count_in(err.message, "no_such_kind"), 2,
+                "the kind is not named apart from the loader's name: %s", err.message);
   char kind[301];
   register_long_kind(kind, 300, "conf086", "conf086___tvm_ffi__library_bin");
   TVMFFIAny a = mod_str("conf086_"), r;
   cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without loader was loaded");
   kind[200] = '\0'; /* its first 200 bytes, twice at least */
-  cr_expect_geq(count_in(mod_err.message, kind), 2,
+  ConfError refusal = conf_take_error();
+  cr_expect_geq(count_in(refusal.message, kind), 2,
                 "the 300-byte kind is not named apart from the loader's name: %.600s",
-                mod_err.message);
+                refusal.message);
 }
 
 /* `word` in `text` with no letter, digit, '_' or '.' right before or after
@@ -260,20 +262,22 @@ static int has_word(const char* text, const char* word) {
 }
 
 /* Calls `fn` with `args` and expects a refusal of kind `kind` whose message
- * names fn, position #pos and the parameter `param`. */
-static void expect_names_param(const char* fn, TVMFFIAny* args, int32_t n, int pos,
+ * names fn, position #pos and the parameter `param`; returns the refusal. */
+static ConfError expect_names_param(const char* fn, TVMFFIAny* args, int32_t n, int pos,
                                const char* param, const char* kind) {
   TVMFFIAny r;
   cr_expect_eq(mod_call(fn, args, n, &r), -1, "%s accepted a bad argument #%d", fn, pos);
   mod_release(&r);
   char where[8];
   snprintf(where, sizeof where, "#%d", pos);
-  cr_expect_str_eq(mod_err.kind, kind, "%s #%d: %s: %s", fn, pos, mod_err.kind, mod_err.message);
-  cr_expect(strstr(mod_err.message, fn) != NULL && strstr(mod_err.message, where) != NULL,
+  ConfError err = conf_take_error();
+  cr_expect_str_eq(err.kind, kind, "%s #%d: %s: %s", fn, pos, err.kind, err.message);
+  cr_expect(strstr(err.message, fn) != NULL && strstr(err.message, where) != NULL,
             "%s: the message does not name the function and %s: %s", fn, where,
-            mod_err.message);
-  cr_expect(has_word(mod_err.message, param), "%s: the message does not name %s (%s): %s", fn,
-            where, param, mod_err.message);
+            err.message);
+  cr_expect(has_word(err.message, param), "%s: the message does not name %s (%s): %s", fn,
+            where, param, err.message);
+  return err;
 }
 
 /* MOD-114: a refused argument of an ffi.Module* global is named by its
@@ -403,8 +407,7 @@ TEST(module_edge, MOD_115_module_work_gives_memory_back) {
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf115_f", (void*)sys_answer),
                0);
   TVMFFIAny prefix = mod_str("conf115_"), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
   g.syslib = r.v_obj;
   cr_assert_eq(mod115_round(&g), 0, "the first round failed");
   size_t before = mallinfo2().uordblks;
@@ -427,19 +430,18 @@ TEST(module_edge, MOD_116_info_search_is_deep) {
   TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
   TVMFFIObjectHandle top = mod_load("libmod_basic.so");
   TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   a[0] = mod_obj(top);
   a[1] = mod_obj(mid);
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   TVMFFIAny q[3] = {mod_obj(top), mod_str("other_fn"), mod_bool(1)};
-  cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r));
   char buf[128];
   const char* doc = mod_take_str(&r, buf, sizeof buf);
   cr_expect(doc != NULL && strcmp(doc, "other_fn lives in mod_other.") == 0,
             "the doc of an import's import was not found: %s", doc ? doc : "(not a str)");
   q[2] = mod_bool(0);
-  cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r));
   cr_expect_eq(r.type_index, kTVMFFINone, "found without query_imports");
   mod_release(&r);
   cr_expect_eq(mod_implements(top, "other_fn", 1), 1, "an import's import's function not found");
@@ -461,39 +463,39 @@ static TVMFFIAny str_of(const char* data, size_t len) {
 TEST(module_edge, MOD_117_load_refusals_say_what) {
   static const char nul_path[] = "/no/such/dir/lib\0x.so";
   TVMFFIAny args[2] = {str_of(nul_path, sizeof nul_path - 1), mod_str("so")}, r;
-  expect_names_param("ffi.Module.load_from_file.so", args, 2, 0, "path", "ValueError");
-  cr_expect(strstr(mod_err.message, "NUL") != NULL, "the reason is not given: %s",
-            mod_err.message);
+  ConfError err =
+      expect_names_param("ffi.Module.load_from_file.so", args, 2, 0, "path", "ValueError");
+  cr_expect(strstr(err.message, "NUL") != NULL, "the reason is not given: %s", err.message);
   mod_release(&args[0]);
   TVMFFIAny prefix = str_of("conf117_\0x", 10);
   int rc = mod_call("ffi.SystemLib", &prefix, 1, &r);
   mod_release(&r);
   mod_release(&prefix);
   if (rc != 0) { /* refusing is one of the two answers MOD-036 allows */
-    cr_expect_str_eq(mod_err.kind, "ValueError");
-    cr_expect(strstr(mod_err.message, "ffi.SystemLib") && strstr(mod_err.message, "#0") &&
-                  has_word(mod_err.message, "symbol_prefix") && strstr(mod_err.message, "NUL"),
+    err = conf_take_error();
+    cr_expect_str_eq(err.kind, "ValueError");
+    cr_expect(strstr(err.message, "ffi.SystemLib") && strstr(err.message, "#0") &&
+                  has_word(err.message, "symbol_prefix") && strstr(err.message, "NUL"),
               "the refusal does not name ffi.SystemLib, #0, symbol_prefix and NUL: %s",
-              mod_err.message);
+              err.message);
   }
   static char long_path[5001];
   memset(long_path, 'p', 5000);
   memcpy(long_path, "/tmp/conf117_", 13);
   TVMFFIAny path = mod_str(long_path);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
   char head[1001];
   memcpy(head, long_path, 1000);
   head[1000] = '\0';
-  cr_expect(strstr(mod_err.message, head) != NULL,
-            "the message does not show the path's first 1000 bytes: %.200s", mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {head});
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny w[3] = {mod_obj(mod), mod_str("/tmp/conf117_never_written.so"), mod_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", w, 3, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "WriteToFile") && strstr(mod_err.message, "library"),
+  err = conf_take_error();
+  cr_expect_str_eq(err.kind, "RuntimeError");
+  cr_expect(strstr(err.message, "WriteToFile") && strstr(err.message, "library"),
             "the message does not say that a library module cannot WriteToFile: %s",
-            mod_err.message);
+            err.message);
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -509,10 +511,11 @@ TEST(module_edge, MOD_118_getter_type_error_says_what) {
     cr_expect_eq(mod_call(queries[i][0], q, 3, &r), -1, "%s(%s) succeeded", queries[i][0],
                  queries[i][1]);
     mod_release(&r);
-    cr_expect_str_eq(mod_err.kind, "TypeError");
-    cr_expect(strstr(mod_err.message, queries[i][1]) != NULL && has_word(mod_err.message, "str"),
+    ConfError err = conf_take_error();
+    cr_expect_str_eq(err.kind, "TypeError");
+    cr_expect(strstr(err.message, queries[i][1]) != NULL && has_word(err.message, "str"),
               "%s: the message does not name %s and say str: %s", queries[i][0], queries[i][1],
-              mod_err.message);
+              err.message);
   }
   API(TVMFFIObjectDecRef)(mod);
 }
@@ -535,8 +538,7 @@ TEST(module_edge, MOD_119_module_queries_out_of_memory) {
   long points = 0;
   for (size_t c = 0; c < sizeof calls / sizeof calls[0]; ++c) {
     TVMFFIObjectHandle fn = mod_global(calls[c].fn);
-    cr_assert_eq(mod_call_fn(fn, args, calls[c].n, &r), 0, "%s: %s: %s", calls[c].fn,
-                 mod_err.kind, mod_err.message);
+    EXPECT_OK(mod_call_fn(fn, args, calls[c].n, &r));
     int32_t want = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
     mod_release(&r);
     for (int sticky = 0; sticky < 2; ++sticky) {
@@ -549,11 +551,11 @@ TEST(module_edge, MOD_119_module_queries_out_of_memory) {
         }
         int32_t got = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
         mod_release(&r);
-        mod_take_error();
         cr_assert_eq(got, want, "%s, allocation %ld failed: type index %d, not %d", calls[c].fn,
                      w.n, got, want);
-        cr_assert_eq(mod_err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised",
-                     calls[c].fn, w.n, mod_err.kind);
+        ConfError err = conf_take_error();
+        cr_assert_eq(err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised",
+                     calls[c].fn, w.n, err.kind);
       }
       points += w.points;
     }
@@ -586,8 +588,7 @@ TEST(module_edge, MOD_120_same_length_prefixes_apart) {
   TVMFFIObjectHandle mods[2];
   for (int i = 0; i < 2; ++i) {
     TVMFFIAny a = mod_str(prefixes[i]), r;
-    cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind,
-                 mod_err.message);
+    EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
     mods[i] = r.v_obj;
   }
   cr_expect_neq(mods[0], mods[1], "two prefixes of one length gave one module");
@@ -614,8 +615,7 @@ TEST(module_edge, MOD_121_system_lib_count_and_loader_type) {
   TVMFFIAny two[2] = {mod_str("conf121_"), mod_str("x")}, r;
   cr_expect_eq(mod_call("ffi.SystemLib", two, 2, &r), -1, "ffi.SystemLib took two arguments");
   mod_release(&r);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
-  cr_expect(strstr(mod_err.message, "ffi.SystemLib") != NULL, "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "TypeError", .says = {"ffi.SystemLib"});
   TVMFFIObjectHandle loader = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, gives_int, NULL, &loader), 0);
   static const char name[] = "ffi.Module.load_from_file.conf121";
@@ -624,9 +624,7 @@ TEST(module_edge, MOD_121_system_lib_count_and_loader_type) {
   API(TVMFFIObjectDecRef)(loader);
   TVMFFIObjectHandle mod = NULL;
   cr_expect_eq(mod_load_path("/no/such/lib.conf121", &mod), -1, "an int was taken for a module");
-  cr_expect_str_eq(mod_err.kind, "TypeError");
-  cr_expect(strstr(mod_err.message, "Module") != NULL,
-            "the message does not say a Module was expected: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Module"});
 }
 
 static __attribute__((aligned(8))) unsigned char ctx_fail_blob[256];
@@ -663,8 +661,7 @@ TEST(module_edge, MOD_122_failed_load_leaves_no_stale_context) {
   mod122_ctx = &sentinel;
   TVMFFIAny a = mod_str("conf122_"), r;
   cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without a loader was loaded");
-  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.conf122_no_loader") != NULL,
-            "the load failed for another reason: %s: %s", mod_err.kind, mod_err.message);
+  EXPECT_RAISED(.says = {"ffi.Module.load_from_bytes.conf122_no_loader"});
   cr_expect(mod122_ctx == &sentinel || mod122_ctx == NULL,
             "the context variable points at %p, a module the failed load made and freed",
             mod122_ctx);
@@ -677,17 +674,17 @@ TEST(module_edge, MOD_030_first_sibling_import_wins) {
   TVMFFIObjectHandle other = mod_load("libmod_other.so"); /* which: 1 */
   TVMFFIObjectHandle third = mod_load("libmod_third.so"); /* which: 2 */
   TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   a[1] = mod_obj(third);
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
   API(TVMFFIObjectDecRef)(get_ctx);
   TVMFFIObjectHandle fn = NULL;
   cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &fn), 0, "not found");
   cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the second import's function was returned");
   TVMFFIAny q[3] = {mod_obj(basic), mod_str("which"), mod_bool(1)};
-  cr_assert_eq(mod_call("ffi.ModuleGetFunction", q, 3, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleGetFunction", q, 3, &r));
   cr_expect_eq(mod_call_int(r.v_obj, NULL, 0), 1, "ffi.ModuleGetFunction took the second import");
   mod_release(&r);
   TVMFFIObjectHandle* all[] = {&third, &other, &basic};
@@ -703,7 +700,7 @@ TEST(module_edge, MOD_123_info_name_with_nul_not_cut) {
     TVMFFIAny q[3] = {mod_obj(mod), str_of("add_one\0x", 9), mod_bool(1)}, r;
     int rc = mod_call(globals[i], q, 3, &r);
     mod_release(&q[1]);
-    cr_expect_eq(rc, 0, "%s: %s: %s", globals[i], mod_err.kind, mod_err.message);
+    EXPECT_OK(rc);
     cr_expect_eq(r.type_index, kTVMFFINone, "%s of \"add_one\\0x\" found add_one's (type %d)",
                  globals[i], r.type_index);
     mod_release(&r);
@@ -781,11 +778,11 @@ TEST(module_edge, MOD_043_sibling_imports_out_of_memory) {
   TVMFFIObjectHandle other = mod_load("libmod_other.so");
   TVMFFIObjectHandle third = mod_load("libmod_third.so");
   TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   a[1] = mod_obj(third);
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
   API(TVMFFIObjectDecRef)(get_ctx);
   void* ctx = r.v_ptr;
   long points = 0;
@@ -801,9 +798,9 @@ TEST(module_edge, MOD_043_sibling_imports_out_of_memory) {
         expect_oom_refusal(&w, "TVMFFIEnvModLookupFromImports", rc, NULL);
         continue;
       }
-      mod_take_error();
-      cr_expect_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised", w.n,
-                   mod_err.kind);
+      ConfError err = conf_take_error();
+      cr_expect_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised", w.n,
+                   err.kind);
       cr_assert_not_null(fn, "allocation %ld failed: 0 but no function", w.n);
       cr_assert_eq(mod_call_int(fn, NULL, 0), 1, "allocation %ld failed: the second import's "
                    "function was returned", w.n);
@@ -812,16 +809,16 @@ TEST(module_edge, MOD_043_sibling_imports_out_of_memory) {
     points += w.points;
     if (!sticky) { /* a fresh module for the sticky walk: nothing kept */
       TVMFFIAny c = mod_obj(basic);
-      cr_assert_eq(mod_call("ffi.ModuleClearImports", &c, 1, &r), 0);
+      EXPECT_OK(mod_call("ffi.ModuleClearImports", &c, 1, &r));
       API(TVMFFIObjectDecRef)(basic);
       basic = mod_load("libmod_basic.so");
       a[0] = mod_obj(basic);
       a[1] = mod_obj(other);
-      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+      EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
       a[1] = mod_obj(third);
-      cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+      EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
       get_ctx = mod_get_function(basic, "get_ctx", 0);
-      cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+      EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
       API(TVMFFIObjectDecRef)(get_ctx);
       ctx = r.v_ptr;
     }
@@ -842,7 +839,7 @@ TEST(module_edge, MOD_042_import_of_importer_out_of_memory) {
     TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
     TVMFFIObjectHandle top = mod_load("libmod_basic.so");
     TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
-    cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+    EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
     TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
     a[0] = mod_obj(top);
     a[1] = mod_obj(mid);
@@ -856,9 +853,9 @@ TEST(module_edge, MOD_042_import_of_importer_out_of_memory) {
                      "allocation %ld failed: -1, but the import was kept", w.n);
         continue;
       }
-      mod_take_error();
-      cr_assert_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
-                   mod_err.kind, mod_err.message);
+      ConfError err = conf_take_error();
+      cr_assert_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
+                   err.kind, err.message);
       cr_assert_eq(mod_implements(top, "other_fn", 1), 1,
                    "allocation %ld failed: 0, but leaf is not reached from top", w.n);
       imported = 1;
@@ -866,7 +863,7 @@ TEST(module_edge, MOD_042_import_of_importer_out_of_memory) {
     points += w.points;
     API(TVMFFIObjectDecRef)(fn);
     TVMFFIAny c = mod_obj(top);
-    cr_assert_eq(mod_call("ffi.ModuleClearImports", &c, 1, &r), 0);
+    EXPECT_OK(mod_call("ffi.ModuleClearImports", &c, 1, &r));
     TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
     for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
   }
@@ -901,7 +898,7 @@ TEST(module_edge, LIB_087_load_keeps_no_loader) {
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf087___tvm_ffi__library_bin",
                                                           mod_premade_blob), 0);
   TVMFFIAny a = mod_str("conf087_"), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
   cr_expect_eq(mod_implements(r.v_obj, "other_fn", 1), 1, "the loaders' modules are not imported");
   mod_release(&r);
   TVMFFIObjectHandle fresh = NULL;
@@ -931,15 +928,16 @@ TEST(module_edge, MOD_125_blob_of_unknown_extent_refused) {
   int rc = mod_call("ffi.SystemLib", &a, 1, &r);
   mod_release(&r);
   cr_expect_eq(rc, -1, "a blob of unknown extent was read");
-  cr_expect_str_eq(mod_err.kind, "ValueError", "%s: %s", mod_err.kind, mod_err.message);
-  const char* named = strstr(mod_err.message, "__tvm_ffi__library_bin");
+  ConfError err = conf_take_error();
+  cr_expect_str_eq(err.kind, "ValueError", "%s: %s", err.kind, err.message);
+  const char* named = strstr(err.message, "__tvm_ffi__library_bin");
   cr_expect(named != NULL, "the message does not name __tvm_ffi__library_bin: %s",
-            mod_err.message);
+            err.message);
   /* and says why: text other than blanks after the symbol's name */
   const char* why = named ? named + strlen("__tvm_ffi__library_bin") : "";
   while (*why == ' ') ++why;
   cr_expect(*why != '\0', "the message gives no reason after the symbol's name: %s",
-            mod_err.message);
+            err.message);
   API(TVMFFIObjectDecRef)(mod_premade_module);
   /* heap stays registered for the life of the process. */
 }
@@ -949,7 +947,7 @@ TEST(module_edge, MOD_125_blob_of_unknown_extent_refused) {
 TEST(module_edge, MOD_002_kind_is_exactly_library) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny a = mod_obj(mod), r;
-  cr_assert_eq(mod_call("ffi.ModuleGetKind", &a, 1, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleGetKind", &a, 1, &r));
   const char* data = NULL;
   size_t size = 0;
   if (r.type_index == kTVMFFISmallStr) {
@@ -991,11 +989,11 @@ TEST(module_edge, MOD_033_remove_pins_only_its_module) {
       TVMFFIAny a, r;
       for (int k = 0; k < 3; ++k) {
         a = mod_obj(m[reverse ? 2 - k : k].mod);
-        cr_assert_eq(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r), 0);
+        EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
       }
       for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(m[i].mod); /* pinned only */
       a = mod_obj(m[target].mod);
-      cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0);
+      EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
       for (int i = 0; i < 3; ++i) {
         cr_expect_eq(mod_is_loaded(m[i].path), i != target,
                      "pinned %s, removed the module at address rank %d: rank %d %s",
@@ -1005,7 +1003,7 @@ TEST(module_edge, MOD_033_remove_pins_only_its_module) {
       for (int i = 0; i < 3; ++i) {
         if (i == target || !mod_is_loaded(m[i].path)) continue;
         a = mod_obj(m[i].mod);
-        cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0);
+        EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
       }
     }
   }
@@ -1018,9 +1016,9 @@ TEST(module_edge, MOD_034_found_name_needs_no_memory) {
   TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
   TVMFFIObjectHandle other = mod_load("libmod_other.so");
   TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
   API(TVMFFIObjectDecRef)(get_ctx);
   TVMFFIObjectHandle first = NULL, again = NULL;
   cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &first), 0);
@@ -1134,7 +1132,8 @@ TEST(module_edge, LIB_089_long_kinds_stay_in_bounds) {
     conf_alloc_guard(0);
     cr_expect_eq(rc, -1, "a kind of %zu bytes without a loader was loaded", lens[i]);
     if (rc == 0) mod_release(&r);
-    cr_expect_neq(mod_err.kind[0], '\0', "-1 with no error raised for a kind of %zu bytes",
+    ConfError err = conf_take_error();
+    cr_expect_neq(err.kind[0], '\0', "-1 with no error raised for a kind of %zu bytes",
                   lens[i]);
   }
   cr_expect_eq(conf_alloc_overruns() - before, 0,
@@ -1183,8 +1182,7 @@ TEST(module_edge, LIB_090_loader_of_the_exact_kind) {
     int before = lib090_calls;
     TVMFFIAny a = mod_str(prefix), r;
     int rc = mod_call("ffi.SystemLib", &a, 1, &r);
-    cr_expect_eq(rc, 0, "a kind of %zu bytes with its loader registered failed to load: %s: %s",
-                 lens[i], mod_err.kind, mod_err.message);
+    EXPECT_OK(rc);
     if (rc == 0) mod_release(&r);
     cr_expect_eq(lib090_calls - before, 1, "a kind of %zu bytes: its loader ran %d times", lens[i],
                  lib090_calls - before);

@@ -11,9 +11,9 @@
  * of a raised error, and the error raised is a MemoryError. */
 static void expect_memory_error(const ConfAllocWalk* w, const char* what, int rc) {
   cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
-  mod_take_error();
-  cr_assert_str_eq(mod_err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
-                   w->n, mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
+  ConfError err = conf_take_error();
+  cr_assert_str_eq(err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
+                   w->n, err.kind[0] ? err.kind : "nothing", err.message);
 }
 
 /* Calls `fn` armed with the walk's failure; the error stays raised. */
@@ -30,7 +30,7 @@ static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
   *basic = mod_load("libmod_basic.so");
   *other = mod_load("libmod_other.so");
   TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
 }
 
 /* A lookup of `name` in `mod` (query_imports true), walked: a Function (a
@@ -85,8 +85,7 @@ TEST(module_oom, MOD_041_lookups_out_of_memory) {
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_g", (void*)sys_answer),
                0);
   TVMFFIAny prefix = mod_str("conf41_"), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
   TVMFFIObjectHandle syslib = r.v_obj;
   long points = 0;
   for (int sticky = 0; sticky < 2; ++sticky) {
@@ -131,8 +130,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
 
 static void clear_imports_of(TVMFFIObjectHandle mod) {
   TVMFFIAny a = mod_obj(mod), r;
-  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
 }
 
 /* MOD-096: an import that would close a cycle, with any allocation
@@ -159,10 +157,10 @@ TEST(module_oom, MOD_096_cycle_check_out_of_memory) {
     while (conf_alloc_next(&w)) {
       int rc = armed_call(&w, fn, closing, 2, &r);
       cr_assert_eq(rc, -1, "allocation %ld failed: the cyclic import returned %d", w.n, rc);
-      mod_take_error();
-      cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 ||
-                    strcmp(mod_err.kind, "RuntimeError") == 0,
-                "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+      ConfError err = conf_take_error();
+      cr_assert(strcmp(err.kind, "MemoryError") == 0 ||
+                    strcmp(err.kind, "RuntimeError") == 0,
+                "allocation %ld failed: raised %s: %s", w.n, err.kind, err.message);
       cr_assert_eq(mod_implements(m[kChain - 1], "other_fn", 1), 0,
                    "allocation %ld failed: the last module reaches the first one's imports", w.n);
     }
@@ -183,7 +181,7 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
   load_pair(&basic, &other);
   TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
   TVMFFIAny r;
-  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
   void* ctx = r.v_ptr;
   API(TVMFFIObjectDecRef)(get_ctx);
   /* Each walk its own name: a found name may be kept and cost nothing more. */
@@ -231,9 +229,9 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
         mod_release(&a);
         continue;
       }
-      mod_take_error(); /* a 0 leaves nothing raised: no failure swallowed on the way */
-      cr_expect_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
-                   mod_err.kind, mod_err.message);
+      ConfError err = conf_take_error(); /* a 0 leaves nothing raised: no failure swallowed on the way */
+      cr_expect_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
+                   err.kind, err.message);
       int32_t got = r.type_index;
       int found = -1;
       if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "conf81_f", 0);
@@ -269,7 +267,7 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);
   cr_assert(mod_is_loaded(path), "allocation %ld failed: 0 but the module is not pinned", w.n);
-  cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0); /* the runtime's reference */
+  EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r)); /* the runtime's reference */
   cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove");
   conf_alloc_done(w.points, "ffi.ModuleGlobalsAdd");
 }

@@ -1,7 +1,7 @@
 /*
  * Helpers for the module tests (symbol_test.c, module_test.c,
  * library_bin_test.c): calling `ffi.Module*` globals as a pure-C host does,
- * reading results and raised errors, and running a risky load in a child
+ * reading results, and running a risky load in a child
  * process so that an implementation that crashes fails one test instead of
  * killing the run.
  */
@@ -17,15 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core_support.h"
 #include "impl.h"
-
-/* The last error taken from the raised slot. */
-typedef struct {
-  char kind[64];
-  char message[2048];
-} ModError;
-
-static ModError mod_err;
 
 static inline TVMFFIAny mod_none(void) {
   TVMFFIAny v;
@@ -66,19 +59,6 @@ static inline void mod_release(TVMFFIAny* v) {
   *v = mod_none();
 }
 
-/* Moves the raised error into mod_err (kind "" when nothing was raised). */
-static inline void mod_take_error(void) {
-  TVMFFIObjectHandle err = NULL;
-  mod_err.kind[0] = mod_err.message[0] = '\0';
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  if (err == NULL) return;
-  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  snprintf(mod_err.kind, sizeof mod_err.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
-  snprintf(mod_err.message, sizeof mod_err.message, "%.*s", (int)cell->message.size,
-           cell->message.data);
-  API(TVMFFIObjectDecRef)(err);
-}
-
 /* The global function `name`, a new reference. A library that does not
  * register it SKIPs the test, naming the function (MOD-001 is the test that
  * requires every module global). */
@@ -92,23 +72,21 @@ static inline TVMFFIObjectHandle mod_global(const char* name) {
   return fn;
 }
 
-/* Calls the global `name`; on failure the error is in mod_err. */
+/* Calls the global `name`; a failure leaves its error raised, for
+ * EXPECT_RAISED or conf_take_error. */
 static inline int mod_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   TVMFFIObjectHandle fn = mod_global(name);
   *result = mod_none();
   int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
-  if (rc != 0) mod_take_error();
   API(TVMFFIObjectDecRef)(fn);
   return rc;
 }
 
-/* Calls a function object; on failure the error is in mod_err. */
+/* Calls a function object; a failure leaves its error raised. */
 static inline int mod_call_fn(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
                               TVMFFIAny* result) {
   *result = mod_none();
-  int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
-  if (rc != 0) mod_take_error();
-  return rc;
+  return API(TVMFFIFunctionCall)(fn, args, n, result);
 }
 
 /* Runfiles path of a test library built in conformance/testlibs. */
@@ -123,7 +101,7 @@ static inline const char* mod_lib_path(const char* file) {
 }
 
 /* ffi.ModuleLoadFromFile(path): 0 and *mod (a new reference), or -1 with
- * the error in mod_err. */
+ * the error raised. */
 static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
   TVMFFIAny arg = mod_str(path), result;
   *mod = NULL;
@@ -135,8 +113,9 @@ static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
 /* Loads a test library, failing the test if that fails. */
 static inline TVMFFIObjectHandle mod_load(const char* file) {
   TVMFFIObjectHandle mod;
-  int rc = mod_load_path(mod_lib_path(file), &mod);
-  cr_assert_eq(rc, 0, "loading %s failed: %s: %s", file, mod_err.kind, mod_err.message);
+  char what[512];
+  snprintf(what, sizeof what, "loading %s", file);
+  conf_expect_ok(mod_load_path(mod_lib_path(file), &mod), what);
   cr_assert_not_null(mod);
   return mod;
 }
@@ -153,8 +132,9 @@ static inline TVMFFIObjectHandle mod_get_function_n(TVMFFIObjectHandle mod, cons
   TVMFFIAny result;
   int rc = mod_call("ffi.ModuleGetFunction", args, 3, &result);
   mod_release(&key);
-  cr_assert_eq(rc, 0, "ffi.ModuleGetFunction(%s) failed: %s: %s", name, mod_err.kind,
-               mod_err.message);
+  char what[512];
+  snprintf(what, sizeof what, "ffi.ModuleGetFunction(%.*s)", (int)len, name);
+  conf_expect_ok(rc, what);
   if (result.type_index == kTVMFFINone) return NULL;
   cr_assert_eq(result.type_index, kTVMFFIFunction,
                "ffi.ModuleGetFunction returned type index %d", result.type_index);
@@ -170,8 +150,7 @@ static inline TVMFFIObjectHandle mod_get_function(TVMFFIObjectHandle mod, const 
 static inline int mod_implements(TVMFFIObjectHandle mod, const char* name, int query_imports) {
   TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(query_imports)};
   TVMFFIAny result;
-  cr_assert_eq(mod_call("ffi.ModuleImplementsFunction", args, 3, &result), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleImplementsFunction", args, 3, &result));
   cr_assert_eq(result.type_index, kTVMFFIBool, "got type index %d", result.type_index);
   return result.v_int64 != 0;
 }
@@ -195,8 +174,7 @@ static inline const char* mod_take_str(TVMFFIAny* v, char* buf, size_t cap) {
 /* Calls fn() expecting an int result. */
 static inline int64_t mod_call_int(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n) {
   TVMFFIAny result;
-  cr_assert_eq(mod_call_fn(fn, args, n, &result), 0, "call failed: %s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call_fn(fn, args, n, &result));
   cr_assert_eq(result.type_index, kTVMFFIInt, "got type index %d", result.type_index);
   return result.v_int64;
 }
@@ -214,7 +192,7 @@ typedef struct {
   int exited;      /* 1: the child reported; 0: it died (see signal) */
   int signal;      /* the signal that killed it */
   int rc;          /* the call's return code */
-  ModError error;  /* the raised error when rc != 0 */
+  ConfError error; /* the raised error when rc != 0 */
   int32_t result_type;
 } ModOutcome;
 
@@ -242,7 +220,7 @@ static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
     TVMFFIObjectHandle mod = NULL;
     child.exited = 1;
     child.rc = mod_load_path(path, &mod);
-    child.error = mod_err;
+    if (child.rc != 0) child.error = conf_take_error();
     child.result_type = mod ? ((TVMFFIObject*)mod)->type_index : 0;
     if (write(fds[1], &child, sizeof child) != (ssize_t)sizeof child) _exit(3);
     _exit(0); /* no teardown: the point was the load */

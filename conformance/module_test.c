@@ -31,8 +31,7 @@ TEST(module, MOD_001_globals_registered) {
 
 static const char* kind_of(TVMFFIObjectHandle mod, char* buf, size_t cap) {
   TVMFFIAny arg = mod_obj(mod), r;
-  cr_assert_eq(mod_call("ffi.ModuleGetKind", &arg, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleGetKind", &arg, 1, &r));
   return mod_take_str(&r, buf, cap);
 }
 
@@ -50,8 +49,7 @@ TEST(module, MOD_002_load_gives_library_module) {
 /* MOD-003: ffi.Module.load_from_file.so loads directly. */
 TEST(module, MOD_003_so_loader_direct) {
   TVMFFIAny args[2] = {mod_str(mod_lib_path("libmod_basic.so")), mod_str("so")}, r;
-  cr_assert_eq(mod_call("ffi.Module.load_from_file.so", args, 2, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.Module.load_from_file.so", args, 2, &r));
   cr_assert_eq(r.type_index, kTVMFFIModule);
   TVMFFIObjectHandle fn = mod_get_function(r.v_obj, "add_one", 0);
   cr_assert_not_null(fn);
@@ -105,8 +103,7 @@ static void register_global(const char* name, TVMFFISafeCallType call) {
 TEST(module, MOD_004_format_dispatch) {
   register_global("ffi.Module.load_from_file.tffitest", test_format_loader);
   TVMFFIObjectHandle mod;
-  cr_assert_eq(mod_load_path("/no/such/dir/lib.v1.tffitest", &mod), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_load_path("/no/such/dir/lib.v1.tffitest", &mod));
   cr_expect_eq(seen_calls, 1);
   cr_expect_str_eq(seen_path, "/no/such/dir/lib.v1.tffitest");
   cr_expect_str_eq(seen_format, "tffitest");
@@ -116,9 +113,10 @@ TEST(module, MOD_004_format_dispatch) {
   const char* aliases[] = {"/no/such/lib.dylib", "/no/such/lib.dll", "/no/such/lib.dso"};
   for (int i = 0; i < 3; ++i) {
     cr_expect_eq(mod_load_path(aliases[i], &mod), -1);
-    cr_expect(strstr(mod_err.message, aliases[i]) != NULL, "%s: %s", aliases[i], mod_err.message);
-    cr_expect(strstr(mod_err.message, "load_from_file") == NULL,
-              "%s did not reach the so loader: %s", aliases[i], mod_err.message);
+    ConfError err = conf_take_error();
+    cr_expect(strstr(err.message, aliases[i]) != NULL, "%s: %s", aliases[i], err.message);
+    cr_expect(strstr(err.message, "load_from_file") == NULL,
+              "%s did not reach the so loader: %s", aliases[i], err.message);
   }
 }
 
@@ -126,12 +124,9 @@ TEST(module, MOD_004_format_dispatch) {
 TEST(module, MOD_005_bad_format) {
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path("/tmp/no_extension", &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "/tmp/no_extension") != NULL, "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"/tmp/no_extension"});
   cr_expect_eq(mod_load_path("/tmp/x.tffinosuchformat", &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_file.tffinosuchformat") != NULL,
-            "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"ffi.Module.load_from_file.tffinosuchformat"});
 }
 
 /* MOD-110: ffi.ModuleLoadFromFile keeps no reference to the loader it
@@ -159,8 +154,8 @@ static void expect_loader_released(TVMFFISafeCallType loader, int want_rc) {
   API(TVMFFIObjectDecRef)(fn);
   loader_deleted = 0;
   TVMFFIAny arg = mod_str(path), result;
-  cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result), want_rc, "%s: %s: %s", path,
-               mod_err.kind, mod_err.message);
+  int rc = mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result);
+  cr_expect_eq(rc, want_rc, "%s: ffi.ModuleLoadFromFile returned %d", path, rc);
   if (want_rc == 0) mod_release(&result);
   cr_expect_eq(loader_deleted, 0, "the loader was freed while registered");
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, test_format_loader, NULL, &other), 0);
@@ -172,7 +167,7 @@ static void expect_loader_released(TVMFFISafeCallType loader, int want_rc) {
 TEST(module, MOD_110_load_from_file_releases_loader) {
   expect_loader_released(test_format_loader, 0);
   expect_loader_released(failing_loader, -1);
-  cr_expect_str_eq(mod_err.kind, "ValueError");
+  EXPECT_RAISED(.kind = "ValueError");
 }
 
 /* MOD-080: a path without '.' fails even when its whole text names a
@@ -181,17 +176,14 @@ TEST(module, MOD_080_no_dot_never_dispatches) {
   register_global("ffi.Module.load_from_file.tffinodot80", test_format_loader);
   TVMFFIObjectHandle mod = NULL;
   cr_expect_eq(mod_load_path("tffinodot80", &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "tffinodot80") != NULL, "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"tffinodot80"});
   cr_expect_eq(seen_calls, 0, "the loader of the whole path ran %d times", seen_calls);
   /* A long path is named too, from its start. */
   static char longpath[5001];
   memset(longpath, 'a', sizeof longpath - 1);
   memcpy(longpath, "tffinodot80long", 15);
   cr_expect_eq(mod_load_path(longpath, &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "tffinodot80longaaaaaaaa") != NULL, "message: %.200s",
-            mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"tffinodot80longaaaaaaaa"});
 }
 
 /* MOD-083: the unregistered-format error shows the format as `.<format>`
@@ -199,21 +191,15 @@ TEST(module, MOD_080_no_dot_never_dispatches) {
 TEST(module, MOD_083_unregistered_format_shown) {
   TVMFFIObjectHandle mod = NULL;
   cr_assert_eq(mod_load_path("/tmp/x.tffinosuchformat", &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "`.tffinosuchformat`") != NULL, "message: %s",
-            mod_err.message);
-  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_file.tffinosuchformat") != NULL,
-            "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError",
+                .says = {"`.tffinosuchformat`", "ffi.Module.load_from_file.tffinosuchformat"});
 }
 
 /* MOD-006: a missing file: the path and dlopen's reason. */
 TEST(module, MOD_006_missing_file) {
   TVMFFIObjectHandle mod = (void*)1;
   cr_expect_eq(mod_load_path("/no/such/dir/libmissing.so", &mod), -1);
-  cr_expect(strstr(mod_err.message, "/no/such/dir/libmissing.so") != NULL, "message: %s",
-            mod_err.message);
-  cr_expect(strstr(mod_err.message, "No such file or directory") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.says = {"/no/such/dir/libmissing.so", "No such file or directory"});
 }
 
 /* MOD-007: a file that is not a shared library. */
@@ -227,27 +213,27 @@ TEST(module, MOD_007_not_a_library) {
   fclose(f);
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(copy, &mod), -1);
-  cr_expect(strstr(mod_err.message, copy) != NULL, "message: %s", mod_err.message);
-  cr_expect(strstr(mod_err.message, "invalid ELF header") != NULL ||
-                strstr(mod_err.message, "file too short") != NULL,
-            "no loader reason in: %s", mod_err.message);
+  ConfError err = conf_take_error();
+  cr_expect(strstr(err.message, copy) != NULL, "message: %s", err.message);
+  cr_expect(strstr(err.message, "invalid ELF header") != NULL ||
+                strstr(err.message, "file too short") != NULL,
+            "no loader reason in: %s", err.message);
 }
 
 /* MOD-008: an unresolved data reference: the symbol is named. */
 TEST(module, MOD_008_unresolved_symbol) {
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_unresolved.so"), &mod), -1);
-  cr_expect(strstr(mod_err.message, "conf_symbol_nobody_defines") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.says = {"conf_symbol_nobody_defines"});
 }
 
 /* MOD-009: those failures are RuntimeError. */
 TEST(module, MOD_009_load_failure_kind) {
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path("/no/such/dir/libmissing.so", &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError", "missing file raised %s", mod_err.kind);
+  EXPECT_RAISED(.kind = "RuntimeError");
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_unresolved.so"), &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError", "unresolved symbol raised %s", mod_err.kind);
+  EXPECT_RAISED(.kind = "RuntimeError");
 }
 
 /* basic imports other (which=1, other_fn) and third (which=2, third_fn). */
@@ -257,10 +243,9 @@ static void load_tree(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other,
   *other = mod_load("libmod_other.so");
   *third = mod_load("libmod_third.so");
   TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   a[1] = mod_obj(*third);
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
 }
 
 static void release3(TVMFFIObjectHandle a, TVMFFIObjectHandle b, TVMFFIObjectHandle c) {
@@ -352,7 +337,7 @@ TEST(module, MOD_015_import_and_clear) {
   load_tree(&basic, &other, &third);
   cr_expect_eq(mod_implements(basic, "third_fn", 1), 1);
   TVMFFIAny a = mod_obj(basic), r;
-  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
   cr_expect_eq(mod_implements(basic, "third_fn", 1), 0);
   cr_expect_eq(mod_implements(basic, "other_fn", 1), 0);
@@ -367,11 +352,11 @@ TEST(module, MOD_016_import_cycle_refused) {
   load_tree(&basic, &other, &third);
   TVMFFIAny a[2] = {mod_obj(basic), mod_obj(basic)}, r;
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  EXPECT_RAISED(.kind = "RuntimeError");
   a[0] = mod_obj(third); /* basic -> third already: third -> basic closes it */
   a[1] = mod_obj(basic);
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  EXPECT_RAISED(.kind = "RuntimeError");
   cr_expect_eq(mod_implements(third, "add_one", 1), 0, "the refused import was kept");
   /* Clearing breaks what would otherwise be a reference cycle on exit. */
   a[0] = mod_obj(basic);
@@ -381,7 +366,7 @@ TEST(module, MOD_016_import_cycle_refused) {
 
 static int64_t call_int_global(const char* name, TVMFFIObjectHandle mod) {
   TVMFFIAny a = mod_obj(mod), r;
-  cr_assert_eq(mod_call(name, &a, 1, &r), 0, "%s: %s: %s", name, mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call(name, &a, 1, &r));
   cr_assert_eq(r.type_index, kTVMFFIInt, "%s returned type index %d", name, r.type_index);
   return r.v_int64;
 }
@@ -398,12 +383,11 @@ TEST(module, MOD_018_source_and_write) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny a[3] = {mod_obj(mod), mod_str("asm"), mod_none()}, r;
   char buf[64];
-  cr_assert_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleInspectSource", a, 2, &r));
   const char* s = mod_take_str(&r, buf, sizeof buf);
   cr_assert_not_null(s, "InspectSource did not return a str");
   cr_expect_str_eq(s, "");
-  cr_assert_eq(mod_call("ffi.ModuleGetWriteFormats", a, 1, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleGetWriteFormats", a, 1, &r));
   cr_assert_eq(r.type_index, kTVMFFIArray, "GetWriteFormats returned type index %d",
                r.type_index);
   cr_expect_eq(((TVMFFISeqCell*)((char*)r.v_obj + sizeof(TVMFFIObject)))->size, 0);
@@ -411,7 +395,7 @@ TEST(module, MOD_018_source_and_write) {
   a[1] = mod_str("/tmp/conf_never_written.so");
   a[2] = mod_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  EXPECT_RAISED(.kind = "RuntimeError");
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -421,18 +405,16 @@ TEST(module, MOD_019_globals_keep_alive) {
   const char* path = mod_lib_path("libmod_other.so");
   TVMFFIObjectHandle mod = mod_load("libmod_other.so");
   TVMFFIAny a = mod_obj(mod), r;
-  cr_assert_eq(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
-  cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
   API(TVMFFIObjectDecRef)(mod);
   cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove and release");
   /* Added and released by the host: the runtime keeps it. */
   mod = mod_load("libmod_other.so");
   a = mod_obj(mod);
-  cr_assert_eq(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
   API(TVMFFIObjectDecRef)(mod);
   cr_expect(mod_is_loaded(path), "unloaded although ffi.ModuleGlobalsAdd holds the module");
 }
@@ -444,13 +426,11 @@ TEST(module, MOD_020_non_module_is_type_error) {
   for (int i = 0; i < 4; ++i) {
     TVMFFIAny a = mod_int(5), r;
     cr_expect_eq(mod_call(names[i], &a, 1, &r), -1, "%s accepted an int", names[i]);
-    cr_expect_str_eq(mod_err.kind, "TypeError", "%s raised %s", names[i], mod_err.kind);
-    cr_expect(strstr(mod_err.message, "#0") != NULL, "%s: message lacks #0: %s", names[i],
-              mod_err.message);
+    EXPECT_RAISED(.kind = "TypeError", .says = {"#0"});
   }
   TVMFFIAny a[3] = {mod_str("x"), mod_str("add_one"), mod_bool(0)}, r;
   cr_expect_eq(mod_call("ffi.ModuleGetFunction", a, 3, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
+  EXPECT_RAISED(.kind = "TypeError");
 }
 
 /* MOD-021: LookupFromImports from inside the library finds the imports'
@@ -465,7 +445,7 @@ TEST(module, MOD_021_lookup_from_imports) {
   cr_expect_eq(mod_call_int(call, &arg, 1), 42);
   TVMFFIObjectHandle twice = mod_get_function(basic, "lookup_twice", 0);
   TVMFFIAny r;
-  cr_expect_eq(mod_call_fn(twice, &arg, 1, &r), 0, "%s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call_fn(twice, &arg, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFIOpaquePtr);
   cr_expect_not_null(r.v_ptr);
   API(TVMFFIObjectDecRef)(twice);
@@ -499,9 +479,7 @@ TEST(module, MOD_023_lookup_missing_is_runtime_error) {
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
   TVMFFIAny arg = mod_str("conf_no_function_has_this_name"), r;
   cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
-  cr_expect(strstr(mod_err.message, "conf_no_function_has_this_name") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"conf_no_function_has_this_name"});
   API(TVMFFIObjectDecRef)(call);
   release3(basic, other, third);
 }
@@ -513,7 +491,7 @@ TEST(module, MOD_024_context_symbol_filled) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIObjectHandle fn = mod_get_function(mod, "get_context_slot", 0);
   TVMFFIAny r;
-  cr_assert_eq(mod_call_fn(fn, NULL, 0, &r), 0);
+  EXPECT_OK(mod_call_fn(fn, NULL, 0, &r));
   cr_assert_eq(r.type_index, kTVMFFIOpaquePtr);
   cr_expect_eq(r.v_ptr, &marker, "slot holds %p, registered %p", r.v_ptr, (void*)&marker);
   API(TVMFFIObjectDecRef)(fn);
@@ -536,8 +514,7 @@ static int syslib_prefixed(void* self, const TVMFFIAny* args, int32_t n, TVMFFIA
 
 static TVMFFIObjectHandle system_lib(const char* prefix) {
   TVMFFIAny a = mod_str(prefix), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &a, prefix ? 1 : 0, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &a, prefix ? 1 : 0, &r));
   cr_assert_eq(r.type_index, kTVMFFIModule);
   return r.v_obj;
 }
