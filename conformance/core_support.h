@@ -190,9 +190,9 @@ static inline TVMFFIObjectHandle core_global(const char* name, int skip_missing)
 }
 
 static inline uint32_t core_strong(const void* obj) {
-  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
-                                    __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
+  return (
+      uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                0xffffffffu);
 }
 
 static inline uint32_t core_weak(const void* obj) {
@@ -200,7 +200,6 @@ static inline uint32_t core_weak(const void* obj) {
                                     __ATOMIC_ACQUIRE) >>
                     32);
 }
-
 
 /* A counting allocator for leak checks through the ABI: while installed
  * with TVMFFISetCustomAllocator, every object the implementation makes is
@@ -239,8 +238,7 @@ static void core_count_delete_space(void* body) {
   free(block);
 }
 
-static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index,
-                                 void* context) {
+static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
   (void)type_index;
   (void)context;
   if (alignment > CORE_COUNT_OFFSET || size > ((size_t)1 << 40)) return NULL;
@@ -281,8 +279,9 @@ static inline int core_count_try_begin(const char** why) {
     conf_api.TVMFFIObjectDecRef(probe.v_obj);
   if (__atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED) == 0) {
     conf_api.TVMFFISetCustomAllocator(NULL);
-    *why = "objects are not made through the registered custom allocator (OBJ-022), so they "
-           "cannot be counted";
+    *why =
+        "objects are not made through the registered custom allocator (OBJ-022), so they "
+        "cannot be counted";
     return 0;
   }
   __atomic_store_n(&core_alloc_count.allocs, 0, __ATOMIC_RELAXED);
@@ -310,10 +309,10 @@ static inline void core_count_end(const char* what) {
   conf_api.TVMFFISetCustomAllocator(NULL);
   long allocs = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
   long overruns = __atomic_load_n(&core_alloc_count.overruns, __ATOMIC_RELAXED);
-  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what,
-               core_count_live(), allocs);
-  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with",
-               what, overruns);
+  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what, core_count_live(),
+               allocs);
+  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with", what,
+               overruns);
 }
 
 /* How many rounds a stress loop runs: `rounds`, divided by the positive

@@ -200,14 +200,13 @@ TEST(library_bin, LIB_007_loader_error_propagates) {
 /* LIB-097: the strong count of a module a loader handed back (the test
  * holds one reference of its own to each). */
 static uint32_t strong_count(TVMFFIObjectHandle obj) {
-  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
-                                    __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
+  return (
+      uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                0xffffffffu);
 }
 
 /* LIB-097: the first entry loads, the second is refused. */
-static int second_fails_loader(void* self, const TVMFFIAny* args, int32_t n,
-                               TVMFFIAny* result) {
+static int second_fails_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   if (seen.calls == 1) {
     ++seen.calls;
     API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "second entry refused");
@@ -578,8 +577,8 @@ TEST(library_bin, LIB_082_refusals_say_why) {
     char want[64];
     snprintf(want, sizeof want, "field %s:", m->field);
     const char* at = strstr(o.error.message, want);
-    cr_expect(at != NULL && has_reason(at + strlen(want)), "%s: no reason after '%s': %s",
-              m->file, want, o.error.message);
+    cr_expect(at != NULL && has_reason(at + strlen(want)), "%s: no reason after '%s': %s", m->file,
+              want, o.error.message);
   }
 }
 
@@ -644,15 +643,16 @@ TEST(library_bin, LIB_083_refusal_out_of_memory) {
       conf_alloc_disarm(&w);
       int32_t got = r.type_index;
       if (rc == 0) mod_release(&r);
-      cr_assert_eq(rc, -1, "allocation %ld failed (%ld injected): the load succeeded (type index "
-                   "%d)", w.n, w.injected, got);
+      cr_assert_eq(rc, -1,
+                   "allocation %ld failed (%ld injected): the load succeeded (type index "
+                   "%d)",
+                   w.n, w.injected, got);
       ConfError err = conf_take_error();
       if (w.injected == 0) {
-        cr_assert_str_eq(err.kind, "ValueError", "nothing failed: raised %s: %s",
-                         err.kind, err.message);
+        cr_assert_str_eq(err.kind, "ValueError", "nothing failed: raised %s: %s", err.kind,
+                         err.message);
       } else {
-        cr_assert(strcmp(err.kind, "ValueError") == 0 ||
-                      strcmp(err.kind, "MemoryError") == 0,
+        cr_assert(strcmp(err.kind, "ValueError") == 0 || strcmp(err.kind, "MemoryError") == 0,
                   "allocation %ld failed: raised %s: %s", w.n, err.kind, err.message);
       }
     }
@@ -741,8 +741,10 @@ TEST(library_bin, LIB_035_loads_give_memory_back) {
             LOAD_ROUNDS);
   for (size_t i = 0; i < sizeof failing_blobs / sizeof failing_blobs[0]; ++i) {
     g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path(failing_blobs[i]));
-    cr_expect(g >= 0 && g <= limit, "%s: heap grew by %ld bytes over %d loads (-1: a "
-              "load ended differently or the process died)", failing_blobs[i], g, LOAD_ROUNDS);
+    cr_expect(g >= 0 && g <= limit,
+              "%s: heap grew by %ld bytes over %d loads (-1: a "
+              "load ended differently or the process died)",
+              failing_blobs[i], g, LOAD_ROUNDS);
   }
   API(TVMFFIObjectDecRef)(load);
 }

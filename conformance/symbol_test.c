@@ -1,8 +1,8 @@
 /* Clauses of spec/symbols.md: which exported symbol a name means. Every
  * case loads conformance/testlibs/libmod_basic.so. */
-#include "module_support.h"
 #include "alloc_fail.h"
 #include "core_support.h"
+#include "module_support.h"
 
 /* SYM-001: ffi.ModuleGetFunction(mod, name, false) returns a Function that
  * calls `__tvm_ffi_<name>` with the caller's arguments and result. */
@@ -270,9 +270,11 @@ TEST(symbol, SYM_017_null_name_refusal_names_function_then_name) {
   HOSTILE_INPUT("upstream makes a string of the NULL name");
   static int marker;
   cr_expect_eq(API(TVMFFIEnvModRegisterContextSymbol)(NULL, &marker), -1);
-  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterContextSymbol", .arg = "name", .says = {"NULL"});
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterContextSymbol", .arg = "name",
+                .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(NULL, &marker), -1);
-  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterSystemLibSymbol", .arg = "name", .says = {"NULL"});
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterSystemLibSymbol", .arg = "name",
+                .says = {"NULL"});
 }
 
 static int sym18_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
@@ -311,8 +313,7 @@ TEST(symbol, SYM_018_system_symbol_registration_out_of_memory) {
       cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
       cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
                 "allocation %ld failed: -1 with nothing raised", w.n);
-      const TVMFFIErrorCell* cell =
-          conf_error_cell(err);
+      const TVMFFIErrorCell* cell = conf_error_cell(err);
       cr_assert(cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0,
                 "allocation %ld failed: raised %.*s", w.n, (int)cell->kind.size, cell->kind.data);
       API(TVMFFIObjectDecRef)(err);
