@@ -100,25 +100,18 @@ TEST(module_imports, MOD_023_lookup_missing_is_runtime_error) {
 /* MOD-030 (siblings): of two imports that both have the name, the first
  * one's function is what TVMFFIEnvModLookupFromImports returns. */
 TEST(module_imports, MOD_030_first_sibling_import_wins) {
-  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
-  TVMFFIObjectHandle other = mod_load("libmod_other.so"); /* which: 1 */
-  TVMFFIObjectHandle third = mod_load("libmod_third.so"); /* which: 2 */
-  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
-  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  a[1] = mod_obj(third);
-  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-  API(TVMFFIObjectDecRef)(get_ctx);
+  TVMFFIObjectHandle basic, other, third; /* other's which: 1, third's: 2 */
+  mod_load_tree(&basic, &other, &third);
   TVMFFIObjectHandle fn = NULL;
-  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &fn), 0, "not found");
+  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(mod_library_ctx(basic), "which", &fn), 0,
+               "not found");
+  TVMFFIAny r;
   cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the second import's function was returned");
   TVMFFIAny q[3] = {mod_obj(basic), mod_str("which"), mod_bool(1)};
   EXPECT_OK(mod_call("ffi.ModuleGetFunction", q, 3, &r));
   cr_expect_eq(mod_call_int(r.v_obj, NULL, 0), 1, "ffi.ModuleGetFunction took the second import");
   mod_release(&r);
-  TVMFFIObjectHandle* all[] = {&third, &other, &basic};
-  for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+  mod_release3(third, other, basic);
 }
 
 /* MOD-034 (kept): once a name was found, looking it up again through the
@@ -129,14 +122,12 @@ TEST(module_imports, MOD_034_found_name_needs_no_memory) {
   TVMFFIObjectHandle other = mod_load("libmod_other.so");
   TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-  API(TVMFFIObjectDecRef)(get_ctx);
+  void* ctx = mod_library_ctx(basic);
   TVMFFIObjectHandle first = NULL, again = NULL;
-  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(r.v_ptr, "which", &first), 0);
+  cr_assert_eq(API(TVMFFIEnvModLookupFromImports)(ctx, "which", &first), 0);
   conf_alloc_require();
   conf_alloc_fail_from(0);
-  int rc = conf_api.TVMFFIEnvModLookupFromImports(r.v_ptr, "which", &again);
+  int rc = conf_api.TVMFFIEnvModLookupFromImports(ctx, "which", &again);
   long failed = conf_alloc_off();
   cr_expect_eq(rc, 0, "the second lookup failed (%ld allocations were refused)", failed);
   cr_expect_eq(again, first, "the second lookup gave another handle");
@@ -290,16 +281,13 @@ TEST(module_imports, MOD_095_concurrent_lookups_share_one_handle) {
   for (int round = 0; round < rounds; ++round) {
     TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
     EXPECT_OK(mod_import(m[0], m[1]));
-    TVMFFIObjectHandle get_ctx = mod_get_function(m[0], "get_ctx", 0);
-    TVMFFIAny r;
-    EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-    API(TVMFFIObjectDecRef)(get_ctx);
+    void* ctx = mod_library_ctx(m[0]);
     pthread_barrier_t gate;
     cr_assert_eq(pthread_barrier_init(&gate, NULL, kRacers), 0);
     Racer racers[kRacers];
     pthread_t threads[kRacers];
     for (int i = 0; i < kRacers; ++i) {
-      racers[i] = (Racer){&gate, r.v_ptr, NULL, -9};
+      racers[i] = (Racer){&gate, ctx, NULL, -9};
       cr_assert_eq(pthread_create(&threads[i], NULL, race_lookup, &racers[i]), 0);
     }
     for (int i = 0; i < kRacers; ++i) pthread_join(threads[i], NULL);
@@ -319,11 +307,7 @@ TEST(module_imports, MOD_095_concurrent_lookups_share_one_handle) {
 TEST(module_imports, MOD_040_lookup_argument_errors) {
   HOSTILE_INPUT("upstream dereferences each argument unchecked");
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
-  TVMFFIObjectHandle fn = mod_get_function(mod, "get_ctx", 0);
-  TVMFFIAny r;
-  EXPECT_OK(mod_call_fn(fn, NULL, 0, &r));
-  void* ctx = r.v_ptr;
-  API(TVMFFIObjectDecRef)(fn);
+  void* ctx = mod_library_ctx(mod);
   TVMFFIObjectHandle out = (void*)1;
   cr_expect_eq(API(TVMFFIEnvModLookupFromImports)(ctx, "x", NULL), -1);
   ConfError err = conf_take_error();

@@ -265,17 +265,9 @@ TEST(module_oom, MOD_124_failed_loads_keep_nothing) {
  * a failure in the first import never lets the second one's answer
  * through. */
 TEST(module_oom, MOD_043_sibling_imports_out_of_memory) {
-  TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
-  TVMFFIObjectHandle other = mod_load("libmod_other.so");
-  TVMFFIObjectHandle third = mod_load("libmod_third.so");
-  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
-  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  a[1] = mod_obj(third);
-  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-  API(TVMFFIObjectDecRef)(get_ctx);
-  void* ctx = r.v_ptr;
+  TVMFFIObjectHandle basic, other, third;
+  mod_load_tree(&basic, &other, &third);
+  void* ctx = mod_library_ctx(basic);
   long points = 0;
   for (int sticky = 0; sticky < 2; ++sticky) {
     ConfAllocWalk w = conf_alloc_walk(sticky);
@@ -300,23 +292,15 @@ TEST(module_oom, MOD_043_sibling_imports_out_of_memory) {
     }
     points += w.points;
     if (!sticky) { /* a fresh module for the sticky walk: nothing kept */
-      TVMFFIAny c = mod_obj(basic);
-      EXPECT_OK(mod_call("ffi.ModuleClearImports", &c, 1, &r));
+      mod_clear_imports(basic);
       API(TVMFFIObjectDecRef)(basic);
       basic = mod_load("libmod_basic.so");
-      a[0] = mod_obj(basic);
-      a[1] = mod_obj(other);
-      EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-      a[1] = mod_obj(third);
-      EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-      get_ctx = mod_get_function(basic, "get_ctx", 0);
-      EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-      API(TVMFFIObjectDecRef)(get_ctx);
-      ctx = r.v_ptr;
+      EXPECT_OK(mod_import(basic, other));
+      EXPECT_OK(mod_import(basic, third));
+      ctx = mod_library_ctx(basic);
     }
   }
-  TVMFFIObjectHandle* all[] = {&third, &other, &basic};
-  for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+  mod_release3(third, other, basic);
   conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
 }
 
@@ -515,11 +499,7 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
   long points = 0;
   TVMFFIObjectHandle basic, other;
   load_pair(&basic, &other);
-  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  TVMFFIAny r;
-  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
-  void* ctx = r.v_ptr;
-  API(TVMFFIObjectDecRef)(get_ctx);
+  void* ctx = mod_library_ctx(basic);
   /* Each walk its own name: a found name may be kept and cost nothing more. */
   const char* names[2] = {"other_fn", "which"};
   for (int sticky = 0; sticky < 2; ++sticky) {

@@ -300,6 +300,18 @@ static inline int mod_lookup_call(TVMFFIObjectHandle basic, const char* name, TV
   return rc;
 }
 
+/* The `__tvm_ffi__library_ctx` of a module of libmod_basic.so, as its
+ * get_ctx function reads it from inside the library. */
+static inline void* mod_library_ctx(TVMFFIObjectHandle basic) {
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  cr_assert_not_null(get_ctx, "libmod_basic.so has no get_ctx");
+  TVMFFIAny r;
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
+  API(TVMFFIObjectDecRef)(get_ctx);
+  cr_assert_eq(r.type_index, kTVMFFIOpaquePtr, "get_ctx returned type index %d", r.type_index);
+  return r.v_ptr;
+}
+
 /* Safe-call functions answering the int 7 and 8, told apart by tests. */
 static inline int mod_answer_7(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   (void)self, (void)args, (void)n;
