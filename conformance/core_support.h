@@ -6,6 +6,7 @@
 #define CONFORMANCE_CORE_SUPPORT_H_
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,42 @@ static inline void conf_expect_raised(ConfRaised want) {
 
 #define EXPECT_RAISED(...) conf_expect_raised((ConfRaised){__VA_ARGS__})
 
+/* A raised error as text, for the checks EXPECT_RAISED cannot say (one of
+ * two kinds, a word in any case, how often a name occurs, nothing raised
+ * after a 0): kind "" when nothing was raised. Takes the error out of the
+ * slot, so the next check starts from an empty one. */
+typedef struct {
+  char kind[64];
+  char message[2048];
+} ConfError;
+
+static inline ConfError conf_take_error(void) {
+  ConfError out;
+  out.kind[0] = out.message[0] = '\0';
+  TVMFFIObjectHandle err = core_take_raised();
+  if (err == (TVMFFIObjectHandle)(uintptr_t)0x1) {
+    snprintf(out.kind, sizeof out.kind, "(out left unwritten)");
+    return out;
+  }
+  if (err == NULL) return out;
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
+  snprintf(out.kind, sizeof out.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
+  snprintf(out.message, sizeof out.message, "%.*s", (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  return out;
+}
+
+/* A call that must succeed: any other return fails the test with `call`
+ * and the error it raised. */
+static inline void conf_expect_ok(int rc, const char* call) {
+  if (rc == 0) return;
+  ConfError e = conf_take_error();
+  cr_assert_fail("%s returned %d: %s: %s", call, rc, e.kind[0] ? e.kind : "nothing raised",
+                 e.message);
+}
+
+#define EXPECT_OK(call) conf_expect_ok((call), #call)
+
 /* The bytes of a string or bytes value of any of the four kinds. */
 static inline TVMFFIByteArray core_str_bytes(const TVMFFIAny* value) {
   TVMFFIByteArray out = {NULL, 0};
@@ -153,9 +190,9 @@ static inline TVMFFIObjectHandle core_global(const char* name, int skip_missing)
 }
 
 static inline uint32_t core_strong(const void* obj) {
-  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
-                                    __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
+  return (
+      uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                0xffffffffu);
 }
 
 static inline uint32_t core_weak(const void* obj) {
@@ -163,7 +200,6 @@ static inline uint32_t core_weak(const void* obj) {
                                     __ATOMIC_ACQUIRE) >>
                     32);
 }
-
 
 /* A counting allocator for leak checks through the ABI: while installed
  * with TVMFFISetCustomAllocator, every object the implementation makes is
@@ -202,8 +238,7 @@ static void core_count_delete_space(void* body) {
   free(block);
 }
 
-static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index,
-                                 void* context) {
+static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
   (void)type_index;
   (void)context;
   if (alignment > CORE_COUNT_OFFSET || size > ((size_t)1 << 40)) return NULL;
@@ -244,8 +279,9 @@ static inline int core_count_try_begin(const char** why) {
     conf_api.TVMFFIObjectDecRef(probe.v_obj);
   if (__atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED) == 0) {
     conf_api.TVMFFISetCustomAllocator(NULL);
-    *why = "objects are not made through the registered custom allocator (OBJ-022), so they "
-           "cannot be counted";
+    *why =
+        "objects are not made through the registered custom allocator (OBJ-022), so they "
+        "cannot be counted";
     return 0;
   }
   __atomic_store_n(&core_alloc_count.allocs, 0, __ATOMIC_RELAXED);
@@ -273,10 +309,10 @@ static inline void core_count_end(const char* what) {
   conf_api.TVMFFISetCustomAllocator(NULL);
   long allocs = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
   long overruns = __atomic_load_n(&core_alloc_count.overruns, __ATOMIC_RELAXED);
-  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what,
-               core_count_live(), allocs);
-  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with",
-               what, overruns);
+  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what, core_count_live(),
+               allocs);
+  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with", what,
+               overruns);
 }
 
 /* How many rounds a stress loop runs: `rounds`, divided by the positive
