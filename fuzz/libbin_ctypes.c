@@ -25,6 +25,26 @@ typedef struct {
   char error[512]; /* "Kind: message" of the raised error, if any */
 } FuzzParse;
 
+/* The entry points Python reaches through ctypes; no header declares
+ * them, so they are declared here (-Wmissing-prototypes). */
+EXPORT FuzzParse* fuzz_libbin_parse(const uint8_t* data, size_t size);
+EXPORT void fuzz_libbin_free(FuzzParse* p);
+EXPORT int fuzz_libbin_rc(const FuzzParse* p);
+EXPORT const char* fuzz_libbin_error(const FuzzParse* p);
+EXPORT const char* fuzz_libbin_error_field(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_error_offset(const FuzzParse* p);
+EXPORT uint64_t fuzz_libbin_nbytes(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_num_modules(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_num_children(const FuzzParse* p);
+EXPORT uint64_t fuzz_libbin_indptr(const FuzzParse* p, size_t i);
+EXPORT uint64_t fuzz_libbin_child(const FuzzParse* p, size_t j);
+EXPORT size_t fuzz_libbin_lib_index(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_kind(const FuzzParse* p, size_t i, const char** out);
+EXPORT int fuzz_libbin_is_lib(const FuzzParse* p, size_t i);
+EXPORT size_t fuzz_libbin_payload(const FuzzParse* p, size_t i, const uint8_t** out);
+EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t num_children, const uint64_t* children, const char* const* kinds, const size_t* kind_sizes, const uint8_t* const* payloads, const size_t* payload_sizes, uint8_t** out, size_t* out_size, char* err, size_t err_cap);
+EXPORT void fuzz_libbin_release_blob(uint8_t* blob);
+
 /* Moves the raised error (if any) into `buf` as "Kind: message". */
 static void take_error(char* buf, size_t cap) {
   TVMFFIObjectHandle err = NULL;
