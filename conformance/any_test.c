@@ -143,7 +143,7 @@ TEST(any, ANY_016_moved_rvalue_refused) {
   v.v_ptr = &slot;
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised_any_kind("already moved");
+  EXPECT_RAISED(.says = {"already moved"});
 }
 
 /* ANY-017: that error is a ValueError. */
@@ -153,7 +153,7 @@ TEST(any, ANY_017_moved_rvalue_is_value_error) {
   v.v_ptr = &slot;
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised("ValueError", "already moved");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"already moved"});
 }
 
 /* ANY-018: a small string or bytes value holds its length in bytes 4..7 and
@@ -208,9 +208,9 @@ TEST(any, ANY_020_null_arguments_refused) {
   HOSTILE_INPUT("TVMFFIAnyViewToOwnedAny(NULL, ...) dereferences NULL");
   TVMFFIAny out, v = view_of(kTVMFFIInt);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(NULL, &out), -1);
-  core_expect_raised("ValueError", "any_view");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"any_view"});
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
 }
 
 /* ANY-021: a const char* view holding NULL is refused with ValueError. */
@@ -218,7 +218,7 @@ TEST(any, ANY_021_null_raw_string_refused) {
   HOSTILE_INPUT("a const char* view holding NULL is passed to strlen");
   TVMFFIAny out, v = view_of(kTVMFFIRawStr);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised("ValueError", "const char*");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"const char*"});
 }
 
 /* ANY-022: a view whose type index names no kind (14..63, or below -1) is
@@ -228,7 +228,7 @@ TEST(any, ANY_022_unknown_type_index_refused) {
   for (size_t i = 0; i < 4; ++i) {
     TVMFFIAny out, v = view_of(bad[i]);
     cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1, "type_index %d accepted", bad[i]);
-    core_expect_raised("TypeError", "type_index");
+    EXPECT_RAISED(.kind = "TypeError", .says = {"type_index"});
   }
 }
 
@@ -241,18 +241,18 @@ TEST(any, ANY_024_null_rvalue_slot_refused) {
   v.v_ptr = NULL;
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised("ValueError", "rvalue");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"rvalue"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
                out.type_index);
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(NULL, &out), -1);
-  core_expect_raised("ValueError", "any_view");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"any_view"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL any_view: type_index %d",
                out.type_index);
   TVMFFIAny raw = view_of(kTVMFFIRawStr);
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&raw, &out), -1);
-  core_expect_raised("ValueError", "const char*");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"const char*"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL const char*: type_index %d",
                out.type_index);
 }
@@ -265,12 +265,12 @@ TEST(any, ANY_025_null_byte_array_refused) {
   TVMFFIAny v = view_of(kTVMFFIByteArrayPtr), out;
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised("ValueError", "TVMFFIByteArray");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"TVMFFIByteArray"});
   cr_expect_eq(out.type_index, kTVMFFINone);
   TVMFFIByteArray bad = {NULL, 9}, empty = {NULL, 0};
   v.v_ptr = &bad;
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
-  core_expect_raised("ValueError", "TVMFFIByteArray");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"TVMFFIByteArray"});
   v.v_ptr = &empty;
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), 0);
   cr_expect_eq(out.type_index, kTVMFFISmallBytes, "type_index %d", out.type_index);
@@ -314,7 +314,7 @@ static void expect_in_order(const char* kind, const char* param, const char* rea
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)1, "nothing raised (%s: %s)",
             param, reason);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   char msg[512];
   size_t n = cell->message.size < sizeof msg ? cell->message.size : sizeof msg - 1;
   memcpy(msg, cell->message.data, n);

@@ -84,7 +84,7 @@ TEST(bigint, BIG_004_partial_word_refused) {
   TVMFFIByteArray in = {"12345", 5};
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, &out), -1);
-  core_expect_raised("ValueError", "64-bit words");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"64-bit words"});
 }
 
 /* BIG-005: the shortest form keeps the sign: a top word that only repeats
@@ -147,20 +147,20 @@ TEST(bigint, BIG_007_malformed_arguments_refused) {
   HOSTILE_INPUT("TVMFFIBigIntFromByteArray dereferences NULL");
   TVMFFIByteArray in = {"\1\0\0\0\0\0\0\0", 8}, null_data = {NULL, 16}, partial = {"12345", 5};
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&in, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   TVMFFIAny out;
   memset(&out, 0xcd, sizeof out);
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(NULL, &out), -1);
-  core_expect_raised("ValueError", "input");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL input: type_index %d",
                out.type_index);
   memset(&out, 0xcd, sizeof out);
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&null_data, &out), -1);
-  core_expect_raised("ValueError", "input");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
   cr_expect_eq(out.type_index, kTVMFFINone);
   memset(&out, 0xcd, sizeof out);
   cr_expect_eq(API(TVMFFIBigIntFromByteArray)(&partial, &out), -1);
-  core_expect_raised("ValueError", "64-bit words");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"64-bit words"});
   cr_expect_eq(out.type_index, kTVMFFINone);
 }
 
@@ -224,7 +224,7 @@ TEST(bigint, BIG_009_allocation_failure) {
         core_take_raised();
       } else {
         cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
-        core_expect_raised("MemoryError", NULL);
+        EXPECT_RAISED(.kind = "MemoryError");
         cr_expect_eq(out.type_index, kTVMFFINone, "allocation %ld failed: out type index %d", w.n,
                      out.type_index);
       }

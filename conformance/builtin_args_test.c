@@ -28,7 +28,7 @@ static void take_error(void) {
   TVMFFIObjectHandle err = NULL;
   API(TVMFFIErrorMoveFromRaised)(&err);
   if (err == NULL) return;
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   size_t k = cell->kind.size < sizeof arg_err.kind ? cell->kind.size : sizeof arg_err.kind - 1;
   size_t m =
       cell->message.size < sizeof arg_err.message ? cell->message.size : sizeof arg_err.message - 1;
@@ -519,7 +519,7 @@ TEST(builtin_args, ARR_013_array_allocation_failure) {
         core_take_raised();
       } else {
         cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
-        core_expect_raised("MemoryError", NULL);
+        EXPECT_RAISED(.kind = "MemoryError");
       }
       cr_assert_eq(core_strong(shared.v_obj), 1u,
                    "allocation %ld failed: the shared element keeps %u references", w.n,

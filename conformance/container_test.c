@@ -53,16 +53,16 @@ TEST(container, SHP_002_non_int_refused) {
   args[1].type_index = kTVMFFIFloat;
   args[1].v_float64 = 2.0;
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
-  core_expect_raised("ValueError", "int arguments");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"int arguments"});
   args[1].type_index = kTVMFFIRawStr;
   args[1].v_c_str = "3";
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1);
-  core_expect_raised("ValueError", "int arguments");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"int arguments"});
   /* None has the type index below both int and bool: not an int either. */
   args[1].type_index = kTVMFFINone;
   args[1].v_int64 = 0;
   cr_expect_eq(call("ffi.Shape", args, 2, &out), -1, "a None extent accepted");
-  core_expect_raised("ValueError", "int arguments");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"int arguments"});
 }
 
 /* SHP-003: a shape passed as an argument keeps its identity: the array
@@ -105,9 +105,9 @@ TEST(container, SHP_005_argument_count_out_of_range) {
   HOSTILE_INPUT("an implementation may read INT32_MAX arguments");
   TVMFFIAny one = core_int(3), out;
   cr_expect_eq(call("ffi.Shape", &one, -1, &out), -1, "num_args -1 accepted");
-  core_expect_raised("ValueError", "num_args");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"num_args"});
   cr_expect_eq(call("ffi.Shape", &one, INT32_MAX, &out), -1, "num_args INT32_MAX accepted");
-  core_expect_raised("ValueError", "num_args");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"num_args"});
 }
 
 /* SHP-006: "ffi.Shape" with any one allocation failing, or every one from
@@ -137,7 +137,7 @@ TEST(container, SHP_006_shape_allocation_failure) {
         core_take_raised();
       } else {
         cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
-        core_expect_raised("MemoryError", NULL);
+        EXPECT_RAISED(.kind = "MemoryError");
       }
       cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &out), 0, "right after allocation %ld "
                    "failed: the call fails", w.n);
@@ -155,7 +155,7 @@ TEST(container, SHP_007_refusal_names_position) {
   args[2].type_index = kTVMFFIFloat;
   args[2].v_float64 = 2.5;
   cr_expect_eq(call("ffi.Shape", args, 3, &out), -1);
-  core_expect_raised("ValueError", "argument #2");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"argument #2"});
 }
 
 /* The first occurrence of `part` in [at, end); a part made of digits only
@@ -177,7 +177,7 @@ static const char* shp_find(const char* at, const char* end, const char* part) {
 static void shp_expect_in_order(const char* const* parts) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "nothing raised");
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   TVMFFIByteArray m = cell->message;
   cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
             "error kind %.*s", (int)cell->kind.size, cell->kind.data);
@@ -336,7 +336,7 @@ TEST(container, ARR_004_index_out_of_bounds) {
     TVMFFIAny q[2] = {arr, core_int(bad[i])};
     cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1, "index %lld accepted",
                  (long long)bad[i]);
-    core_expect_raised("IndexError", "out of bounds");
+    EXPECT_RAISED(.kind = "IndexError", .says = {"out of bounds"});
   }
   core_release(&arr);
 }
@@ -346,11 +346,11 @@ TEST(container, ARR_004_index_out_of_bounds) {
 TEST(container, ARR_005_wrong_arguments_refused) {
   TVMFFIAny q[2] = {core_int(3), core_int(0)}, out;
   cr_expect_eq(call("ffi.ArraySize", q, 1, &out), -1);
-  core_expect_raised("TypeError", NULL);
+  EXPECT_RAISED(.kind = "TypeError");
   cr_expect_eq(call("ffi.ArraySize", q, 0, &out), -1);
-  core_expect_raised("TypeError", NULL);
+  EXPECT_RAISED(.kind = "TypeError");
   cr_expect_eq(call("ffi.ArrayGetItem", q, 2, &out), -1);
-  core_expect_raised("TypeError", NULL);
+  EXPECT_RAISED(.kind = "TypeError");
 }
 
 /* ARR-006: an array whose making fails part way (an argument that cannot
@@ -366,7 +366,7 @@ TEST(container, ARR_006_failed_array_releases_elements) {
   args[2].type_index = kTVMFFIObjectRValueRef;
   args[2].v_ptr = &moved;
   cr_expect_eq(call("ffi.Array", args, 3, &out), -1, "an array with a moved rvalue was made");
-  core_expect_raised_any_kind("already moved");
+  EXPECT_RAISED(.says = {"already moved"});
   cr_expect_eq(core_strong(str.v_obj), 1u, "the string element kept %u references",
                core_strong(str.v_obj));
   core_release(&str);
@@ -419,9 +419,9 @@ TEST(container, ARR_008_negative_count_refused) {
   HOSTILE_INPUT("a negative argument count is used as a size");
   TVMFFIAny args[1] = {core_int(1)}, out;
   cr_expect_eq(call("ffi.Array", args, -1, &out), -1);
-  core_expect_raised("ValueError", NULL);
+  EXPECT_RAISED(.kind = "ValueError");
   cr_expect_eq(call("ffi.Array", args, INT32_MIN, &out), -1);
-  core_expect_raised("ValueError", NULL);
+  EXPECT_RAISED(.kind = "ValueError");
 }
 
 /* ARR-009: the globals that make and read shapes and arrays are

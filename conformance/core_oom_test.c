@@ -45,7 +45,7 @@ static int mentions_memory(TVMFFIByteArray text) {
 static void expect_memory_error(const char* call, const ConfAllocWalk* w) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "%s, allocation %ld failed: -1 with nothing raised", call, w->n);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   cr_assert(bytes_are(cell->kind, "MemoryError"),
             "%s, allocation %ld failed: raised %.*s (%.*s), expected MemoryError", call, w->n,
             (int)cell->kind.size, cell->kind.data, (int)cell->message.size, cell->message.data);

@@ -6,28 +6,11 @@
 #define CONFORMANCE_CORE_SUPPORT_H_
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "impl.h"
-
-/* Moves the raised error out and checks its kind (exactly) and that its
- * message contains `part`. Fails the test when nothing was raised. */
-static inline void core_expect_raised(const char* kind, const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  cr_assert_not_null(err, "expected a raised %s, but no error was raised", kind);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  int kind_ok = cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, cell->kind.size) == 0;
-  int has_part = part == NULL || (cell->message.size >= strlen(part) &&
-                                  memmem(cell->message.data, cell->message.size, part,
-                                         strlen(part)) != NULL);
-  cr_expect(kind_ok, "error kind: expected %s, got %.*s (message: %.*s)", kind,
-            (int)cell->kind.size, cell->kind.data, (int)cell->message.size, cell->message.data);
-  cr_expect(has_part, "error message lacks \"%s\": %.*s", part ? part : "",
-            (int)cell->message.size, cell->message.data);
-  API(TVMFFIObjectDecRef)(err);
-}
 
 /* Moves the raised error out and returns it (the caller owns it), or NULL
  * when none was raised. The out-parameter starts as a non-NULL sentinel, so
@@ -39,19 +22,114 @@ static inline TVMFFIObjectHandle core_take_raised(void) {
   return err;
 }
 
-/* Checks that some error was raised whose message contains `part`, whatever
- * its kind; returns nothing. For MUST clauses that fix the message but not
- * the kind. */
-static inline void core_expect_raised_any_kind(const char* part) {
-  TVMFFIObjectHandle err = NULL;
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  cr_assert_not_null(err, "expected a raised error, but none was raised");
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  cr_expect(memmem(cell->message.data, cell->message.size, part, strlen(part)) != NULL,
-            "error message lacks \"%s\": %.*s", part, (int)cell->message.size,
-            cell->message.data);
+/* The error cell behind an error object (the layout the library under test
+ * was built with is checked by layout_guard.h where it matters). */
+static inline const TVMFFIErrorCell* conf_error_cell(TVMFFIObjectHandle err) {
+  return (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+}
+
+/* Where `name` occurs in [at, end) as a whole identifier (not the head of a
+ * longer one: TVMFFITensorFromDLPack is not in TVMFFITensorFromDLPackVersioned),
+ * or NULL. */
+static inline const char* conf_find_name(const char* at, const char* end, const char* name) {
+  size_t n = strlen(name);
+  while ((at = memmem(at, (size_t)(end - at), name, n)) != NULL) {
+    char next = at + n < end ? at[n] : ' ';
+    int ident = next == '_' || (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') ||
+                (next >= '0' && next <= '9');
+    if (!ident) return at;
+    at += n;
+  }
+  return NULL;
+}
+
+/* A raised error as a test expects it: `kind` exactly (NULL: any kind); in
+ * the message, in this order, `api` as a whole name, then `arg`, then each
+ * of `says` (a NULL field or entry is not checked). A refusal at the ABI
+ * boundary says which function, which argument, and what is wrong, in that
+ * order. */
+typedef struct {
+  const char* kind;
+  const char* api;
+  const char* arg;
+  const char* says[3];
+} ConfRaised;
+
+/* Takes the raised error, checks it against `want` and releases it; fails
+ * the test when nothing was raised. Use as
+ * EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFIFoo", .arg = "x", .says = {"NULL"}). */
+static inline void conf_expect_raised(ConfRaised want) {
+  const char* what = want.api ? want.api : want.kind ? want.kind : "an error";
+  TVMFFIObjectHandle err = core_take_raised();
+  cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
+            "%s: nothing raised (%s expected)", what, want.kind ? want.kind : "an error");
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
+  const char* msg = cell->message.data;
+  const char* end = msg + cell->message.size;
+  int size = (int)cell->message.size;
+  cr_expect(want.kind == NULL || (cell->kind.size == strlen(want.kind) &&
+                                  memcmp(cell->kind.data, want.kind, cell->kind.size) == 0),
+            "%s: raised %.*s, expected %s (message: %.*s)", what, (int)cell->kind.size,
+            cell->kind.data, want.kind ? want.kind : "", size, msg);
+  const char* at = msg;
+  if (want.api) {
+    const char* found = conf_find_name(msg, end, want.api);
+    cr_expect(found != NULL, "%s: the message does not name the function: %.*s", what, size, msg);
+    if (found) at = found + strlen(want.api);
+  }
+  if (want.arg) {
+    const char* found = memmem(at, (size_t)(end - at), want.arg, strlen(want.arg));
+    cr_expect(found != NULL, "%s: the message does not name `%s`%s: %.*s", what, want.arg,
+              want.api ? " after the function" : "", size, msg);
+    if (found) at = found + strlen(want.arg);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const char* part = want.says[i];
+    if (part == NULL) continue;
+    cr_expect(memmem(at, (size_t)(end - at), part, strlen(part)) != NULL,
+              "%s: the message does not say \"%s\"%s%s: %.*s", what, part,
+              want.arg ? " after " : "", want.arg ? want.arg : "", size, msg);
+  }
   API(TVMFFIObjectDecRef)(err);
 }
+
+#define EXPECT_RAISED(...) conf_expect_raised((ConfRaised){__VA_ARGS__})
+
+/* A raised error as text, for the checks EXPECT_RAISED cannot say (one of
+ * two kinds, a word in any case, how often a name occurs, nothing raised
+ * after a 0): kind "" when nothing was raised. Takes the error out of the
+ * slot, so the next check starts from an empty one. */
+typedef struct {
+  char kind[64];
+  char message[2048];
+} ConfError;
+
+static inline ConfError conf_take_error(void) {
+  ConfError out;
+  out.kind[0] = out.message[0] = '\0';
+  TVMFFIObjectHandle err = core_take_raised();
+  if (err == (TVMFFIObjectHandle)(uintptr_t)0x1) {
+    snprintf(out.kind, sizeof out.kind, "(out left unwritten)");
+    return out;
+  }
+  if (err == NULL) return out;
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
+  snprintf(out.kind, sizeof out.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
+  snprintf(out.message, sizeof out.message, "%.*s", (int)cell->message.size, cell->message.data);
+  API(TVMFFIObjectDecRef)(err);
+  return out;
+}
+
+/* A call that must succeed: any other return fails the test with `call`
+ * and the error it raised. */
+static inline void conf_expect_ok(int rc, const char* call) {
+  if (rc == 0) return;
+  ConfError e = conf_take_error();
+  cr_assert_fail("%s returned %d: %s: %s", call, rc, e.kind[0] ? e.kind : "nothing raised",
+                 e.message);
+}
+
+#define EXPECT_OK(call) conf_expect_ok((call), #call)
 
 /* The bytes of a string or bytes value of any of the four kinds. */
 static inline TVMFFIByteArray core_str_bytes(const TVMFFIAny* value) {
@@ -130,9 +208,9 @@ static inline const TVMFFIFieldInfo* core_field_of(const TVMFFITypeInfo* info, c
 }
 
 static inline uint32_t core_strong(const void* obj) {
-  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
-                                    __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
+  return (
+      uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                0xffffffffu);
 }
 
 static inline uint32_t core_weak(const void* obj) {
@@ -140,7 +218,6 @@ static inline uint32_t core_weak(const void* obj) {
                                     __ATOMIC_ACQUIRE) >>
                     32);
 }
-
 
 /* A counting allocator for leak checks through the ABI: while installed
  * with TVMFFISetCustomAllocator, every object the implementation makes is
@@ -179,8 +256,7 @@ static void core_count_delete_space(void* body) {
   free(block);
 }
 
-static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index,
-                                 void* context) {
+static void* core_count_allocate(size_t size, size_t alignment, int32_t type_index, void* context) {
   (void)type_index;
   (void)context;
   if (alignment > CORE_COUNT_OFFSET || size > ((size_t)1 << 40)) return NULL;
@@ -221,8 +297,9 @@ static inline int core_count_try_begin(const char** why) {
     conf_api.TVMFFIObjectDecRef(probe.v_obj);
   if (__atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED) == 0) {
     conf_api.TVMFFISetCustomAllocator(NULL);
-    *why = "objects are not made through the registered custom allocator (OBJ-022), so they "
-           "cannot be counted";
+    *why =
+        "objects are not made through the registered custom allocator (OBJ-022), so they "
+        "cannot be counted";
     return 0;
   }
   __atomic_store_n(&core_alloc_count.allocs, 0, __ATOMIC_RELAXED);
@@ -250,10 +327,10 @@ static inline void core_count_end(const char* what) {
   conf_api.TVMFFISetCustomAllocator(NULL);
   long allocs = __atomic_load_n(&core_alloc_count.allocs, __ATOMIC_RELAXED);
   long overruns = __atomic_load_n(&core_alloc_count.overruns, __ATOMIC_RELAXED);
-  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what,
-               core_count_live(), allocs);
-  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with",
-               what, overruns);
+  cr_expect_eq(core_count_live(), 0, "%s: %ld of %ld objects never freed", what, core_count_live(),
+               allocs);
+  cr_expect_eq(overruns, 0, "%s: %ld objects written past the size they were allocated with", what,
+               overruns);
 }
 
 /* How many rounds a stress loop runs: `rounds`, divided by the positive

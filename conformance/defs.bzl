@@ -1,5 +1,7 @@
 """conformance_test: a Criterion binary that loads the implementation under test."""
 
+load("//tools/bazel:copts.bzl", "C_WARNINGS")
+
 IMPLEMENTATIONS = [
     "//reference:libtvm_ffi.so",
     "@tvm_ffi_upstream//:libtvm_ffi",
@@ -18,7 +20,7 @@ def conformance_test(name, srcs = None, deps = [], data = [], **kwargs):
     native.cc_test(
         name = name,
         srcs = srcs or [name + ".c"],
-        copts = ["-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"],
+        copts = C_WARNINGS + ["-D_GNU_SOURCE"],
         deps = [
             "//conformance:alloc_fail",
             "//conformance:impl",

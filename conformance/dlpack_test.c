@@ -13,7 +13,7 @@ static void expect_import_v_fails(Producer* p, int32_t align, int32_t contig, co
   int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
   if (rc == 0) API(TVMFFIObjectDecRef)(out);
   cr_assert_eq(rc, -1, "import should fail with -1, got %d", rc);
-  core_expect_raised(kind, part);
+  EXPECT_RAISED(.kind = kind, .says = {part});
   cr_expect_eq(p->deleted, 0, "deleter ran %d times after a failed import", p->deleted);
 }
 
@@ -156,7 +156,7 @@ TEST(dlpack, TEN_010_noncontiguous_is_runtime_error) {
     int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 0, asks[i], &out);
     if (rc == 0) API(TVMFFIObjectDecRef)(out);
     cr_assert_eq(rc, -1, "legacy import with require_contiguous %d returned %d", asks[i], rc);
-    core_expect_raised("RuntimeError", "contiguous");
+    EXPECT_RAISED(.kind = "RuntimeError", .says = {"contiguous"});
   }
   cr_expect_eq(p.deleted, 0, "deleter ran %d times after refused imports", p.deleted);
   p.v.deleter(&p.v);
@@ -220,7 +220,7 @@ TEST(dlpack, TEN_012_failed_import_leaves_ownership) {
   TVMFFIObjectHandle out = NULL;
   int rc = API(TVMFFITensorFromDLPack)(&p.legacy, 16, 0, &out);
   cr_assert_eq(rc, -1);
-  core_expect_raised("RuntimeError", NULL);
+  EXPECT_RAISED(.kind = "RuntimeError");
   cr_expect_eq(p.deleted, 0, "legacy deleter ran after a failed import");
   p.v.deleter(&p.v);
   p.legacy.deleter(&p.legacy);
@@ -433,17 +433,17 @@ TEST(dlpack, TEN_026_export_non_tensor) {
                  "see spec/deviations.md TEN-026");
   DLManagedTensorVersioned* e = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(NULL, &e), -1);
-  expect_raised_naming("TypeError", "TVMFFITensorToDLPackVersioned", "from", "NULL");
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorToDLPackVersioned", .arg = "from", .says = {"NULL"});
   DLManagedTensor* l = NULL;
   cr_expect_eq(API(TVMFFITensorToDLPack)(NULL, &l), -1);
-  expect_raised_naming("TypeError", "TVMFFITensorToDLPack", "from", "NULL");
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorToDLPack", .arg = "from", .says = {"NULL"});
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorToDLPackVersioned)(err, &e), -1);
-  expect_raised_naming("TypeError", "TVMFFITensorToDLPackVersioned", "from", "not a Tensor");
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorToDLPackVersioned", .arg = "from", .says = {"not a Tensor"});
   cr_expect_eq(API(TVMFFITensorToDLPack)(err, &l), -1);
-  expect_raised_naming("TypeError", "TVMFFITensorToDLPack", "from", "not a Tensor");
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorToDLPack", .arg = "from", .says = {"not a Tensor"});
   API(TVMFFIObjectDecRef)(err);
 }
 
@@ -453,7 +453,7 @@ TEST(dlpack, TEN_026_export_non_tensor) {
  * argument. */
 static void expect_null_refused(int rc, const char* api, const char* arg) {
   cr_expect_eq(rc, -1, "%s with %s NULL returned %d", api, arg, rc);
-  expect_raised_naming("ValueError", api, arg, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = api, .arg = arg);
 }
 
 /* TEN-047: NULL `from` or `out` of an import or an export is refused with
@@ -490,7 +490,7 @@ static void expect_refusal_named(Producer* p, int legacy, int32_t align, int32_t
                   : API(TVMFFITensorFromDLPackVersioned)(&p->v, align, contig, &out);
   if (rc == 0) API(TVMFFIObjectDecRef)(out);
   cr_expect_eq(rc, -1, "%s: input to refuse (%s) returned %d", api, what, rc);
-  if (rc == -1) expect_raised_naming(kind, api, "from", what);
+  if (rc == -1) EXPECT_RAISED(.kind = kind, .api = api, .arg = "from", .says = {what});
 }
 
 /* TEN-059: every refusal of a managed tensor by either import names the
@@ -543,7 +543,7 @@ static int import_aligned(Producer* p, int32_t device, size_t data_off, uint64_t
     cr_expect_eq(tensor_dl(out)->device.device_type, device);
     API(TVMFFIObjectDecRef)(out);
   } else {
-    core_expect_raised("RuntimeError", "aligned");
+    EXPECT_RAISED(.kind = "RuntimeError", .says = {"aligned"});
   }
   return rc;
 }
@@ -620,7 +620,7 @@ static void refuse_remove(int rc, TVMFFIObjectHandle out, TVMFFIObjectHandle als
 static void expect_allocator_error(int rc, TVMFFIObjectHandle out, const char* call) {
   if (rc == 0 && out != NULL) API(TVMFFIObjectDecRef)(out);
   cr_assert_eq(rc, -1, "%s returned %d after the tensor's allocation failed", call, rc);
-  core_expect_raised("MemoryError", "test allocator refuses tensors");
+  EXPECT_RAISED(.kind = "MemoryError", .says = {"test allocator refuses tensors"});
 }
 
 /* TEN-049: when the Tensor object cannot be allocated (the custom
@@ -723,7 +723,7 @@ static long oom_walk(int op, int sticky) {
     int rc = oom_step(op, &w, &p, src);
     if (rc != 0) {
       cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d", oom_calls[op], w.n, rc);
-      core_expect_raised("MemoryError", NULL);
+      EXPECT_RAISED(.kind = "MemoryError");
     } else {
       core_take_raised(); /* whatever the call left, nothing a test may rely on */
     }

@@ -62,7 +62,7 @@ TEST(dropin, RFL_019_testing_refuses_bad_arguments) {
   TVMFFIAny args[1] = {core_c_str("not a number")};
   TVMFFIAny r = core_int(-1);
   cr_expect_eq(export_of(lib, "__tvm_ffi_testing_dll_schema_id_int")(NULL, args, 1, &r), -1);
-  core_expect_raised("TypeError", NULL);
+  EXPECT_RAISED(.kind = "TypeError");
 }
 
 TEST(dropin, RFL_019_testing_globals_answer) {
@@ -90,7 +90,7 @@ TEST(dropin, RFL_019_testing_globals_answer) {
   args[1] = core_c_str("raised by the testing library");
   memset(&r, 0, sizeof r);
   cr_expect_eq(API(TVMFFIFunctionCall)(raise, args, 2, &r), -1);
-  core_expect_raised("ValueError", "raised by the testing library");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"raised by the testing library"});
   API(TVMFFIObjectDecRef)(raise);
 }
 
@@ -190,5 +190,5 @@ TEST(dropin, RFL_019_jax_tvm_ffi_refuses_missing_arguments) {
   void* lib = load_jax();
   TVMFFIAny r = core_int(-1);
   cr_expect_eq(export_of(lib, "__tvm_ffi_register_tvm_ffi_handler")(NULL, NULL, 0, &r), -1);
-  core_expect_raised("TypeError", "Expected 6 but got 0 arguments");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Expected 6 but got 0 arguments"});
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core_support.h"
-#include "naming_support.h"
+#include "core_support.h"
 
 typedef struct {
   const char* text;
@@ -22,7 +22,7 @@ static void expect_parse(const Case* c) {
   int rc = parse(c->text, strlen(c->text), &got);
   cr_expect_eq(rc, 0, "\"%s\" refused", c->text);
   if (rc != 0) {
-    core_expect_raised("ValueError", "");
+    EXPECT_RAISED(.kind = "ValueError", .says = {""});
     return;
   }
   cr_expect(got.code == c->code && got.bits == c->bits && got.lanes == c->lanes,
@@ -37,7 +37,7 @@ static void expect_format(DLDataType dtype, const char* want) {
   int rc = API(TVMFFIDataTypeToString)(&dtype, &out);
   cr_expect_eq(rc, 0, "{%u, %u, %u} refused", dtype.code, dtype.bits, dtype.lanes);
   if (rc != 0) {
-    core_expect_raised("ValueError", "");
+    EXPECT_RAISED(.kind = "ValueError", .says = {""});
     return;
   }
   TVMFFIByteArray text = core_str_bytes(&out);
@@ -56,7 +56,7 @@ static void expect_value_error3(const char* input, const char* part, const char*
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1, "\"%s\": nothing raised",
             input);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   TVMFFIByteArray m = cell->message;
   cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
             "\"%s\": error kind %.*s", input, (int)cell->kind.size, cell->kind.data);
@@ -236,7 +236,7 @@ TEST(dtype, DT_008_malformed_refused) {
     int rc = parse(malformed[i], strlen(malformed[i]), &got);
     cr_expect_eq(rc, -1, "\"%s\" accepted as {%u, %u, %u}", malformed[i], got.code, got.bits,
                  got.lanes);
-    if (rc == -1) core_expect_raised("ValueError", NULL);
+    if (rc == -1) EXPECT_RAISED(.kind = "ValueError");
   }
 }
 
@@ -249,7 +249,7 @@ TEST(dtype, DT_014_error_quotes_input) {
     int rc = parse(malformed[i], strlen(malformed[i]), &got);
     cr_expect_eq(rc, -1, "\"%s\": expected -1 with a ValueError quoting it, got %d",
                  malformed[i], rc);
-    if (rc == -1) core_expect_raised("ValueError", malformed[i]);
+    if (rc == -1) EXPECT_RAISED(.kind = "ValueError", .says = {malformed[i]});
   }
 }
 
@@ -262,7 +262,7 @@ TEST(dtype, DT_009_unnamed_code_refused) {
     TVMFFIAny out;
     memset(&out, 0, sizeof out);
     cr_expect_eq(API(TVMFFIDataTypeToString)(&t, &out), -1, "code %u accepted", codes[i]);
-    core_expect_raised("ValueError", "type_code");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"type_code"});
   }
 }
 
@@ -294,17 +294,17 @@ TEST(dtype, DT_012_null_arguments_refused) {
   TVMFFIByteArray in = {"int8", 4};
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIDataTypeFromString)(NULL, &t), -1);
-  core_expect_raised("ValueError", "str");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"str"});
   cr_expect_eq(API(TVMFFIDataTypeFromString)(&in, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   memset(&out, 0xcd, sizeof out);
   cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
-  core_expect_raised("ValueError", "dtype");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"dtype"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL dtype: type_index %d",
                out.type_index);
   DLDataType f32 = {kDLFloat, 32, 1};
   cr_expect_eq(API(TVMFFIDataTypeToString)(&f32, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
 }
 
 /* DT-013: the parser reads only the `size` bytes it was given: a name
@@ -351,7 +351,7 @@ TEST(dtype, DT_013_bounded_input) {
   cr_assert_not_null(big);
   memset(big, 'z', n);
   cr_expect_eq(parse(big, n, &t), -1);
-  core_expect_raised("ValueError", "");
+  EXPECT_RAISED(.kind = "ValueError", .says = {""});
   free(big);
 }
 
@@ -383,7 +383,7 @@ TEST(dtype, DT_030_narrow_float_not_scalable) {
     int rc = parse(inputs[i], strlen(inputs[i]), &got);
     cr_expect_eq(rc, -1, "\"%s\" accepted as {%u, %u, %u}", inputs[i], got.code, got.bits,
                  got.lanes);
-    if (rc == -1) core_expect_raised("ValueError", "");
+    if (rc == -1) EXPECT_RAISED(.kind = "ValueError", .says = {""});
   }
 }
 
@@ -399,7 +399,7 @@ TEST(dtype, DT_031_xvscale_without_count) {
                     got.lanes == 1,
                 "\"%s\": got {%u, %u, %u}", inputs[i], got.code, got.bits, got.lanes);
     } else {
-      core_expect_raised("ValueError", inputs[i]);
+      EXPECT_RAISED(.kind = "ValueError", .says = {inputs[i]});
     }
   }
 }
@@ -493,7 +493,7 @@ TEST(dtype, DT_034_limits_are_exact) {
   DLDataType got = {7, 7, 7};
   cr_expect_eq(parse(s, strlen(s), &got), -1, "float0...0256 accepted as {%u, %u, %u}",
                got.code, got.bits, got.lanes);
-  core_expect_raised("ValueError", NULL);
+  EXPECT_RAISED(.kind = "ValueError");
   free(s);
 }
 
@@ -540,7 +540,7 @@ TEST(dtype, DT_036_unnamed_code_value_in_message) {
     TVMFFIAny out;
     memset(&out, 0, sizeof out);
     cr_expect_eq(API(TVMFFIDataTypeToString)(&t, &out), -1, "code %u accepted", codes[i]);
-    core_expect_raised("ValueError", parts[i]);
+    EXPECT_RAISED(.kind = "ValueError", .says = {parts[i]});
   }
 }
 
@@ -584,13 +584,13 @@ TEST(dtype, DT_039_refusal_names_function_then_argument) {
   TVMFFIByteArray in = {"int8", 4}, null_data = {NULL, 3};
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIDataTypeFromString)(NULL, &t), -1);
-  naming_expect("ValueError", "TVMFFIDataTypeFromString", "str", NULL, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIDataTypeFromString", .arg = "str");
   cr_expect_eq(API(TVMFFIDataTypeFromString)(&in, NULL), -1);
-  naming_expect("ValueError", "TVMFFIDataTypeFromString", "out", NULL, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIDataTypeFromString", .arg = "out");
   cr_expect_eq(API(TVMFFIDataTypeFromString)(&null_data, &t), -1);
-  naming_expect("ValueError", "TVMFFIDataTypeFromString", "str", NULL, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIDataTypeFromString", .arg = "str");
   cr_expect_eq(API(TVMFFIDataTypeToString)(NULL, &out), -1);
-  naming_expect("ValueError", "TVMFFIDataTypeToString", "dtype", NULL, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIDataTypeToString", .arg = "dtype");
   cr_expect_eq(API(TVMFFIDataTypeToString)(&t, NULL), -1);
-  naming_expect("ValueError", "TVMFFIDataTypeToString", "out", NULL, NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIDataTypeToString", .arg = "out");
 }

@@ -45,7 +45,7 @@ TEST(env_hooks, ENV_052_failed_check_returns_minus_one) {
     int rc = API(TVMFFIEnvCheckSignals)();
     cr_assert_eq(rc, -1, "the check returned %d; TVMFFIEnvCheckSignals returned %d", results[i],
                  rc);
-    core_expect_raised("KeyboardInterrupt", "signal 2");
+    EXPECT_RAISED(.kind = "KeyboardInterrupt", .says = {"signal 2"});
   }
   cr_assert_eq(checks_a, 4);
 }
@@ -78,7 +78,7 @@ TEST(env_hooks, ENV_054_check_without_gil_functions_refused) {
     cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyGILState_Release", missing ? NULL : (void*)release), 0);
     int rc = API(TVMFFIEnvCheckSignals)();
     cr_assert_eq(rc, -1, "missing %s: returned %d", missing ? "Release" : "Ensure", rc);
-    core_expect_raised("RuntimeError", "PyGILState");
+    EXPECT_RAISED(.kind = "RuntimeError", .says = {"PyGILState"});
     cr_assert_eq(checks_b + ensures + releases, 0, "a host function was called");
   }
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "naming_support.h"
+#include "core_support.h"
 #include "tensor_support.h"
 
 #define S(n) ((TVMFFIStreamHandle)(uintptr_t)(n))
@@ -147,7 +147,7 @@ static void expect_set_refused(int32_t type, int32_t id, const char* part) {
   TVMFFIStreamHandle old = S(0x5);
   cr_expect_eq(API(TVMFFIEnvSetStream)(type, id, S(0x60), &old), -1, "(%d, %d) accepted", type,
                id);
-  core_expect_raised("ValueError", part);
+  EXPECT_RAISED(.kind = "ValueError", .says = {part});
   cr_expect_null(API(TVMFFIEnvGetStream)(type, id));
 }
 
@@ -227,7 +227,7 @@ static void expect_refusal_quotes(int32_t type, int32_t id, const char* part, co
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
             "(%d, %d) refused without an error raised", type, id);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   const char* want[] = {"TVMFFIEnvSetStream", part, value};
   for (int i = 0; i < 3; ++i) {
     cr_expect(memmem(cell->message.data, cell->message.size, want[i], strlen(want[i])) != NULL,
@@ -386,7 +386,7 @@ TEST(env, ENV_026_alloc_without_allocator) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("RuntimeError", "allocator");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"allocator"});
 }
 
 /* ENV-027: the allocated tensor matches the prototype. */
@@ -438,7 +438,7 @@ TEST(env, ENV_029_allocator_error_propagates) {
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
   cr_expect_eq(alloc_a_calls, 1);
-  core_expect_raised("MemoryError", "pool exhausted: 4096 bytes wanted");
+  EXPECT_RAISED(.kind = "MemoryError", .says = {"pool exhausted: 4096 bytes wanted"});
 }
 
 /* ENV-030: an allocator that produces nothing gives RuntimeError. */
@@ -448,7 +448,7 @@ TEST(env, ENV_030_allocator_returns_null) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("RuntimeError", NULL);
+  EXPECT_RAISED(.kind = "RuntimeError");
 }
 
 /* ENV-031: a hostile prototype never reaches the allocator. */
@@ -459,14 +459,14 @@ TEST(env, ENV_031_hostile_prototype_refused) {
   shape[1] = -3;
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("ValueError", "prototype");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"prototype"});
   proto.shape = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("ValueError", "prototype");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"prototype"});
   proto.shape = shape;
   proto.ndim = 1000;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("ValueError", "prototype");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"prototype"});
   cr_expect_eq(alloc_a_calls, 0, "the allocator saw a hostile prototype");
 }
 
@@ -513,7 +513,7 @@ TEST(env, ENV_041_register_known_names) {
 /* ENV-042: any other name is a ValueError naming it. */
 TEST(env, ENV_042_register_unknown_name) {
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
-  core_expect_raised("ValueError", "PyErr_NoSuchThing");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"PyErr_NoSuchThing"});
 }
 
 /* ENV-043: the check runs inside Ensure/Release and passes when 0. */
@@ -532,7 +532,7 @@ TEST(env, ENV_044_check_signals_failure) {
   cr_expect_neq(API(TVMFFIEnvCheckSignals)(), 0);
   host_log[host_log_n] = '\0';
   cr_expect_str_eq(host_log, "ECR");
-  core_expect_raised("KeyboardInterrupt", "interrupted by signal 2");
+  EXPECT_RAISED(.kind = "KeyboardInterrupt", .says = {"interrupted by signal 2"});
 }
 
 /* ENV-045: a NULL name is a ValueError naming `name`. */
@@ -540,7 +540,7 @@ TEST(env, ENV_045_register_null_name) {
   HOSTILE_INPUT("upstream 0.1.16 builds a string from the NULL name (segfault); "
                  "see spec/deviations.md ENV-045");
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
 }
 
 /* ---- the tensor allocator: failures and refusals ---- */
@@ -561,7 +561,7 @@ TEST(env, ENV_080_silent_allocator_failure_raises) {
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
   cr_expect_eq(alloc_a_calls, 1);
-  core_expect_raised("RuntimeError", "allocator");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"allocator"});
 }
 
 /* ENV-081: a NULL out is refused before the allocator runs. */
@@ -571,7 +571,7 @@ TEST(env, ENV_081_null_out_refused) {
   int64_t shape[2];
   DLTensor proto = proto_2x3(shape);
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   cr_expect_eq(alloc_a_calls, 0, "the allocator ran for a call that cannot return its tensor");
 }
 
@@ -592,11 +592,11 @@ TEST(env, ENV_082_set_error_null_parts) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  core_expect_raised("RuntimeError", "no kind given");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"no kind given"});
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   cr_expect_eq(cell->message.size, 0);
   API(TVMFFIObjectDecRef)(err);
 }
@@ -617,7 +617,7 @@ TEST(env, ENV_083_refused_allocation_released) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1, "a major version 2 tensor was taken");
-  core_expect_raised("ValueError", NULL);
+  EXPECT_RAISED(.kind = "ValueError");
   cr_expect_eq(alloc_made.deleted, 1, "the refused tensor's deleter ran %d times",
                alloc_made.deleted);
 }
@@ -632,19 +632,19 @@ TEST(env, ENV_096_refusal_names_function_argument_value) {
   DLTensor proto = proto_2x3(shape);
   TVMFFIObjectHandle out = NULL;
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  EXPECT_RAISED(.kind = "RuntimeError", .api = alloc_api, .arg = "allocator");
   cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_silent_failure, 0, NULL), 0);
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  EXPECT_RAISED(.kind = "RuntimeError", .api = alloc_api, .arg = "allocator");
   cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_null, 0, NULL), 0);
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), -1);
-  naming_expect("RuntimeError", alloc_api, "allocator", NULL, NULL);
+  EXPECT_RAISED(.kind = "RuntimeError", .api = alloc_api, .arg = "allocator");
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, NULL), -1);
-  naming_expect("ValueError", alloc_api, "out", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc_api, .arg = "out", .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
-  naming_expect("ValueError", "TVMFFIEnvRegisterCAPI", "name", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name", .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
-  naming_expect("ValueError", "TVMFFIEnvRegisterCAPI", "name", "PyErr_NoSuchThing", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name", .says = {"PyErr_NoSuchThing"});
 }
 
 /* As alloc_a, but rows padded to 4 elements: strides {4, 1}, so the

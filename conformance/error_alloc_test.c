@@ -13,7 +13,7 @@ static int bytes_are(TVMFFIByteArray got, const char* want) {
 }
 
 static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) {
-  return (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  return conf_error_cell(err);
 }
 
 /* ERR-058: TVMFFIErrorCreate given a kind or a message whose size no
@@ -123,10 +123,10 @@ TEST(err_input, ERR_062_create_out_null_refused) {
   TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"", 0};
   int rc = API(TVMFFIErrorCreate)(&k, &m, &b, NULL);
   cr_assert_eq(rc, -1, "TVMFFIErrorCreate(..., NULL) returned %d", rc);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   rc = API(TVMFFIErrorCreateWithCauseAndExtraContext)(&k, &m, &b, NULL, NULL, NULL);
   cr_assert_eq(rc, -1, "TVMFFIErrorCreateWithCauseAndExtraContext(..., NULL) returned %d", rc);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
 }
 
 /* ERR-063: update_backtrace given NULL bytes, or bytes whose size no

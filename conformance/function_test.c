@@ -442,8 +442,8 @@ TEST(fn, FN_056_null_out_refused) {
   HOSTILE_INPUT("TVMFFIFunctionCreate writes through a NULL out");
   Record r = {0};
   cr_expect_eq(API(TVMFFIFunctionCreate)(&r, record_call, record_delete, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   cr_expect_eq(r.deletes, 0, "the deleter ran for a refused creation");
   cr_expect_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(NULL, 0), -1);
-  core_expect_raised("ValueError", "method_info");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"method_info"});
 }

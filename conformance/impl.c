@@ -64,7 +64,7 @@ static _Noreturn void missing_called(const char* name) {
 CONF_API_FUNCTIONS(CONF_API_STAND_IN)
 #undef CONF_API_STAND_IN
 
-/* Fills the API table (impl.h: all 50 functions of the C API, all of which
+/* Fills the API table (impl.h: every function of the C API, all of which
  * the reference exports); a symbol the library lacks gets its stand-in. */
 static void resolve_api(void) {
 #define CONF_API_RESOLVE(name)                                          \

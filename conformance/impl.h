@@ -15,7 +15,7 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
-/* The C API: the 50 TVMFFI* functions that upstream's libtvm_ffi.so
+/* The C API: every TVMFFI* function that upstream's libtvm_ffi.so
  * (CONF_API_RELEASE) exports, every one of which the reference implements. */
 #define CONF_API_RELEASE "0.1.15.post2"
 #define CONF_API_FUNCTIONS(X)                    \

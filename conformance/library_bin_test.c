@@ -170,7 +170,7 @@ TEST(library_bin, LIB_005_ctx_is_lib_module) {
   cr_expect_eq(mod_call_int(call, &arg, 1), 43); /* an import of _lib */
   arg = mod_str("other_fn");                     /* the root's own: not an import */
   cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1, "lookup searched the root's functions");
-  cr_expect_str_eq(mod_err.kind, "RuntimeError");
+  EXPECT_RAISED(.kind = "RuntimeError");
   API(TVMFFIObjectDecRef)(call);
   API(TVMFFIObjectDecRef)(root);
   release_seen();
@@ -180,8 +180,7 @@ TEST(library_bin, LIB_005_ctx_is_lib_module) {
 TEST(library_bin, LIB_006_missing_loader_named) {
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed_nokind.so"), &mod), -1);
-  cr_expect(strstr(mod_err.message, "ffi.Module.load_from_bytes.no_such_kind") != NULL,
-            "message: %s", mod_err.message);
+  EXPECT_RAISED(.says = {"ffi.Module.load_from_bytes.no_such_kind"});
 }
 
 static int failing_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
@@ -195,22 +194,19 @@ TEST(library_bin, LIB_007_loader_error_propagates) {
   register_loader(failing_loader);
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "KeyError");
-  cr_expect(strstr(mod_err.message, "testkind loader refuses payload") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.kind = "KeyError", .says = {"testkind loader refuses payload"});
 }
 
 /* LIB-097: the strong count of a module a loader handed back (the test
  * holds one reference of its own to each). */
 static uint32_t strong_count(TVMFFIObjectHandle obj) {
-  return (uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count,
-                                    __ATOMIC_ACQUIRE) &
-                    0xffffffffu);
+  return (
+      uint32_t)(__atomic_load_n(&((const TVMFFIObject*)obj)->combined_ref_count, __ATOMIC_ACQUIRE) &
+                0xffffffffu);
 }
 
 /* LIB-097: the first entry loads, the second is refused. */
-static int second_fails_loader(void* self, const TVMFFIAny* args, int32_t n,
-                               TVMFFIAny* result) {
+static int second_fails_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   if (seen.calls == 1) {
     ++seen.calls;
     API(TVMFFIErrorSetRaisedFromCStr)("KeyError", "second entry refused");
@@ -243,7 +239,7 @@ TEST(library_bin, LIB_097_load_keeps_no_module_references) {
   register_loader(second_fails_loader);
   TVMFFIObjectHandle mod = NULL;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "KeyError");
+  EXPECT_RAISED(.kind = "KeyError");
   cr_assert_not_null(seen.returned[0], "the first entry was not loaded");
   cr_expect_eq(strong_count(seen.returned[0]), 1,
                "the first entry's module holds %u references after the load failed",
@@ -263,7 +259,7 @@ TEST(library_bin, LIB_008_loader_non_module_is_type_error) {
   register_loader(int_loader);
   TVMFFIObjectHandle mod;
   cr_expect_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
+  EXPECT_RAISED(.kind = "TypeError");
 }
 
 /* MOD-084: that TypeError says what was expected: a Module. */
@@ -271,8 +267,7 @@ TEST(library_bin, MOD_084_non_module_error_names_module) {
   register_loader(int_loader);
   TVMFFIObjectHandle mod;
   cr_assert_eq(mod_load_path(mod_lib_path("libmod_packed.so"), &mod), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
-  cr_expect(strstr(mod_err.message, "Module") != NULL, "message: %s", mod_err.message);
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Module"});
 }
 
 static const char* blob_path(const char* name) {
@@ -294,8 +289,7 @@ static int load_blob_here(const char* name, TVMFFIObjectHandle* mod) {
 TEST(library_bin, LIB_009_empty_payload) {
   register_loader(testkind_loader);
   TVMFFIObjectHandle mod;
-  cr_assert_eq(load_blob_here("empty_payload.bin", &mod), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(load_blob_here("empty_payload.bin", &mod));
   cr_expect_eq(seen.calls, 1);
   cr_expect(seen.type[0] == kTVMFFIBytes || seen.type[0] == kTVMFFISmallBytes, "type index %d",
             seen.type[0]);
@@ -308,7 +302,7 @@ TEST(library_bin, LIB_009_empty_payload) {
 /* LIB-010: bytes past 8 + nbytes are padding. */
 TEST(library_bin, LIB_010_padding_ignored) {
   TVMFFIObjectHandle mod;
-  cr_assert_eq(load_blob_here("padded.bin", &mod), 0, "%s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(load_blob_here("padded.bin", &mod));
   cr_expect_eq(mod_implements(mod, "ping", 0), 1);
   API(TVMFFIObjectDecRef)(mod);
 }
@@ -326,8 +320,7 @@ TEST(library_bin, LIB_084_zero_size_allocations) {
   int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &r);
   conf_alloc_zero_null(0);
   API(TVMFFIObjectDecRef)(load);
-  if (rc != 0) mod_take_error();
-  cr_assert_eq(rc, 0, "the load failed: %s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(rc);
   cr_assert_eq(r.type_index, kTVMFFIModule);
   mod = r.v_obj;
   cr_expect_eq(mod_implements(mod, "ping", 0), 1);
@@ -341,8 +334,7 @@ TEST(library_bin, LIB_036_lib_like_kinds_are_ordinary) {
   register_loader_for("_libx", testkind_loader);
   register_loader_for("_lix", testkind_loader);
   TVMFFIObjectHandle mod;
-  cr_assert_eq(load_blob_here("lib_like_kinds.bin", &mod), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(load_blob_here("lib_like_kinds.bin", &mod));
   cr_expect_eq(seen.calls, 2, "the loaders ran %d times for 2 entries", seen.calls);
   cr_expect(seen.size[0] == 2 && memcmp(seen.data[0], "p1", 2) == 0, "the _libx payload");
   cr_expect(seen.size[1] == 2 && memcmp(seen.data[1], "p2", 2) == 0, "the _lix payload");
@@ -378,8 +370,7 @@ TEST(library_bin, LIB_081_shared_imports_load_once, .timeout = 300) {
   register_loader_for("dagkind", dagkind_loader);
   setenv("CONF_TEST_LIBRARY_BIN", blob_path("long_shared_imports.bin"), 1);
   TVMFFIObjectHandle mod;
-  cr_assert_eq(mod_load_path(mod_lib_path("libmod_blob_env_large.so"), &mod), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_load_path(mod_lib_path("libmod_blob_env_large.so"), &mod));
   cr_expect_eq(dag_calls, 63, "the loader ran %d times for 63 entries", dag_calls);
   cr_expect_eq(mod_implements(mod, "ping", 0), 1, "the root is not the library");
   TVMFFIObjectHandle fn = mod_get_function(mod, "which", 1);
@@ -398,8 +389,7 @@ TEST(library_bin, LIB_081_shared_imports_load_once, .timeout = 300) {
 TEST(library_bin, LIB_004_shared_import_loaded_once) {
   register_loader(testkind_loader);
   TVMFFIObjectHandle mod;
-  cr_assert_eq(load_blob_here("shared_import.bin", &mod), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(load_blob_here("shared_import.bin", &mod));
   cr_assert_eq(seen.calls, 3, "the loader ran %d times for 3 entries", seen.calls);
   TVMFFIObjectHandle fn = mod_get_function(mod, "which", 1);
   cr_assert_not_null(fn);
@@ -587,8 +577,8 @@ TEST(library_bin, LIB_082_refusals_say_why) {
     char want[64];
     snprintf(want, sizeof want, "field %s:", m->field);
     const char* at = strstr(o.error.message, want);
-    cr_expect(at != NULL && has_reason(at + strlen(want)), "%s: no reason after '%s': %s",
-              m->file, want, o.error.message);
+    cr_expect(at != NULL && has_reason(at + strlen(want)), "%s: no reason after '%s': %s", m->file,
+              want, o.error.message);
   }
 }
 
@@ -653,16 +643,17 @@ TEST(library_bin, LIB_083_refusal_out_of_memory) {
       conf_alloc_disarm(&w);
       int32_t got = r.type_index;
       if (rc == 0) mod_release(&r);
-      cr_assert_eq(rc, -1, "allocation %ld failed (%ld injected): the load succeeded (type index "
-                   "%d)", w.n, w.injected, got);
-      mod_take_error();
+      cr_assert_eq(rc, -1,
+                   "allocation %ld failed (%ld injected): the load succeeded (type index "
+                   "%d)",
+                   w.n, w.injected, got);
+      ConfError err = conf_take_error();
       if (w.injected == 0) {
-        cr_assert_str_eq(mod_err.kind, "ValueError", "nothing failed: raised %s: %s",
-                         mod_err.kind, mod_err.message);
+        cr_assert_str_eq(err.kind, "ValueError", "nothing failed: raised %s: %s", err.kind,
+                         err.message);
       } else {
-        cr_assert(strcmp(mod_err.kind, "ValueError") == 0 ||
-                      strcmp(mod_err.kind, "MemoryError") == 0,
-                  "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+        cr_assert(strcmp(err.kind, "ValueError") == 0 || strcmp(err.kind, "MemoryError") == 0,
+                  "allocation %ld failed: raised %s: %s", w.n, err.kind, err.message);
       }
     }
     points += w.points;
@@ -750,8 +741,10 @@ TEST(library_bin, LIB_035_loads_give_memory_back) {
             LOAD_ROUNDS);
   for (size_t i = 0; i < sizeof failing_blobs / sizeof failing_blobs[0]; ++i) {
     g = load_growth(load, mod_lib_path("libmod_blob_env.so"), blob_path(failing_blobs[i]));
-    cr_expect(g >= 0 && g <= limit, "%s: heap grew by %ld bytes over %d loads (-1: a "
-              "load ended differently or the process died)", failing_blobs[i], g, LOAD_ROUNDS);
+    cr_expect(g >= 0 && g <= limit,
+              "%s: heap grew by %ld bytes over %d loads (-1: a "
+              "load ended differently or the process died)",
+              failing_blobs[i], g, LOAD_ROUNDS);
   }
   API(TVMFFIObjectDecRef)(load);
 }

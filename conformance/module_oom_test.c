@@ -1,47 +1,376 @@
-/* Out-of-memory clauses of spec/modules.md: module lookups, imports and
- * registrations with their 1st, 2nd, ... allocation failing (once, or from
- * there on; see alloc_fail.h). Running out of memory must never read as
- * "not found", and the runtime must work right after. */
+/* Clauses of spec/modules.md on memory (## Memory): every ffi.Module*
+ * global and TVMFFIEnvModLookupFromImports with allocations failing (one at a
+ * time, or all from some point on), and module work giving its memory
+ * back. */
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "alloc_fail.h"
 #include "module_support.h"
 
+/* MOD-111: ffi.ModuleLoadFromFile and ffi.Module.load_from_file.so of a
+ * shared library, with any allocation failing, return the library module or
+ * -1 with MemoryError (or the dynamic loader's RuntimeError naming the
+ * path), and load it afterwards. The library stays loaded by a first module
+ * throughout, so each step opens a library already mapped. */
+TEST(module_oom, MOD_111_load_out_of_memory) {
+  const char* path = mod_lib_path("libmod_basic.so");
+  TVMFFIObjectHandle keep = mod_load("libmod_basic.so");
+  const char* globals[2] = {"ffi.ModuleLoadFromFile", "ffi.Module.load_from_file.so"};
+  long points = 0;
+  for (int g = 0; g < 2; ++g) {
+    TVMFFIObjectHandle fn = mod_global(globals[g]);
+    TVMFFIAny args[2] = {mod_str(path), mod_str("so")}, r;
+    for (int sticky = 0; sticky < 2; ++sticky) {
+      ConfAllocWalk w = conf_alloc_walk(sticky);
+      while (conf_alloc_next(&w)) {
+        int rc = mod_armed_call(&w, fn, args, g + 1, &r);
+        if (rc != 0) {
+          mod_expect_oom_refusal(&w, globals[g], rc, path);
+          continue;
+        }
+        mod_expect_module_with(&w, globals[g], &r, "add_one");
+      }
+      points += w.points;
+    }
+    cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, g + 1, &r), 0, "%s fails after the walk",
+                 globals[g]);
+    mod_release(&r);
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  API(TVMFFIObjectDecRef)(keep);
+  /* No failed step kept the library open. */
+  cr_expect(!mod_is_loaded(path), "libmod_basic.so is still loaded with every module released");
+  conf_alloc_done(points, "ffi.ModuleLoadFromFile");
+}
+
+static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 112;
+  return 0;
+}
+
+/* Calls global `g` (borrowed) and releases what it returns; 0 or 1 on a
+ * failure. No cr_ calls: they allocate. */
+static int quiet_call(TVMFFIObjectHandle g, TVMFFIAny* args, int32_t n) {
+  TVMFFIAny r = mod_none();
+  int rc = conf_api.TVMFFIFunctionCall(g, args, n, &r);
+  if (rc == 0 && r.type_index >= kTVMFFIStaticObjectBegin && r.v_obj)
+    conf_api.TVMFFIObjectDecRef(r.v_obj);
+  if (rc != 0) {
+    TVMFFIObjectHandle err = NULL;
+    conf_api.TVMFFIErrorMoveFromRaised(&err);
+    if (err) conf_api.TVMFFIObjectDecRef(err);
+  }
+  return rc != 0;
+}
+
+typedef struct {
+  TVMFFIObjectHandle load, get, doc, import, clear, add, remove, syslib;
+  const char *basic, *other;
+} Mod115Globals;
+
+/* One round of module work, everything made released again; returns the
+ * number of calls that failed. */
+static int mod115_round(const Mod115Globals* g) {
+  int bad = 0;
+  TVMFFIAny path = mod_str(g->basic), r;
+  TVMFFIObjectHandle basic = NULL, other = NULL, third = NULL;
+  r = mod_none();
+  if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) basic = r.v_obj;
+  path = mod_str(g->other);
+  r = mod_none();
+  if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) other = r.v_obj;
+  r = mod_none();
+  if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) third = r.v_obj;
+  if (!basic || !other || !third) return 1;
+  TVMFFIAny pair[2] = {mod_obj(basic), mod_obj(other)};
+  bad += quiet_call(g->import, pair, 2);
+  TVMFFIAny onto_third[2] = {mod_obj(third), mod_obj(basic)}; /* walks basic's imports */
+  bad += quiet_call(g->import, onto_third, 2);
+  TVMFFIAny lookup[3] = {mod_obj(third), mod_str("other_fn"), mod_bool(1)};
+  bad += quiet_call(g->get, lookup, 3);
+  bad += quiet_call(g->doc, lookup, 3);
+  lookup[0] = mod_obj(basic);
+  TVMFFIAny ctx_fn = mod_none();
+  lookup[1] = mod_str("get_ctx");
+  if (conf_api.TVMFFIFunctionCall(g->get, lookup, 3, &ctx_fn) != 0) return bad + 1;
+  TVMFFIAny ctx = mod_none();
+  bad += conf_api.TVMFFIFunctionCall(ctx_fn.v_obj, NULL, 0, &ctx) != 0;
+  conf_api.TVMFFIObjectDecRef(ctx_fn.v_obj);
+  TVMFFIObjectHandle found = NULL; /* borrowed from basic's cache */
+  bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "other_fn", &found) != 0;
+  bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "which", &found) != 0;
+  /* A system library's function by its name and by its prefixed name. */
+  TVMFFIAny sys[3] = {mod_obj(g->syslib), mod_str("f"), mod_bool(0)};
+  bad += quiet_call(g->get, sys, 3);
+  sys[1] = mod_str("conf115_f");
+  bad += quiet_call(g->get, sys, 3);
+  TVMFFIAny one = mod_obj(other);
+  bad += quiet_call(g->add, &one, 1);
+  bad += quiet_call(g->remove, &one, 1);
+  one = mod_obj(third);
+  bad += quiet_call(g->clear, &one, 1);
+  conf_api.TVMFFIObjectDecRef(third);
+  conf_api.TVMFFIObjectDecRef(other);
+  conf_api.TVMFFIObjectDecRef(basic);
+  return bad;
+}
+
+/* MOD-115: module work gives its memory back: 100 rounds of loading
+ * modules, importing (through a cycle check that walks imports), looking
+ * functions and docs up through imports, TVMFFIEnvModLookupFromImports,
+ * pinning and unpinning, clearing imports and releasing every module leave
+ * the heap in use (glibc mallinfo2) within 8 bytes a round of where the
+ * first round left it. The libraries stay loaded by modules held outside
+ * the rounds. */
+TEST(module_oom, MOD_115_module_work_gives_memory_back) {
+  conf_alloc_require(); /* glibc owns the heap: no sanitizer, no valgrind */
+  enum { kRounds = 100 };
+  TVMFFIObjectHandle keep_basic = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle keep_other = mod_load("libmod_other.so");
+  Mod115Globals g = {mod_global("ffi.ModuleLoadFromFile"),   mod_global("ffi.ModuleGetFunction"),
+                     mod_global("ffi.ModuleGetFunctionDoc"), mod_global("ffi.ModuleImportModule"),
+                     mod_global("ffi.ModuleClearImports"),   mod_global("ffi.ModuleGlobalsAdd"),
+                     mod_global("ffi.ModuleGlobalsRemove"),  NULL,
+                     mod_lib_path("libmod_basic.so"),        mod_lib_path("libmod_other.so")};
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf115_f", (void*)sys_answer),
+               0);
+  TVMFFIAny prefix = mod_str("conf115_"), r;
+  EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
+  g.syslib = r.v_obj;
+  cr_assert_eq(mod115_round(&g), 0, "the first round failed");
+  size_t before = mallinfo2().uordblks;
+  int bad = 0;
+  for (int i = 0; i < kRounds; ++i) bad += mod115_round(&g);
+  size_t after = mallinfo2().uordblks;
+  cr_assert_eq(bad, 0, "%d calls failed over %d rounds", bad, kRounds);
+  long growth = after > before ? (long)(after - before) : 0;
+  cr_expect(growth <= 8 * kRounds, "the heap grew by %ld bytes over %d rounds", growth, kRounds);
+  TVMFFIObjectHandle* all[] = {&g.load, &g.get,    &g.doc,    &g.import,   &g.clear,
+                               &g.add,  &g.remove, &g.syslib, &keep_other, &keep_basic};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+}
+
+/* MOD-119: the other ffi.Module* globals with any allocation failing give
+ * their result (of the type they give with memory to spare) or -1 with
+ * MemoryError. */
+TEST(module_oom, MOD_119_module_queries_out_of_memory) {
+  TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
+  static const struct {
+    const char* fn;
+    int32_t n;
+  } calls[] = {
+      {"ffi.ModuleGetWriteFormats", 1}, {"ffi.ModuleGetKind", 1},
+      {"ffi.ModuleGetPropertyMask", 1}, {"ffi.ModuleInspectSource", 2},
+      {"ffi.ModuleClearImports", 1},    {"ffi.ModuleGetFunctionMetadata", 3},
+      {"ffi.ModuleGlobalsRemove", 1},
+  };
+  TVMFFIAny args[3] = {mod_obj(mod), mod_str("add_one"), mod_bool(0)}, r;
+  long points = 0;
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; ++c) {
+    TVMFFIObjectHandle fn = mod_global(calls[c].fn);
+    EXPECT_OK(mod_call_fn(fn, args, calls[c].n, &r));
+    int32_t want = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
+    mod_release(&r);
+    for (int sticky = 0; sticky < 2; ++sticky) {
+      ConfAllocWalk w = conf_alloc_walk(sticky);
+      while (conf_alloc_next(&w)) {
+        int rc = mod_armed_call(&w, fn, args, calls[c].n, &r);
+        if (rc != 0) {
+          mod_expect_oom_refusal(&w, calls[c].fn, rc, NULL);
+          continue;
+        }
+        int32_t got = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
+        mod_release(&r);
+        cr_assert_eq(got, want, "%s, allocation %ld failed: type index %d, not %d", calls[c].fn,
+                     w.n, got, want);
+        ConfError err = conf_take_error();
+        cr_assert_eq(err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised", calls[c].fn,
+                     w.n, err.kind);
+      }
+      points += w.points;
+    }
+    API(TVMFFIObjectDecRef)(fn);
+  }
+  API(TVMFFIObjectDecRef)(mod);
+  conf_alloc_done(points, "ffi.ModuleGetWriteFormats");
+}
+
+/* Calls fn(args) with its k-th allocation failing, the result and any
+ * error released; 1 when an allocation was made to fail. No cr_ calls. */
+static int fail_kth(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n, long k, int* rc) {
+  TVMFFIAny r = mod_none();
+  conf_alloc_fail_nth(k);
+  *rc = conf_api.TVMFFIFunctionCall(fn, args, n, &r);
+  long failed = conf_alloc_off();
+  if (*rc == 0 && r.type_index >= kTVMFFIStaticObjectBegin && r.v_obj)
+    conf_api.TVMFFIObjectDecRef(r.v_obj);
+  TVMFFIObjectHandle err = NULL;
+  conf_api.TVMFFIErrorMoveFromRaised(&err);
+  if (err) conf_api.TVMFFIObjectDecRef(err);
+  return failed > 0;
+}
+
+/* For each k: once the call with its k-th allocation failing has failed,
+ * 20 more such calls leave at most 2 more blocks live. */
+static long walk_failed_calls_keep_nothing(const char* what, TVMFFIObjectHandle fn, TVMFFIAny* args,
+                                           int32_t n) {
+  long points = 0;
+  for (long k = 0; k < CONF_ALLOC_MAX_STEPS; ++k) {
+    int rc;
+    if (!fail_kth(fn, args, n, k, &rc)) break;
+    ++points;
+    if (rc == 0) continue; /* this allocation's failure was survived */
+    conf_alloc_count_start();
+    int changed = 0;
+    for (int i = 0; i < 20; ++i) {
+      int again;
+      fail_kth(fn, args, n, k, &again);
+      changed |= again != rc;
+    }
+    long grown = conf_alloc_count_stop();
+    cr_assert_eq(changed, 0, "%s, allocation %ld failing: the same call ended differently", what,
+                 k);
+    cr_assert_leq(grown, 2, "%s, allocation %ld failing: 20 failed calls kept %ld blocks", what, k,
+                  grown);
+  }
+  return points;
+}
+
+/* MOD-124: a load that fails for lack of memory keeps nothing: the same
+ * failing call repeated keeps no memory (ffi.SystemLib of a prefix not
+ * loaded yet, ffi.ModuleLoadFromFile of a library). */
+TEST(module_oom, MOD_124_failed_loads_keep_nothing) {
+  conf_alloc_require();
+  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf124_f", (void*)sys_answer),
+               0);
+  TVMFFIObjectHandle keep = mod_load("libmod_basic.so");
+  TVMFFIObjectHandle sys = mod_global("ffi.SystemLib");
+  TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
+  TVMFFIAny prefix = mod_str("conf124_"), path = mod_str(mod_lib_path("libmod_basic.so"));
+  long points = walk_failed_calls_keep_nothing("ffi.SystemLib", sys, &prefix, 1);
+  points += walk_failed_calls_keep_nothing("ffi.ModuleLoadFromFile", load, &path, 1);
+  API(TVMFFIObjectDecRef)(load);
+  API(TVMFFIObjectDecRef)(sys);
+  API(TVMFFIObjectDecRef)(keep);
+  conf_alloc_done(points, "ffi.SystemLib");
+}
+
+/* MOD-043 (siblings): with any allocation failing, a lookup through a
+ * module importing other (which: 1) then third (which: 2) returns the
+ * first import's function with nothing raised, or -1 with MemoryError:
+ * a failure in the first import never lets the second one's answer
+ * through. */
+TEST(module_oom, MOD_043_sibling_imports_out_of_memory) {
+  TVMFFIObjectHandle basic, other, third;
+  mod_load_tree(&basic, &other, &third);
+  void* ctx = mod_library_ctx(basic);
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    int found = 0;
+    while (!found && conf_alloc_next(&w)) {
+      TVMFFIObjectHandle fn = NULL;
+      conf_alloc_arm(&w);
+      int rc = conf_api.TVMFFIEnvModLookupFromImports(ctx, "which", &fn);
+      conf_alloc_disarm(&w);
+      if (rc != 0) {
+        mod_expect_oom_refusal(&w, "TVMFFIEnvModLookupFromImports", rc, NULL);
+        continue;
+      }
+      ConfError err = conf_take_error();
+      cr_expect_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised", w.n, err.kind);
+      cr_assert_not_null(fn, "allocation %ld failed: 0 but no function", w.n);
+      cr_assert_eq(mod_call_int(fn, NULL, 0), 1,
+                   "allocation %ld failed: the second import's "
+                   "function was returned",
+                   w.n);
+      found = 1; /* now kept by the module: later lookups allocate nothing */
+    }
+    points += w.points;
+    if (!sticky) { /* a fresh module for the sticky walk: nothing kept */
+      mod_clear_imports(basic);
+      API(TVMFFIObjectDecRef)(basic);
+      basic = mod_load("libmod_basic.so");
+      EXPECT_OK(mod_import(basic, other));
+      EXPECT_OK(mod_import(basic, third));
+      ctx = mod_library_ctx(basic);
+    }
+  }
+  mod_release3(third, other, basic);
+  conf_alloc_done(points, "TVMFFIEnvModLookupFromImports");
+}
+
+/* MOD-042 (a module with imports): importing mid, which imports leaf,
+ * into top with any allocation failing imports it with nothing left
+ * raised, or returns -1 with MemoryError leaving top's imports as they
+ * were. The cycle check has a graph to walk here. */
+TEST(module_oom, MOD_042_import_of_importer_out_of_memory) {
+  long points = 0;
+  for (int sticky = 0; sticky < 2; ++sticky) {
+    TVMFFIObjectHandle leaf = mod_load("libmod_other.so");
+    TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
+    TVMFFIObjectHandle top = mod_load("libmod_basic.so");
+    TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
+    EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
+    TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
+    a[0] = mod_obj(top);
+    a[1] = mod_obj(mid);
+    ConfAllocWalk w = conf_alloc_walk(sticky);
+    int imported = 0;
+    while (!imported && conf_alloc_next(&w)) {
+      int rc = mod_armed_call(&w, fn, a, 2, &r);
+      if (rc != 0) {
+        mod_expect_oom_refusal(&w, "ffi.ModuleImportModule", rc, NULL);
+        cr_assert_eq(mod_implements(top, "other_fn", 1), 0,
+                     "allocation %ld failed: -1, but the import was kept", w.n);
+        continue;
+      }
+      ConfError err = conf_take_error();
+      cr_assert_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n, err.kind,
+                   err.message);
+      cr_assert_eq(mod_implements(top, "other_fn", 1), 1,
+                   "allocation %ld failed: 0, but leaf is not reached from top", w.n);
+      imported = 1;
+    }
+    points += w.points;
+    API(TVMFFIObjectDecRef)(fn);
+    TVMFFIAny c = mod_obj(top);
+    EXPECT_OK(mod_call("ffi.ModuleClearImports", &c, 1, &r));
+    TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
+    for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
+  }
+  conf_alloc_done(points, "ffi.ModuleImportModule");
+}
+
 /* After a step that returned nonzero: it returned -1, the one error code
  * of a raised error, and the error raised is a MemoryError. */
 static void expect_memory_error(const ConfAllocWalk* w, const char* what, int rc) {
   cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
-  mod_take_error();
-  cr_assert_str_eq(mod_err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what,
-                   w->n, mod_err.kind[0] ? mod_err.kind : "nothing", mod_err.message);
-}
-
-/* Calls `fn` armed with the walk's failure; the error stays raised. */
-static int armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
-                      TVMFFIAny* result) {
-  *result = mod_none();
-  conf_alloc_arm(w);
-  int rc = conf_api.TVMFFIFunctionCall(fn, args, n, result);
-  conf_alloc_disarm(w);
-  return rc;
+  ConfError err = conf_take_error();
+  cr_assert_str_eq(err.kind, "MemoryError", "%s, allocation %ld failed: raised %s: %s", what, w->n,
+                   err.kind[0] ? err.kind : "nothing", err.message);
 }
 
 static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
   *basic = mod_load("libmod_basic.so");
   *other = mod_load("libmod_other.so");
   TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
-  cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
 }
 
 /* A lookup of `name` in `mod` (query_imports true), walked: a Function (a
  * str for the doc query) or a MemoryError, never None. */
-static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char* global,
-                           int sticky, int32_t want_type) {
+static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char* global, int sticky,
+                           int32_t want_type) {
   TVMFFIObjectHandle fn = mod_global(global);
   TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
-    int rc = armed_call(&w, fn, args, 3, &r);
+    int rc = mod_armed_call(&w, fn, args, 3, &r);
     if (rc != 0) {
       expect_memory_error(&w, global, rc);
       continue;
@@ -68,13 +397,6 @@ static long walk_lookup(const char* global, int sticky, int32_t want_type) {
   return points;
 }
 
-static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self, (void)args, (void)n;
-  result->type_index = kTVMFFIInt;
-  result->v_int64 = 4141;
-  return 0;
-}
-
 /* MOD-041: ffi.ModuleGetFunction, ffi.ModuleImplementsFunction and
  * ffi.ModuleGetFunctionDoc through imports, and ffi.ModuleGetFunction of a
  * system library, with any allocation failing, return the function (true,
@@ -85,8 +407,7 @@ TEST(module_oom, MOD_041_lookups_out_of_memory) {
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_g", (void*)sys_answer),
                0);
   TVMFFIAny prefix = mod_str("conf41_"), r;
-  cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
   TVMFFIObjectHandle syslib = r.v_obj;
   long points = 0;
   for (int sticky = 0; sticky < 2; ++sticky) {
@@ -94,8 +415,7 @@ TEST(module_oom, MOD_041_lookups_out_of_memory) {
     points += walk_lookup("ffi.ModuleImplementsFunction", sticky, kTVMFFIBool);
     points += walk_lookup("ffi.ModuleGetFunctionDoc", sticky, kTVMFFIStr);
     points += walk_lookup_in(syslib, "f", "ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
-    points += walk_lookup_in(syslib, "conf41_g", "ffi.ModuleGetFunction", sticky,
-                             kTVMFFIFunction);
+    points += walk_lookup_in(syslib, "conf41_g", "ffi.ModuleGetFunction", sticky, kTVMFFIFunction);
   }
   API(TVMFFIObjectDecRef)(syslib);
   conf_alloc_done(points, "ffi.ModuleGetFunction");
@@ -112,7 +432,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
     TVMFFIAny args[2] = {mod_obj(basic), mod_obj(other)}, r;
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
-      int rc = armed_call(&w, fn, args, 2, &r);
+      int rc = mod_armed_call(&w, fn, args, 2, &r);
       if (rc == 0) break; /* imported: the walk is over */
       expect_memory_error(&w, "ffi.ModuleImportModule", rc);
       cr_assert_eq(mod_implements(basic, "other_fn", 1), 0,
@@ -131,8 +451,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
 
 static void clear_imports_of(TVMFFIObjectHandle mod) {
   TVMFFIAny a = mod_obj(mod), r;
-  cr_assert_eq(mod_call("ffi.ModuleClearImports", &a, 1, &r), 0, "%s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
 }
 
 /* MOD-096: an import that would close a cycle, with any allocation
@@ -157,12 +476,11 @@ TEST(module_oom, MOD_096_cycle_check_out_of_memory) {
     TVMFFIAny closing[2] = {mod_obj(m[kChain - 1]), mod_obj(m[0])};
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
-      int rc = armed_call(&w, fn, closing, 2, &r);
+      int rc = mod_armed_call(&w, fn, closing, 2, &r);
       cr_assert_eq(rc, -1, "allocation %ld failed: the cyclic import returned %d", w.n, rc);
-      mod_take_error();
-      cr_assert(strcmp(mod_err.kind, "MemoryError") == 0 ||
-                    strcmp(mod_err.kind, "RuntimeError") == 0,
-                "allocation %ld failed: raised %s: %s", w.n, mod_err.kind, mod_err.message);
+      ConfError err = conf_take_error();
+      cr_assert(strcmp(err.kind, "MemoryError") == 0 || strcmp(err.kind, "RuntimeError") == 0,
+                "allocation %ld failed: raised %s: %s", w.n, err.kind, err.message);
       cr_assert_eq(mod_implements(m[kChain - 1], "other_fn", 1), 0,
                    "allocation %ld failed: the last module reaches the first one's imports", w.n);
     }
@@ -181,11 +499,7 @@ TEST(module_oom, MOD_043_lookup_from_imports_out_of_memory) {
   long points = 0;
   TVMFFIObjectHandle basic, other;
   load_pair(&basic, &other);
-  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
-  TVMFFIAny r;
-  cr_assert_eq(mod_call_fn(get_ctx, NULL, 0, &r), 0);
-  void* ctx = r.v_ptr;
-  API(TVMFFIObjectDecRef)(get_ctx);
+  void* ctx = mod_library_ctx(basic);
   /* Each walk its own name: a found name may be kept and cost nothing more. */
   const char* names[2] = {"other_fn", "which"};
   for (int sticky = 0; sticky < 2; ++sticky) {
@@ -225,15 +539,16 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
       char prefix[64]; /* a new prefix each step: a made module is kept */
       snprintf(prefix, sizeof prefix, "conf81_%d_%ld_", sticky, w.n);
       TVMFFIAny a = mod_str(prefix), r;
-      int rc = armed_call(&w, fn, &a, 1, &r);
+      int rc = mod_armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
         expect_memory_error(&w, "ffi.SystemLib", rc);
         mod_release(&a);
         continue;
       }
-      mod_take_error(); /* a 0 leaves nothing raised: no failure swallowed on the way */
-      cr_expect_eq(mod_err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n,
-                   mod_err.kind, mod_err.message);
+      ConfError err =
+          conf_take_error(); /* a 0 leaves nothing raised: no failure swallowed on the way */
+      cr_expect_eq(err.kind[0], '\0', "allocation %ld failed: 0 with %s raised: %s", w.n, err.kind,
+                   err.message);
       int32_t got = r.type_index;
       int found = -1;
       if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "conf81_f", 0);
@@ -258,7 +573,7 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
   ConfAllocWalk w = conf_alloc_walk(0);
   int pinned = 0;
   while (!pinned && conf_alloc_next(&w)) {
-    int rc = armed_call(&w, fn, &a, 1, &r);
+    int rc = mod_armed_call(&w, fn, &a, 1, &r);
     if (rc == 0) {
       pinned = 1;
       break;
@@ -269,12 +584,10 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);
   cr_assert(mod_is_loaded(path), "allocation %ld failed: 0 but the module is not pinned", w.n);
-  cr_assert_eq(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r), 0); /* the runtime's reference */
+  EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r)); /* the runtime's reference */
   cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove");
   conf_alloc_done(w.points, "ffi.ModuleGlobalsAdd");
 }
-
-/* ---- a system library with a library_bin blob ---- */
 
 /* MOD-085: ffi.SystemLib of a new prefix whose `<prefix>__tvm_ffi__library_bin`
  * is registered, with any allocation failing, returns the module tree or -1
@@ -301,7 +614,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
       cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, mod_premade_blob), 0);
       TVMFFIAny a = mod_str(prefix), r;
-      int rc = armed_call(&w, fn, &a, 1, &r);
+      int rc = mod_armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
         expect_memory_error(&w, "ffi.SystemLib", rc);
         continue;

@@ -1,7 +1,7 @@
 /*
- * Helpers for the module tests (symbol_test.c, module_test.c,
- * library_bin_test.c): calling `ffi.Module*` globals as a pure-C host does,
- * reading results and raised errors, and running a risky load in a child
+ * Helpers for the module tests (module_*_test.c, symbol_test.c,
+ * library_bin*_test.c): calling `ffi.Module*` globals as a pure-C host does,
+ * reading results, and running a risky load in a child
  * process so that an implementation that crashes fails one test instead of
  * killing the run.
  */
@@ -17,15 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc_fail.h"
+#include "core_support.h"
 #include "impl.h"
-
-/* The last error taken from the raised slot. */
-typedef struct {
-  char kind[64];
-  char message[2048];
-} ModError;
-
-static ModError mod_err;
 
 static inline TVMFFIAny mod_none(void) {
   TVMFFIAny v;
@@ -66,19 +60,6 @@ static inline void mod_release(TVMFFIAny* v) {
   *v = mod_none();
 }
 
-/* Moves the raised error into mod_err (kind "" when nothing was raised). */
-static inline void mod_take_error(void) {
-  TVMFFIObjectHandle err = NULL;
-  mod_err.kind[0] = mod_err.message[0] = '\0';
-  API(TVMFFIErrorMoveFromRaised)(&err);
-  if (err == NULL) return;
-  TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  snprintf(mod_err.kind, sizeof mod_err.kind, "%.*s", (int)cell->kind.size, cell->kind.data);
-  snprintf(mod_err.message, sizeof mod_err.message, "%.*s", (int)cell->message.size,
-           cell->message.data);
-  API(TVMFFIObjectDecRef)(err);
-}
-
 /* The global function `name`, a new reference. A library that does not
  * register it SKIPs the test, naming the function (MOD-001 is the test that
  * requires every module global). */
@@ -87,28 +68,26 @@ static inline TVMFFIObjectHandle mod_global(const char* name) {
   TVMFFIObjectHandle fn = NULL;
   cr_assert_eq(API(TVMFFIFunctionGetGlobal)(&n, &fn), 0, "TVMFFIFunctionGetGlobal(%s) failed",
                name);
-  if (fn == NULL) criterion_skip_test("%s does not register the global function %s",
-                                      conf_impl_path(), name);
+  if (fn == NULL)
+    criterion_skip_test("%s does not register the global function %s", conf_impl_path(), name);
   return fn;
 }
 
-/* Calls the global `name`; on failure the error is in mod_err. */
+/* Calls the global `name`; a failure leaves its error raised, for
+ * EXPECT_RAISED or conf_take_error. */
 static inline int mod_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   TVMFFIObjectHandle fn = mod_global(name);
   *result = mod_none();
   int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
-  if (rc != 0) mod_take_error();
   API(TVMFFIObjectDecRef)(fn);
   return rc;
 }
 
-/* Calls a function object; on failure the error is in mod_err. */
+/* Calls a function object; a failure leaves its error raised. */
 static inline int mod_call_fn(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
                               TVMFFIAny* result) {
   *result = mod_none();
-  int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
-  if (rc != 0) mod_take_error();
-  return rc;
+  return API(TVMFFIFunctionCall)(fn, args, n, result);
 }
 
 /* Runfiles path of a test library built in conformance/testlibs. */
@@ -123,7 +102,7 @@ static inline const char* mod_lib_path(const char* file) {
 }
 
 /* ffi.ModuleLoadFromFile(path): 0 and *mod (a new reference), or -1 with
- * the error in mod_err. */
+ * the error raised. */
 static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
   TVMFFIAny arg = mod_str(path), result;
   *mod = NULL;
@@ -135,8 +114,9 @@ static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
 /* Loads a test library, failing the test if that fails. */
 static inline TVMFFIObjectHandle mod_load(const char* file) {
   TVMFFIObjectHandle mod;
-  int rc = mod_load_path(mod_lib_path(file), &mod);
-  cr_assert_eq(rc, 0, "loading %s failed: %s: %s", file, mod_err.kind, mod_err.message);
+  char what[512];
+  snprintf(what, sizeof what, "loading %s", file);
+  conf_expect_ok(mod_load_path(mod_lib_path(file), &mod), what);
   cr_assert_not_null(mod);
   return mod;
 }
@@ -153,11 +133,12 @@ static inline TVMFFIObjectHandle mod_get_function_n(TVMFFIObjectHandle mod, cons
   TVMFFIAny result;
   int rc = mod_call("ffi.ModuleGetFunction", args, 3, &result);
   mod_release(&key);
-  cr_assert_eq(rc, 0, "ffi.ModuleGetFunction(%s) failed: %s: %s", name, mod_err.kind,
-               mod_err.message);
+  char what[512];
+  snprintf(what, sizeof what, "ffi.ModuleGetFunction(%.*s)", (int)len, name);
+  conf_expect_ok(rc, what);
   if (result.type_index == kTVMFFINone) return NULL;
-  cr_assert_eq(result.type_index, kTVMFFIFunction,
-               "ffi.ModuleGetFunction returned type index %d", result.type_index);
+  cr_assert_eq(result.type_index, kTVMFFIFunction, "ffi.ModuleGetFunction returned type index %d",
+               result.type_index);
   return result.v_obj;
 }
 
@@ -170,8 +151,7 @@ static inline TVMFFIObjectHandle mod_get_function(TVMFFIObjectHandle mod, const 
 static inline int mod_implements(TVMFFIObjectHandle mod, const char* name, int query_imports) {
   TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(query_imports)};
   TVMFFIAny result;
-  cr_assert_eq(mod_call("ffi.ModuleImplementsFunction", args, 3, &result), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call("ffi.ModuleImplementsFunction", args, 3, &result));
   cr_assert_eq(result.type_index, kTVMFFIBool, "got type index %d", result.type_index);
   return result.v_int64 != 0;
 }
@@ -195,8 +175,7 @@ static inline const char* mod_take_str(TVMFFIAny* v, char* buf, size_t cap) {
 /* Calls fn() expecting an int result. */
 static inline int64_t mod_call_int(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n) {
   TVMFFIAny result;
-  cr_assert_eq(mod_call_fn(fn, args, n, &result), 0, "call failed: %s: %s", mod_err.kind,
-               mod_err.message);
+  EXPECT_OK(mod_call_fn(fn, args, n, &result));
   cr_assert_eq(result.type_index, kTVMFFIInt, "got type index %d", result.type_index);
   return result.v_int64;
 }
@@ -208,13 +187,191 @@ static inline int mod_is_loaded(const char* path) {
   return h != NULL;
 }
 
+/* ---- helpers the module test files share ---- */
+
+/* `word` in `text` with no letter, digit, '_' or '.' right before or after
+ * it: "mod" is not found inside "ffi.Module" or "module". */
+static inline int mod_has_word(const char* text, const char* word) {
+  size_t n = strlen(word);
+  for (const char* at = strstr(text, word); at; at = strstr(at + 1, word)) {
+    char before = at == text ? ' ' : at[-1], after = at[n];
+    int inner = 0;
+    for (const char* c = (const char[]){before, after, 0}; *c; ++c)
+      inner |= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+               *c == '_' || *c == '.';
+    if (!inner) return 1;
+  }
+  return 0;
+}
+
+/* Calls `fn` with `args` and expects a refusal of kind `kind` whose message
+ * names fn, position #pos and the parameter `param`; returns the refusal. */
+static inline ConfError mod_expect_names_param(const char* fn, TVMFFIAny* args, int32_t n, int pos,
+                                               const char* param, const char* kind) {
+  TVMFFIAny r;
+  cr_expect_eq(mod_call(fn, args, n, &r), -1, "%s accepted a bad argument #%d", fn, pos);
+  mod_release(&r);
+  char where[8];
+  snprintf(where, sizeof where, "#%d", pos);
+  ConfError err = conf_take_error();
+  cr_expect_str_eq(err.kind, kind, "%s #%d: %s: %s", fn, pos, err.kind, err.message);
+  cr_expect(strstr(err.message, fn) != NULL && strstr(err.message, where) != NULL,
+            "%s: the message does not name the function and %s: %s", fn, where, err.message);
+  cr_expect(mod_has_word(err.message, param), "%s: the message does not name %s (%s): %s", fn,
+            where, param, err.message);
+  return err;
+}
+
+/* Calls the one-module global `global` (ffi.ModuleGlobalsAdd or
+ * ffi.ModuleGlobalsRemove) on mod, which must succeed and return None. */
+static inline void mod_pin(const char* global, TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  EXPECT_OK(mod_call(global, &a, 1, &r));
+  cr_expect_eq(r.type_index, kTVMFFINone, "%s returned type index %d", global, r.type_index);
+}
+
+/* Registers `call` as the global function `name`, replacing any. */
+static inline void mod_register_global(const char* name, TVMFFISafeCallType call) {
+  TVMFFIObjectHandle fn = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &fn), 0);
+  TVMFFIByteArray n = {name, strlen(name)};
+  cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
+  API(TVMFFIObjectDecRef)(fn);
+}
+
+/* Writes v little-endian at *at and moves *at past it (a blob field). */
+static inline void mod_put_u64(unsigned char** at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) *(*at)++ = (unsigned char)(v >> (8 * i));
+}
+
+/* A str made by the runtime from `len` bytes (NUL bytes travel whole). */
+static inline TVMFFIAny mod_str_of(const char* data, size_t len) {
+  TVMFFIByteArray bytes = {data, len};
+  TVMFFIAny s;
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &s), 0);
+  return s;
+}
+
+/* basic imports other (which=1, other_fn) and third (which=2, third_fn). */
+static inline void mod_load_tree(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other,
+                                 TVMFFIObjectHandle* third) {
+  *basic = mod_load("libmod_basic.so");
+  *other = mod_load("libmod_other.so");
+  *third = mod_load("libmod_third.so");
+  TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
+  a[1] = mod_obj(*third);
+  EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
+}
+
+/* Releases the three modules of mod_load_tree. */
+static inline void mod_release3(TVMFFIObjectHandle a, TVMFFIObjectHandle b, TVMFFIObjectHandle c) {
+  API(TVMFFIObjectDecRef)(a);
+  API(TVMFFIObjectDecRef)(b);
+  API(TVMFFIObjectDecRef)(c);
+}
+
+/* Releases the non-NULL handles among mods[0..n). */
+static inline void mod_release_all(TVMFFIObjectHandle* mods, int n) {
+  for (int i = 0; i < n; ++i)
+    if (mods[i]) API(TVMFFIObjectDecRef)(mods[i]);
+}
+
+/* ffi.ModuleImportModule(mod, other); -1 leaves the error raised. */
+static inline int mod_import(TVMFFIObjectHandle mod, TVMFFIObjectHandle other) {
+  TVMFFIAny a[2] = {mod_obj(mod), mod_obj(other)}, r;
+  return mod_call("ffi.ModuleImportModule", a, 2, &r);
+}
+
+/* ffi.ModuleClearImports(mod), which must succeed. */
+static inline void mod_clear_imports(TVMFFIObjectHandle mod) {
+  TVMFFIAny a = mod_obj(mod), r;
+  EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
+}
+
+/* Calls libmod_basic's call_import(name): TVMFFIEnvModLookupFromImports from
+ * inside the library, then the function found; -1 leaves the error raised. */
+static inline int mod_lookup_call(TVMFFIObjectHandle basic, const char* name, TVMFFIAny* r) {
+  TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
+  cr_assert_not_null(call);
+  TVMFFIAny arg = mod_str(name);
+  int rc = mod_call_fn(call, &arg, 1, r);
+  API(TVMFFIObjectDecRef)(call);
+  return rc;
+}
+
+/* The `__tvm_ffi__library_ctx` of a module of libmod_basic.so, as its
+ * get_ctx function reads it from inside the library. */
+static inline void* mod_library_ctx(TVMFFIObjectHandle basic) {
+  TVMFFIObjectHandle get_ctx = mod_get_function(basic, "get_ctx", 0);
+  cr_assert_not_null(get_ctx, "libmod_basic.so has no get_ctx");
+  TVMFFIAny r;
+  EXPECT_OK(mod_call_fn(get_ctx, NULL, 0, &r));
+  API(TVMFFIObjectDecRef)(get_ctx);
+  cr_assert_eq(r.type_index, kTVMFFIOpaquePtr, "get_ctx returned type index %d", r.type_index);
+  return r.v_ptr;
+}
+
+/* Safe-call functions answering the int 7 and 8, told apart by tests. */
+static inline int mod_answer_7(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 7;
+  return 0;
+}
+
+static inline int mod_answer_8(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self, (void)args, (void)n;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 8;
+  return 0;
+}
+
+/* A nonzero step returned -1 and raised a MemoryError (or, where `path` is
+ * given, the RuntimeError of a dynamic loader that ran out itself, naming
+ * the path). */
+static inline void mod_expect_oom_refusal(const ConfAllocWalk* w, const char* what, int rc,
+                                          const char* path) {
+  cr_assert_eq(rc, -1, "%s, allocation %ld failed: returned %d, not -1", what, w->n, rc);
+  ConfError err = conf_take_error();
+  int loader = path && strcmp(err.kind, "RuntimeError") == 0 && strstr(err.message, path) != NULL;
+  cr_assert(strcmp(err.kind, "MemoryError") == 0 || loader,
+            "%s, allocation %ld failed: raised %s: %s", what, w->n,
+            err.kind[0] ? err.kind : "nothing", err.message);
+}
+
+/* TVMFFIFunctionCall(fn) with the walk's allocation failure armed. */
+static inline int mod_armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args,
+                                 int32_t n, TVMFFIAny* result) {
+  *result = mod_none();
+  conf_alloc_arm(w);
+  int rc = conf_api.TVMFFIFunctionCall(fn, args, n, result);
+  conf_alloc_disarm(w);
+  return rc;
+}
+
+/* After a step that returned 0: nothing raised, and a module with `name`. */
+static inline void mod_expect_module_with(const ConfAllocWalk* w, const char* what, TVMFFIAny* r,
+                                          const char* name) {
+  ConfError err = conf_take_error();
+  cr_expect_eq(err.kind[0], '\0', "%s, allocation %ld failed: 0 with %s raised: %s", what, w->n,
+               err.kind, err.message);
+  int32_t got = r->type_index;
+  int found = -1;
+  if (got == kTVMFFIModule && r->v_obj != NULL) found = mod_implements(r->v_obj, name, 0);
+  mod_release(r);
+  cr_assert_eq(got, kTVMFFIModule, "%s, allocation %ld failed: 0 with type index %d", what, w->n,
+               got);
+  cr_assert_eq(found, 1, "%s, allocation %ld failed: the module lacks %s", what, w->n, name);
+}
+
 /* ---- running a load in a child process ---- */
 
 typedef struct {
   int exited;      /* 1: the child reported; 0: it died (see signal) */
   int signal;      /* the signal that killed it */
   int rc;          /* the call's return code */
-  ModError error;  /* the raised error when rc != 0 */
+  ConfError error; /* the raised error when rc != 0 */
   int32_t result_type;
 } ModOutcome;
 
@@ -242,7 +399,7 @@ static inline ModOutcome mod_load_isolated(const char* path, const char* blob) {
     TVMFFIObjectHandle mod = NULL;
     child.exited = 1;
     child.rc = mod_load_path(path, &mod);
-    child.error = mod_err;
+    if (child.rc != 0) child.error = conf_take_error();
     child.result_type = mod ? ((TVMFFIObject*)mod)->type_index : 0;
     if (write(fds[1], &child, sizeof child) != (ssize_t)sizeof child) _exit(3);
     _exit(0); /* no teardown: the point was the load */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core_support.h"
-#include "naming_support.h"
+#include "core_support.h"
 
 #define ONE_STRONG ((uint64_t)1)
 #define ONE_WEAK ((uint64_t)1 << 32)
@@ -207,7 +207,7 @@ TEST(object, OBJ_012_opaque_other_type_refused) {
     TVMFFIObjectHandle obj = NULL;
     cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, bad[i], count_opaque_delete, &obj), -1,
                  "type_index %d accepted", bad[i]);
-    core_expect_raised("RuntimeError", "kTVMFFIOpaquePyObject");
+    EXPECT_RAISED(.kind = "RuntimeError", .says = {"kTVMFFIOpaquePyObject"});
   }
   cr_expect_eq(opaque_deletes, 0);
 }
@@ -216,7 +216,7 @@ TEST(object, OBJ_012_opaque_other_type_refused) {
 TEST(object, OBJ_013_opaque_null_out_refused) {
   HOSTILE_INPUT("TVMFFIObjectCreateOpaque(..., NULL) writes through NULL");
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
 }
 
 /* OBJ-053: the refusals of TVMFFIObjectCreateOpaque name the function,
@@ -227,13 +227,11 @@ TEST(object, OBJ_053_opaque_refusal_names_function_argument_value) {
   TVMFFIObjectHandle obj = NULL;
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, kTVMFFIStr, count_opaque_delete, &obj),
                -1);
-  naming_expect("RuntimeError", "TVMFFIObjectCreateOpaque", "type_index", "65",
-                "kTVMFFIOpaquePyObject");
+  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index", .says = {"65", "kTVMFFIOpaquePyObject"});
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, 12345, count_opaque_delete, &obj), -1);
-  naming_expect("RuntimeError", "TVMFFIObjectCreateOpaque", "type_index", "12345",
-                "kTVMFFIOpaquePyObject");
+  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index", .says = {"12345", "kTVMFFIOpaquePyObject"});
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
-  naming_expect("ValueError", "TVMFFIObjectCreateOpaque", "out", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIObjectCreateOpaque", .arg = "out", .says = {"NULL"});
   cr_expect_eq(opaque_deletes, 0);
 }
 
@@ -356,7 +354,7 @@ TEST(object, OBJ_023_allocator_without_allocate_refused) {
   TVMFFICustomAllocator* now = API(TVMFFIGetCustomAllocator)();
   API(TVMFFISetCustomAllocator)(NULL);
   cr_expect_eq(rc, -1, "an allocator with allocate == NULL was accepted");
-  if (rc == -1) core_expect_raised("ValueError", "allocate");
+  if (rc == -1) EXPECT_RAISED(.kind = "ValueError", .says = {"allocate"});
   cr_expect_eq(now, def, "the registered allocator changed");
 }
 
@@ -389,7 +387,7 @@ TEST(object, OBJ_040_objects_within_their_allocation) {
   API(TVMFFIObjectDecRef)(opaque);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error made while counting");
-  core_expect_raised("RuntimeError", "while counting");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"while counting"});
   core_count_end("strings, bytes, an opaque object, a function and an error");
 }
 
@@ -523,7 +521,7 @@ TEST(object, OBJ_042_failing_custom_allocator) {
   API(TVMFFISetCustomAllocator)(NULL);
   cr_expect_eq(rc, -1, "a string the allocator refused: returned %d", rc);
   cr_expect_eq(calls, 1, "allocate called %d times: the raise inside it came back", calls);
-  core_expect_raised("MemoryError", "custom allocator is out of memory");
+  EXPECT_RAISED(.kind = "MemoryError", .says = {"custom allocator is out of memory"});
   cr_expect_eq(out.type_index, kTVMFFINone, "out after the failure: type_index %d", out.type_index);
 }
 

@@ -15,7 +15,7 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) {
-  return (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  return conf_error_cell(err);
 }
 
 static int bytes_are(TVMFFIByteArray got, const char* want) {

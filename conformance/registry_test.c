@@ -459,27 +459,27 @@ TEST(registry, FN_050_malformed_names_refused) {
   TVMFFIObjectHandle fn = make_fn(50);
   TVMFFIByteArray null_data = {NULL, 4};
   cr_expect_eq(API(TVMFFIFunctionSetGlobal)(NULL, fn, 0), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   cr_expect_eq(API(TVMFFIFunctionSetGlobal)(&null_data, fn, 1), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   TVMFFIObjectHandle out = (TVMFFIObjectHandle)(uintptr_t)0x1;
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(NULL, &out), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   cr_expect_null(out, "out not cleared for a NULL name");
   out = (TVMFFIObjectHandle)(uintptr_t)0x1;
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&null_data, &out), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   cr_expect_null(out, "out not cleared for a name with NULL data");
   TVMFFIByteArray null_one = {NULL, 1}; /* the smallest size that is not empty */
   out = (TVMFFIObjectHandle)(uintptr_t)0x1;
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&null_one, &out), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   cr_expect_null(out, "out not cleared for a name {NULL, 1}");
   cr_expect_eq(API(TVMFFIFunctionSetGlobal)(&null_one, fn, 1), -1);
-  core_expect_raised("ValueError", "name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
   TVMFFIByteArray n = {NAME("conformance.fn050")};
   cr_expect_eq(API(TVMFFIFunctionGetGlobal)(&n, NULL), -1);
-  core_expect_raised("ValueError", "out");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
   cr_expect_eq(core_strong(fn), 1u, "a refused registration kept a reference");
   API(TVMFFIObjectDecRef)(fn);
   cr_expect_eq(deletes, 1);
@@ -493,7 +493,7 @@ TEST(registry, FN_051_non_function_refused) {
   TVMFFIAny s;
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&text, &s), 0);
   cr_expect_eq(set_global(NAME("conformance.fn051"), s.v_obj, 0), -1);
-  core_expect_raised("TypeError", "`f`");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"`f`"});
   cr_expect_eq(core_strong(s.v_obj), 1u, "the refused object gained a reference");
   cr_expect_null(get_global(NAME("conformance.fn051")));
   core_release(&s);
@@ -591,18 +591,18 @@ TEST(registry, FN_121_method_info_type_error_named) {
   info.method.type_index = kTVMFFIInt;
   info.method.v_int64 = 3;
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
-  core_expect_raised("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"TVMFFIFunctionSetGlobalFromMethodInfo"});
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
-  core_expect_raised("TypeError", "method");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"method"});
   TVMFFIObjectHandle make = core_global("ffi.Array", 0);
   TVMFFIAny arr = {0};
   cr_assert_eq(API(TVMFFIFunctionCall)(make, NULL, 0, &arr), 0, "ffi.Array() failed");
   API(TVMFFIObjectDecRef)(make);
   info.method = arr;
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
-  core_expect_raised("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"TVMFFIFunctionSetGlobalFromMethodInfo"});
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 0), -1);
-  core_expect_raised("TypeError", "method");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"method"});
   API(TVMFFIObjectDecRef)(arr.v_obj);
 }
 

@@ -199,10 +199,10 @@ static void* set_with_no_keys_left(void* arg) {
   job->kind[0] = '\0';
   if (err) {
     const TVMFFIByteArray* k =
-        &((const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject)))->kind;
+        &(conf_error_cell(err))->kind;
     snprintf(job->kind, sizeof job->kind, "%.*s", (int)k->size, k->data);
     const TVMFFIByteArray* m =
-        &((const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject)))->message;
+        &(conf_error_cell(err))->message;
     job->names_call = memmem(m->data, m->size, "TVMFFIEnvSetStream", 18) != NULL;
     conf_api.TVMFFIObjectDecRef(err);
   }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core_support.h"
-#include "naming_support.h"
+#include "core_support.h"
 
 typedef int (*FromBytes)(const TVMFFIByteArray*, TVMFFIAny*);
 
@@ -145,9 +145,9 @@ TEST(string, STR_008_null_input_refused) {
   HOSTILE_INPUT("TVMFFIStringFromByteArray(NULL, ...) dereferences NULL");
   TVMFFIAny out;
   cr_expect_eq(API(TVMFFIStringFromByteArray)(NULL, &out), -1);
-  core_expect_raised("ValueError", "input");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
   cr_expect_eq(API(TVMFFIBytesFromByteArray)(NULL, &out), -1);
-  core_expect_raised("ValueError", "input");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
 }
 
 /* STR-009: a heap value holds one strong reference that the caller owns:
@@ -193,16 +193,16 @@ TEST(string, STR_012_malformed_arguments_refused) {
   for (int k = 0; k < 2; ++k) {
     TVMFFIByteArray in = {"fine input", 10}, null_data = {NULL, 12};
     cr_expect_eq(fns[k](&in, NULL), -1);
-    core_expect_raised("ValueError", "out");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"out"});
     TVMFFIAny out;
     memset(&out, 0xab, sizeof out);
     cr_expect_eq(fns[k](&null_data, &out), -1);
-    core_expect_raised("ValueError", "input");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
     cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
                  out.type_index);
     memset(&out, 0xab, sizeof out);
     cr_expect_eq(fns[k](NULL, &out), -1);
-    core_expect_raised("ValueError", "input");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"input"});
     cr_expect_eq(out.type_index, kTVMFFINone, "out after a NULL input: type_index %d",
                  out.type_index);
   }
@@ -220,7 +220,7 @@ TEST(string, STR_013_impossible_size_refused) {
       TVMFFIAny out;
       memset(&out, 0xab, sizeof out);
       cr_expect_eq(fns[k](&in, &out), -1, "size %zu accepted", sizes[i]);
-      core_expect_raised("MemoryError", NULL);
+      EXPECT_RAISED(.kind = "MemoryError");
       cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
                    out.type_index);
     }
@@ -235,7 +235,7 @@ TEST(string, STR_013_impossible_size_refused) {
       TVMFFIAny out;
       memset(&out, 0xab, sizeof out);
       cr_expect_eq(fns[k](&in, &out), -1, "size %zu accepted", size);
-      core_expect_raised("MemoryError", NULL);
+      EXPECT_RAISED(.kind = "MemoryError");
       cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
                    out.type_index);
     }
@@ -252,10 +252,10 @@ TEST(string, STR_014_refusal_names_function_then_argument) {
     TVMFFIByteArray in = {"fine input", 10}, null_data = {NULL, 12345};
     TVMFFIAny out;
     cr_expect_eq(fns[k](NULL, &out), -1);
-    naming_expect("ValueError", names[k], "input", NULL, NULL);
+    EXPECT_RAISED(.kind = "ValueError", .api = names[k], .arg = "input");
     cr_expect_eq(fns[k](&in, NULL), -1);
-    naming_expect("ValueError", names[k], "out", NULL, NULL);
+    EXPECT_RAISED(.kind = "ValueError", .api = names[k], .arg = "out");
     cr_expect_eq(fns[k](&null_data, &out), -1);
-    naming_expect("ValueError", names[k], "input", "12345", NULL);
+    EXPECT_RAISED(.kind = "ValueError", .api = names[k], .arg = "input", .says = {"12345"});
   }
 }

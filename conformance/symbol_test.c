@@ -1,8 +1,8 @@
 /* Clauses of spec/symbols.md: which exported symbol a name means. Every
  * case loads conformance/testlibs/libmod_basic.so. */
-#include "module_support.h"
 #include "alloc_fail.h"
-#include "naming_support.h"
+#include "core_support.h"
+#include "module_support.h"
 
 /* SYM-001: ffi.ModuleGetFunction(mod, name, false) returns a Function that
  * calls `__tvm_ffi_<name>` with the caller's arguments and result. */
@@ -25,7 +25,7 @@ TEST(symbol, SYM_002_symbol_gets_null_handle) {
   TVMFFIObjectHandle fn = mod_get_function(mod, "handle_is_null", 0);
   cr_assert_not_null(fn);
   TVMFFIAny result;
-  cr_assert_eq(mod_call_fn(fn, NULL, 0, &result), 0, "%s: %s", mod_err.kind, mod_err.message);
+  EXPECT_OK(mod_call_fn(fn, NULL, 0, &result));
   cr_assert_eq(result.type_index, kTVMFFIBool);
   cr_expect_eq(result.v_int64, 1, "the symbol saw a non-NULL handle");
   API(TVMFFIObjectDecRef)(fn);
@@ -116,12 +116,11 @@ TEST(symbol, SYM_009_metadata_symbol) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny r;
   char buf[256];
-  cr_assert_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "add_one", 0, &r), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(info_call("ffi.ModuleGetFunctionMetadata", mod, "add_one", 0, &r));
   const char* s = mod_take_str(&r, buf, sizeof buf);
   cr_assert_not_null(s, "metadata is not a str");
   cr_expect_str_eq(s, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
-  cr_assert_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "main", 0, &r), 0);
+  EXPECT_OK(info_call("ffi.ModuleGetFunctionMetadata", mod, "main", 0, &r));
   cr_expect_eq(r.type_index, kTVMFFINone, "metadata of main: type index %d", r.type_index);
   mod_release(&r);
   API(TVMFFIObjectDecRef)(mod);
@@ -132,18 +131,16 @@ TEST(symbol, SYM_010_doc_symbol) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny r;
   char buf[256];
-  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "add_one", 1, &r), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(info_call("ffi.ModuleGetFunctionDoc", mod, "add_one", 1, &r));
   const char* s = mod_take_str(&r, buf, sizeof buf);
   cr_assert_not_null(s, "doc is not a str");
   cr_expect_str_eq(s, "Returns its integer argument plus one.");
   /* A str held inline (kTVMFFISmallStr) is a str too. */
-  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "small_doc", 0, &r), 0, "%s: %s",
-               mod_err.kind, mod_err.message);
+  EXPECT_OK(info_call("ffi.ModuleGetFunctionDoc", mod, "small_doc", 0, &r));
   s = mod_take_str(&r, buf, sizeof buf);
   cr_assert_not_null(s, "the inline doc is not a str");
   cr_expect_str_eq(s, "tiny");
-  cr_assert_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "no_such_fn", 1, &r), 0);
+  EXPECT_OK(info_call("ffi.ModuleGetFunctionDoc", mod, "no_such_fn", 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
   mod_release(&r);
   API(TVMFFIObjectDecRef)(mod);
@@ -155,14 +152,12 @@ TEST(symbol, SYM_011_getter_errors_propagate) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIAny r;
   cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "fail", 0, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "ValueError");
-  cr_expect(strstr(mod_err.message, "mod_basic: doc getter failed") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.kind = "ValueError", .says = {"mod_basic: doc getter failed"});
   cr_expect_eq(info_call("ffi.ModuleGetFunctionMetadata", mod, "bad_meta", 0, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
+  EXPECT_RAISED(.kind = "TypeError");
   /* Bytes are not a str, even when they are small enough to live inline. */
   cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "bytes_doc", 0, &r), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
+  EXPECT_RAISED(.kind = "TypeError");
   mod_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }
@@ -181,7 +176,7 @@ TEST(symbol, SYM_012_library_ctx_is_filled) {
   TVMFFIObjectHandle fn = mod_get_function(mod, "get_ctx", 0);
   cr_assert_not_null(fn);
   TVMFFIAny result;
-  cr_assert_eq(mod_call_fn(fn, NULL, 0, &result), 0);
+  EXPECT_OK(mod_call_fn(fn, NULL, 0, &result));
   cr_assert_eq(result.type_index, kTVMFFIOpaquePtr);
   cr_expect_not_null(result.v_ptr, "__tvm_ffi__library_ctx was left NULL");
   API(TVMFFIObjectDecRef)(fn);
@@ -204,13 +199,11 @@ TEST(symbol, SYM_013_symbol_error_reaches_caller) {
   cr_assert_not_null(fn);
   TVMFFIAny result;
   cr_expect_eq(mod_call_fn(fn, NULL, 0, &result), -1);
-  cr_expect_str_eq(mod_err.kind, "ValueError");
-  cr_expect(strstr(mod_err.message, "mod_basic: fail was asked to fail") != NULL, "message: %s",
-            mod_err.message);
+  EXPECT_RAISED(.kind = "ValueError", .says = {"mod_basic: fail was asked to fail"});
   TVMFFIObjectHandle add = mod_get_function(mod, "add_one", 0);
   TVMFFIAny bad = mod_str("x");
   cr_expect_eq(mod_call_fn(add, &bad, 1, &result), -1);
-  cr_expect_str_eq(mod_err.kind, "TypeError");
+  EXPECT_RAISED(.kind = "TypeError");
   API(TVMFFIObjectDecRef)(add);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);
@@ -262,10 +255,9 @@ TEST(symbol, SYM_016_names_of_every_length) {
       }
     }
     TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
-    cr_assert_eq(mod_call("ffi.ModuleGetFunctionDoc", args, 3, &r), 0, "%s", mod_err.message);
+    EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", args, 3, &r));
     cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: a doc was found", len);
-    cr_assert_eq(mod_call("ffi.ModuleGetFunctionMetadata", args, 3, &r), 0, "%s",
-                 mod_err.message);
+    EXPECT_OK(mod_call("ffi.ModuleGetFunctionMetadata", args, 3, &r));
     cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: metadata was found", len);
   }
   API(TVMFFIObjectDecRef)(mod);
@@ -278,9 +270,11 @@ TEST(symbol, SYM_017_null_name_refusal_names_function_then_name) {
   HOSTILE_INPUT("upstream makes a string of the NULL name");
   static int marker;
   cr_expect_eq(API(TVMFFIEnvModRegisterContextSymbol)(NULL, &marker), -1);
-  naming_expect("ValueError", "TVMFFIEnvModRegisterContextSymbol", "name", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterContextSymbol", .arg = "name",
+                .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(NULL, &marker), -1);
-  naming_expect("ValueError", "TVMFFIEnvModRegisterSystemLibSymbol", "name", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvModRegisterSystemLibSymbol", .arg = "name",
+                .says = {"NULL"});
 }
 
 static int sym18_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
@@ -308,8 +302,7 @@ TEST(symbol, SYM_018_system_symbol_registration_out_of_memory) {
       if (rc == 0) {
         cr_assert_null(err, "allocation %ld failed: 0 but an error was raised", w.n);
         TVMFFIAny prefix = mod_str("conf18_"), r;
-        cr_assert_eq(mod_call("ffi.SystemLib", &prefix, 1, &r), 0, "%s: %s", mod_err.kind,
-                     mod_err.message);
+        EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
         TVMFFIObjectHandle fn = mod_get_function(r.v_obj, symbol + strlen("__tvm_ffi_conf18_"), 0);
         cr_assert_not_null(fn, "allocation %ld failed: 0 but `%s` is not in the system library",
                            w.n, symbol);
@@ -320,8 +313,7 @@ TEST(symbol, SYM_018_system_symbol_registration_out_of_memory) {
       cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
       cr_assert(err != NULL && err != (TVMFFIObjectHandle)(uintptr_t)0x1,
                 "allocation %ld failed: -1 with nothing raised", w.n);
-      const TVMFFIErrorCell* cell =
-          (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+      const TVMFFIErrorCell* cell = conf_error_cell(err);
       cr_assert(cell->kind.size == 11 && memcmp(cell->kind.data, "MemoryError", 11) == 0,
                 "allocation %ld failed: raised %.*s", w.n, (int)cell->kind.size, cell->kind.data);
       API(TVMFFIObjectDecRef)(err);

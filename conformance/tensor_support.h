@@ -1,6 +1,6 @@
 /* Shared helpers of the tensor and environment conformance tests: DLPack
  * producers whose deleters count their calls. Raised errors are checked with
- * core_expect_raised (core_support.h). */
+ * EXPECT_RAISED (core_support.h). */
 #ifndef CONFORMANCE_TENSOR_SUPPORT_H_
 #define CONFORMANCE_TENSOR_SUPPORT_H_
 
@@ -83,51 +83,6 @@ static inline void expect_same_tensor(const DLTensor* got, const DLTensor* want)
     cr_expect_eq(got->shape[i], want->shape[i], "shape[%d]: %lld vs %lld", i,
                  (long long)got->shape[i], (long long)want->shape[i]);
   }
-}
-
-/* TypeError whose message names `api`, `arg`, and says `what`. */
-static inline void expect_type_error(const char* api, const char* arg, const char* what) {
-  TVMFFIObjectHandle err = core_take_raised();
-  cr_assert_not_null(err, "%s: nothing raised", api);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  const char* parts[] = {api, arg, what};
-  cr_expect(cell->kind.size == 9 && memcmp(cell->kind.data, "TypeError", 9) == 0,
-            "%s: raised %.*s", api, (int)cell->kind.size, cell->kind.data);
-  for (int i = 0; i < 3; ++i) {
-    cr_expect(memmem(cell->message.data, cell->message.size, parts[i], strlen(parts[i])) != NULL,
-              "%s: the message lacks \"%s\": %.*s", api, parts[i], (int)cell->message.size,
-              cell->message.data);
-  }
-  API(TVMFFIObjectDecRef)(err);
-}
-
-/* Takes the raised error and checks its kind, that its message names `api`
- * (the whole name: TVMFFITensorFromDLPack is not found inside
- * TVMFFITensorFromDLPackVersioned) and, after it, `arg`, and that it says
- * `what` (when not NULL). */
-static inline void expect_raised_naming(const char* kind, const char* api, const char* arg,
-                                        const char* what) {
-  TVMFFIObjectHandle err = core_take_raised();
-  cr_assert_not_null(err, "%s: nothing raised (%s expected)", api, kind);
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  const char* msg = cell->message.data;
-  size_t size = cell->message.size, n = strlen(api);
-  cr_expect(cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, strlen(kind)) == 0,
-            "%s: raised %.*s, expected %s", api, (int)cell->kind.size, cell->kind.data, kind);
-  const char* at = msg;
-  const char* end = msg + size;
-  while ((at = memmem(at, (size_t)(end - at), api, n)) != NULL) {
-    char next = at + n < end ? at[n] : ' ';
-    if (!(next == '_' || (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z'))) break;
-    at += n;
-  }
-  const char* after = at ? at + n : end;
-  cr_expect(at != NULL && memmem(after, (size_t)(end - after), arg, strlen(arg)) != NULL,
-            "%s: the message does not name the function, then `%s`: %.*s", api, arg, (int)size,
-            msg);
-  cr_expect(what == NULL || memmem(msg, size, what, strlen(what)) != NULL,
-            "%s: the message does not say \"%s\": %.*s", api, what, (int)size, msg);
-  API(TVMFFIObjectDecRef)(err);
 }
 
 #endif

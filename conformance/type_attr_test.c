@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core_support.h"
-#include "naming_support.h"
+#include "core_support.h"
 
 static TVMFFIByteArray text(const char* s) {
   TVMFFIByteArray b = {s, strlen(s)};
@@ -187,11 +187,11 @@ TEST(type_attr, TAT_008_second_value_refused) {
   int32_t t = new_type("conformance.attr.Twice");
   cr_assert_eq(reg(t, "conformance.attr.twice", core_int(1)), 0);
   cr_expect_eq(reg(t, "conformance.attr.twice", core_int(2)), -1);
-  core_expect_raised("RuntimeError", "conformance.attr.twice");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"conformance.attr.twice"});
   TVMFFIAny none;
   memset(&none, 0, sizeof none);
   cr_expect_eq(reg(t, "conformance.attr.twice", none), -1);
-  core_expect_raised("RuntimeError", "conformance.attr.twice");
+  EXPECT_RAISED(.kind = "RuntimeError", .says = {"conformance.attr.twice"});
   cr_expect_eq(entry(column("conformance.attr.twice"), t)->v_int64, 1);
 }
 
@@ -251,7 +251,7 @@ TEST(type_attr, TAT_012_unknown_type_refused) {
     snprintf(index, sizeof index, "%d", (int)bad[i]);
     cr_expect_eq(reg(bad[i], "conformance.attr.unknown", core_int(1)), -1, "type_index %s",
                  index);
-    core_expect_raised("KeyError", index);
+    EXPECT_RAISED(.kind = "KeyError", .says = {index});
   }
   cr_expect_null(column("conformance.attr.unknown"), "a refused registration made a column");
 }
@@ -265,22 +265,22 @@ TEST(type_attr, TAT_013_null_arguments_refused) {
   TVMFFIAny v = core_int(1);
   TVMFFIByteArray n = text("conformance.attr.nulls");
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, NULL, &v), -1);
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, NULL), -1);
-  core_expect_raised("ValueError", "attr_value");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_value"});
   TVMFFIByteArray broken = {NULL, 5};
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &broken, &v), -1);
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(NULL));
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   /* Any nonzero size, one byte included. */
   TVMFFIByteArray one = {NULL, 1};
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &one, &v), -1);
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&one));
-  core_expect_raised("ValueError", "attr_name");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
   cr_expect_null(column("conformance.attr.nulls"));
 }
 
@@ -295,7 +295,7 @@ TEST(type_attr, TAT_016_huge_name_refused) {
     TVMFFIByteArray big = {"__tiny__", huge[i]};
     TVMFFIAny v = core_int(1);
     cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &big, &v), -1);
-    core_expect_raised("ValueError", "attr_name");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"attr_name"});
     cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&big));
     TVMFFIObjectHandle err = core_take_raised();
     if (err) API(TVMFFIObjectDecRef)(err);
@@ -348,32 +348,32 @@ TEST(type_attr, TAT_020_refusal_names_function_argument_value) {
   TVMFFIByteArray broken = {NULL, 5};
   TVMFFIByteArray huge = {"__tiny__", (size_t)1 << 31};
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, NULL, &v), -1);
-  naming_expect("ValueError", reg_api, "attr_name", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = reg_api, .arg = "attr_name", .says = {"NULL"});
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &broken, &v), -1);
-  naming_expect("ValueError", reg_api, "attr_name", "NULL", "5");
+  EXPECT_RAISED(.kind = "ValueError", .api = reg_api, .arg = "attr_name", .says = {"NULL", "5"});
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &huge, &v), -1);
-  naming_expect("ValueError", reg_api, "attr_name", "2147483648", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = reg_api, .arg = "attr_name", .says = {"2147483648"});
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, NULL), -1);
-  naming_expect("ValueError", reg_api, "attr_value", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = reg_api, .arg = "attr_value", .says = {"NULL"});
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t + 100000, &n, &v), -1);
   char index[16];
   snprintf(index, sizeof index, "%d", (int)(t + 100000));
-  naming_expect("KeyError", reg_api, "type_index", index, NULL);
+  EXPECT_RAISED(.kind = "KeyError", .api = reg_api, .arg = "type_index", .says = {index});
   TVMFFIAny no_kind;
   memset(&no_kind, 0, sizeof no_kind);
   no_kind.type_index = 20;
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, &no_kind), -1);
-  naming_expect("TypeError", reg_api, "attr_value", "20", NULL);
+  EXPECT_RAISED(.kind = "TypeError", .api = reg_api, .arg = "attr_value", .says = {"20"});
   cr_assert_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), 0);
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), -1);
   snprintf(index, sizeof index, "%d", (int)t);
-  naming_expect("RuntimeError", reg_api, "attr_name", "`conformance.attr.named`", index);
+  EXPECT_RAISED(.kind = "RuntimeError", .api = reg_api, .arg = "attr_name", .says = {"`conformance.attr.named`", index});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(NULL));
-  naming_expect("ValueError", col_api, "attr_name", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = col_api, .arg = "attr_name", .says = {"NULL"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));
-  naming_expect("ValueError", col_api, "attr_name", "NULL", "5");
+  EXPECT_RAISED(.kind = "ValueError", .api = col_api, .arg = "attr_name", .says = {"NULL", "5"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&huge));
-  naming_expect("ValueError", col_api, "attr_name", "2147483648", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = col_api, .arg = "attr_name", .says = {"2147483648"});
 }
 
 /* TAT-021: a process holds many attribute columns: 200 new names, each

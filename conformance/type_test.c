@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core_support.h"
-#include "naming_support.h"
+#include "core_support.h"
 
 static const struct {
   const char* key;
@@ -74,7 +74,7 @@ TEST(type, TYP_002_unknown_key_refused) {
     cr_expect_eq(got, -99, "out_tindex written for `%s`", unknown[i]);
     char quoted[64];
     snprintf(quoted, sizeof quoted, "`%s`", unknown[i]);
-    core_expect_raised_any_kind(quoted);
+    EXPECT_RAISED(.says = {quoted});
   }
 }
 
@@ -83,7 +83,7 @@ TEST(type, TYP_003_unknown_key_is_key_error) {
   TVMFFIByteArray k = key_of("no.such.Type");
   int32_t got;
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1);
-  core_expect_raised("KeyError", "no.such.Type");
+  EXPECT_RAISED(.kind = "KeyError", .says = {"no.such.Type"});
 }
 
 /* TYP-004: TVMFFIGetTypeInfo of a built-in index gives its index, key and
@@ -184,7 +184,7 @@ TEST(type, TYP_009_unknown_index_info) {
   static const int32_t bad[] = {-1, 100, 5000};
   for (size_t i = 0; i < 3; ++i) {
     cr_expect_null(API(TVMFFIGetTypeInfo)(bad[i]), "info for %d", bad[i]);
-    core_expect_raised("KeyError", "type_index");
+    EXPECT_RAISED(.kind = "KeyError", .says = {"type_index"});
   }
 }
 
@@ -193,9 +193,9 @@ TEST(type, TYP_010_null_key_refused) {
   HOSTILE_INPUT("TVMFFITypeKeyToIndex(NULL, ...) dereferences NULL");
   int32_t got;
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(NULL, &got), -1);
-  core_expect_raised("ValueError", "type_key");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(NULL, -1, 1, 0, 1, kTVMFFIObject), -1);
-  core_expect_raised("ValueError", "type_key");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
 }
 
 /* TYP-011: inconsistent registrations are refused with -1 and an error:
@@ -205,11 +205,11 @@ TEST(type, TYP_011_inconsistent_registration_refused) {
   HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex exits the process on these inputs");
   TVMFFIByteArray k = key_of("conformance.Bad");
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, 9999), -1);
-  core_expect_raised("KeyError", "parent_type_index");
+  EXPECT_RAISED(.kind = "KeyError", .says = {"parent_type_index"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 4, 0, 1, kTVMFFIObject), -1);
-  core_expect_raised("ValueError", "type_depth");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"type_depth"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIStr, 1, 0, 1, kTVMFFIObject), -1);
-  core_expect_raised("ValueError", "static_type_index");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"static_type_index"});
   cr_expect_eq(alloc_index("conformance.Bad", 1, 0, -2), -2, "a refused key was registered");
 }
 
@@ -258,7 +258,7 @@ TEST(type, TYP_013_full_range_without_overflow_refused) {
                "a child beyond the parent's only slot was accepted");
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "nothing raised");
-  const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  const TVMFFIErrorCell* cell = conf_error_cell(err);
   cr_expect(memmem(cell->message.data, cell->message.size, "`conformance.FullQ`", 19) != NULL &&
                 memmem(cell->message.data, cell->message.size, "conformance.FullQ2", 18) != NULL,
             "message names the parent `conformance.FullQ` and the new key conformance.FullQ2: %.*s",
@@ -298,33 +298,33 @@ TEST(type, TYP_015_malformed_arguments_refused) {
   HOSTILE_INPUT("TVMFFITypeGetOrAllocIndex may exit the process on these inputs");
   TVMFFIByteArray k = key_of("conformance.Malformed");
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -3), -1);
-  core_expect_raised("ValueError", "parent_type_index");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"parent_type_index"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, -1, 1, kTVMFFIObject), -1);
-  core_expect_raised("ValueError", "num_child_slots");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"num_child_slots"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIDynObjectBegin, 1, 0, 1, kTVMFFIObject),
                -1);
-  core_expect_raised("ValueError", "static_type_index");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"static_type_index"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 0, 0, 1, -1), -1);
-  core_expect_raised("ValueError", "parent_type_index");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"parent_type_index"});
   cr_expect_eq(alloc_index("conformance.Malformed", 1, 0, -2), -2, "a refused key was registered");
   TVMFFIByteArray null_data = {NULL, 3};
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&null_data, -1, 1, 0, 1, kTVMFFIObject), -1);
-  core_expect_raised("ValueError", "type_key");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
   int32_t got = 7;
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&null_data, &got), -1);
-  core_expect_raised("ValueError", "type_key");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
   /* Sizes no key has: refused before a byte past the real 8 is read. */
   static const size_t huge[] = {(size_t)1 << 31, SIZE_MAX};
   for (int i = 0; i < 2; ++i) {
     TVMFFIByteArray too_long = {"conformance", huge[i]};
     cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&too_long, -1, 1, 0, 1, kTVMFFIObject), -1);
-    core_expect_raised("ValueError", "type_key");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
     cr_expect_eq(API(TVMFFITypeKeyToIndex)(&too_long, &got), -1);
-    core_expect_raised("ValueError", "type_key");
+    EXPECT_RAISED(.kind = "ValueError", .says = {"type_key"});
   }
   TVMFFIByteArray str = key_of("ffi.String");
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&str, NULL), -1);
-  core_expect_raised("ValueError", "out_tindex");
+  EXPECT_RAISED(.kind = "ValueError", .says = {"out_tindex"});
   cr_expect_eq(got, 7, "out_tindex written on failure");
 }
 
@@ -364,7 +364,7 @@ TEST(type, TYP_021_null_empty_key_is_the_empty_key) {
   TVMFFIByteArray k = {NULL, 0};
   int32_t got = 7;
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&k, &got), -1);
-  core_expect_raised_any_kind("``");
+  EXPECT_RAISED(.says = {"``"});
   cr_expect_eq(got, 7);
 }
 
@@ -404,39 +404,39 @@ TEST(type, TYP_023_refusal_names_function_argument_value) {
   TVMFFIByteArray unknown = key_of("conformance.NoSuchKey");
   TVMFFIByteArray k = key_of("conformance.Refused");
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(NULL, &got), -1);
-  naming_expect("ValueError", to_index, "type_key", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "type_key", .says = {"NULL"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&null_data, &got), -1);
-  naming_expect("ValueError", to_index, "type_key", "NULL", "3");
+  EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "type_key", .says = {"NULL", "3"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&too_long, &got), -1);
-  naming_expect("ValueError", to_index, "type_key", "2147483648", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "type_key", .says = {"2147483648"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, &got), -1);
-  naming_expect("KeyError", to_index, "type_key", "`conformance.NoSuchKey`", NULL);
+  EXPECT_RAISED(.kind = "KeyError", .api = to_index, .arg = "type_key", .says = {"`conformance.NoSuchKey`"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, NULL), -1);
-  naming_expect("ValueError", to_index, "out_tindex", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "out_tindex", .says = {"NULL"});
   cr_expect_eq(got, 7, "out_tindex written on a refusal");
 
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(NULL, -1, 1, 0, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "type_key", "NULL", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "type_key", .says = {"NULL"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&null_data, -1, 1, 0, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "type_key", "NULL", "3");
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "type_key", .says = {"NULL", "3"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&too_long, -1, 1, 0, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "type_key", "2147483648", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "type_key", .says = {"2147483648"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, 99999), -1);
-  naming_expect("KeyError", alloc, "parent_type_index", "99999", NULL);
+  EXPECT_RAISED(.kind = "KeyError", .api = alloc, .arg = "parent_type_index", .says = {"99999"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -3), -1);
-  naming_expect("ValueError", alloc, "parent_type_index", "-3", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "parent_type_index", .says = {"-3"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 4, 0, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "type_depth", "4", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "type_depth", .says = {"4"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, -5, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "num_child_slots", "-5", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "num_child_slots", .says = {"-5"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, kTVMFFIStr, 1, 0, 1, kTVMFFIObject), -1);
-  naming_expect("ValueError", alloc, "static_type_index", "65", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "static_type_index", .says = {"65"});
   cr_expect_eq(API(TVMFFITypeGetOrAllocIndex)(&k, -1, 0, 0, 1, -1), -1);
-  naming_expect("ValueError", alloc, "parent_type_index", "-1", NULL);
+  EXPECT_RAISED(.kind = "ValueError", .api = alloc, .arg = "parent_type_index", .says = {"-1"});
   cr_expect_eq(alloc_index("conformance.Refused", 1, 0, -2), -2, "a refused key was registered");
 
   cr_expect_null(API(TVMFFIGetTypeInfo)(99999));
-  naming_expect("KeyError", "TVMFFIGetTypeInfo", "type_index", "99999", NULL);
+  EXPECT_RAISED(.kind = "KeyError", .api = "TVMFFIGetTypeInfo", .arg = "type_index", .says = {"99999"});
 }
 
 /* TYP-024: a type that reserves 2^20 child slots is registered, its next
@@ -453,7 +453,7 @@ TEST(type, TYP_024_huge_reservation_registered_or_named) {
               big, big + slots);
   } else {
     cr_expect_eq(big, -1);
-    naming_expect(NULL, "TVMFFITypeGetOrAllocIndex", "num_child_slots", "1048576", NULL);
+    EXPECT_RAISED(.api = "TVMFFITypeGetOrAllocIndex", .arg = "num_child_slots", .says = {"1048576"});
     cr_expect_eq(alloc_index("conformance.HugeRange", 1, 0, -2), -2, "the refused key was registered");
   }
   int32_t small = alloc_flagged("conformance.AfterHugeSmall", 1, 0, 1, kTVMFFIObject);

@@ -67,6 +67,7 @@ extra_srcs() {
   case "$1" in
     args) echo "$ROOT/kernels/scale_cpu.c $ROOT/kernels/scale_cpu_x86.c" ;;
     elf_symbol) echo "$ROOT/tools/libbin/elf_symbol.c" ;;
+    library_bin) echo "$ROOT/tools/libbin/pack.c $ROOT/tools/libbin/tree.c" ;;
   esac
 }
 

@@ -1,5 +1,7 @@
 """fuzz_harness: one libFuzzer harness, its standalone binary and its replay test."""
 
+load("//tools/bazel:copts.bzl", "C_WARNINGS")
+
 def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = []):
     """Declares //fuzz:<name> and //fuzz:<name>_replay_test.
 
@@ -12,7 +14,7 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = []):
     srcs = [name + "_fuzz.c", "fuzz_common.h"] + extra_srcs
     corpus = native.glob(["corpus/%s/*" % name])
     dict_args = ["-dict=$(rootpath %s)" % dict] if dict else []
-    copts = ["-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
+    copts = C_WARNINGS + ["-D_GNU_SOURCE"]
     native.cc_binary(
         name = name,
         srcs = srcs,

@@ -1,13 +1,13 @@
 /*
  * Fuzz harness: the libbin tool's ELF reader (tools/libbin/elf_symbol.c),
  * which finds `__tvm_ffi__library_bin` in a shared library file without
- * loading it, then the reference parser on the bytes it found, exactly as
+ * loading it, then the reference checker on the bytes it found, exactly as
  * `libbin dump|validate LIB.so` does with an untrusted file.
  *
  * The whole input is the file. Invariants: the reader either fails with a
- * reason or returns a span inside the input (so the parser, given the
+ * reason or returns a span inside the input (so the checker, given the
  * symbol's size as its bound, can never be pointed outside the file); a
- * found span parses or is refused with a ValueError.
+ * found span is accepted or refused with a ValueError.
  */
 #include <stdint.h>
 #include <string.h>
@@ -32,12 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(bytes >= data && (size_t)(bytes - data) <= size && nbytes <= size - (size_t)(bytes - data),
              "the symbol's bytes [%td, +%zu) lie outside the %zu-byte file", bytes - data, nbytes,
              size);
-  TffiLibraryBin bin;
-  if (tffi_library_bin_parse(bytes, nbytes, &bin) != 0) {
-    fuzz_expect_raised("tffi_library_bin_parse", kParseKinds);
+  TffiLibraryBinView bin;
+  if (tffi_library_bin_check(bytes, nbytes, &bin) != 0) {
+    fuzz_expect_raised("tffi_library_bin_check", kParseKinds);
   } else {
-    fuzz_expect_nothing_raised("tffi_library_bin_parse");
+    fuzz_expect_nothing_raised("tffi_library_bin_check");
   }
-  tffi_library_bin_free(&bin);
   return 0;
 }

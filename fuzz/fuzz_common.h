@@ -17,6 +17,9 @@
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 
+/* libFuzzer's entry point, which every harness defines. */
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
 #define FUZZ_CHECK(cond, ...)                                              \
   do {                                                                     \
     if (!(cond)) {                                                         \

@@ -5,7 +5,7 @@
  *
  * The parser's own symbols are internal (tffi_ prefix, hidden), so this
  * library links the runtime statically and exports a handle-based view of
- * a parse result: ctypes never needs to mirror TffiLibraryBin's layout,
+ * a parse result: ctypes never needs to mirror LibbinTree's layout,
  * and a change to that struct is caught here by the compiler.
  */
 #include <stdint.h>
@@ -14,16 +14,36 @@
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 
-#include "reference/library_bin.h"
 #include "tools/libbin/pack.h"
+#include "tools/libbin/tree.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 typedef struct {
-  TffiLibraryBin bin;
+  LibbinTree bin;
   int rc;
   char error[512]; /* "Kind: message" of the raised error, if any */
 } FuzzParse;
+
+/* The entry points Python reaches through ctypes; no header declares
+ * them, so they are declared here (-Wmissing-prototypes). */
+EXPORT FuzzParse* fuzz_libbin_parse(const uint8_t* data, size_t size);
+EXPORT void fuzz_libbin_free(FuzzParse* p);
+EXPORT int fuzz_libbin_rc(const FuzzParse* p);
+EXPORT const char* fuzz_libbin_error(const FuzzParse* p);
+EXPORT const char* fuzz_libbin_error_field(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_error_offset(const FuzzParse* p);
+EXPORT uint64_t fuzz_libbin_nbytes(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_num_modules(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_num_children(const FuzzParse* p);
+EXPORT uint64_t fuzz_libbin_indptr(const FuzzParse* p, size_t i);
+EXPORT uint64_t fuzz_libbin_child(const FuzzParse* p, size_t j);
+EXPORT size_t fuzz_libbin_lib_index(const FuzzParse* p);
+EXPORT size_t fuzz_libbin_kind(const FuzzParse* p, size_t i, const char** out);
+EXPORT int fuzz_libbin_is_lib(const FuzzParse* p, size_t i);
+EXPORT size_t fuzz_libbin_payload(const FuzzParse* p, size_t i, const uint8_t** out);
+EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t num_children, const uint64_t* children, const char* const* kinds, const size_t* kind_sizes, const uint8_t* const* payloads, const size_t* payload_sizes, uint8_t** out, size_t* out_size, char* err, size_t err_cap);
+EXPORT void fuzz_libbin_release_blob(uint8_t* blob);
 
 /* Moves the raised error (if any) into `buf` as "Kind: message". */
 static void take_error(char* buf, size_t cap) {
@@ -42,14 +62,14 @@ static void take_error(char* buf, size_t cap) {
 EXPORT FuzzParse* fuzz_libbin_parse(const uint8_t* data, size_t size) {
   FuzzParse* p = calloc(1, sizeof(*p));
   if (p == NULL) return NULL;
-  p->rc = tffi_library_bin_parse(data, size, &p->bin);
+  p->rc = libbin_decode(data, size, &p->bin);
   if (p->rc != 0) take_error(p->error, sizeof p->error);
   return p;
 }
 
 EXPORT void fuzz_libbin_free(FuzzParse* p) {
   if (p == NULL) return;
-  tffi_library_bin_free(&p->bin);
+  libbin_tree_free(&p->bin);
   free(p);
 }
 
@@ -99,7 +119,7 @@ EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t n
     entries[i].payload = entries[i].is_lib ? NULL : payloads[i];
     entries[i].payload_size = entries[i].is_lib ? 0 : payload_sizes[i];
   }
-  TffiLibraryBin bin;
+  LibbinTree bin;
   memset(&bin, 0, sizeof(bin));
   bin.num_modules = num_modules;
   bin.indptr = (uint64_t*)indptr;

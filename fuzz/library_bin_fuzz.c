@@ -1,5 +1,5 @@
 /*
- * Fuzz harness: the reference's __tvm_ffi__library_bin parser on arbitrary
+ * Fuzz harness: the reference's __tvm_ffi__library_bin checker (through libbin_decode) on arbitrary
  * bytes.
  *
  * The whole input is the blob and its size plays the symbol's size from the
@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "fuzz/fuzz_common.h"
-#include "reference/library_bin.h"
 #include "tools/libbin/pack.h"
+#include "tools/libbin/tree.h"
 
 static const char* const kParseKinds[] = {"ValueError", "MemoryError", NULL};
 
-static void check_tree(const TffiLibraryBin* bin, const uint8_t* data, size_t size) {
+static void check_tree(const LibbinTree* bin, const uint8_t* data, size_t size) {
   FUZZ_CHECK(bin->nbytes <= size - 8, "nbytes %llu exceeds the %zu bytes available",
              (unsigned long long)bin->nbytes, size);
   FUZZ_CHECK(bin->num_modules >= 1, "accepted a blob with no module");
@@ -61,7 +61,7 @@ static void check_tree(const TffiLibraryBin* bin, const uint8_t* data, size_t si
 }
 
 /* Parse and pack are inverse on accepted blobs. */
-static void check_repack(const TffiLibraryBin* bin, const uint8_t* data) {
+static void check_repack(const LibbinTree* bin, const uint8_t* data) {
   uint8_t* blob = NULL;
   size_t blob_size = 0;
   int rc = libbin_pack(bin, &blob, &blob_size);
@@ -75,32 +75,32 @@ static void check_repack(const TffiLibraryBin* bin, const uint8_t* data) {
 }
 
 /* The nbytes bound: one byte fewer than nbytes says must be refused. */
-static void check_truncation(const TffiLibraryBin* bin, const uint8_t* data) {
-  TffiLibraryBin cut;
+static void check_truncation(const LibbinTree* bin, const uint8_t* data) {
+  LibbinTree cut;
   size_t cut_size = (size_t)(8 + bin->nbytes - 1);
-  int rc = tffi_library_bin_parse(data, cut_size, &cut);
+  int rc = libbin_decode(data, cut_size, &cut);
   FUZZ_CHECK(rc != 0, "accepted the blob cut to %zu bytes", cut_size);
-  fuzz_expect_raised("tffi_library_bin_parse (cut)", kParseKinds);
-  tffi_library_bin_free(&cut);
+  fuzz_expect_raised("libbin_decode (cut)", kParseKinds);
+  libbin_tree_free(&cut);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  TffiLibraryBin bin;
-  int rc = tffi_library_bin_parse(data, size, &bin);
+  LibbinTree bin;
+  int rc = libbin_decode(data, size, &bin);
   if (rc == 0) {
-    fuzz_expect_nothing_raised("tffi_library_bin_parse");
+    fuzz_expect_nothing_raised("libbin_decode");
     check_tree(&bin, data, size);
     check_repack(&bin, data);
     check_truncation(&bin, data);
   } else {
     FUZZ_CHECK(rc == -1, "parse returned %d", rc);
-    fuzz_expect_raised("tffi_library_bin_parse", kParseKinds);
+    fuzz_expect_raised("libbin_decode", kParseKinds);
     FUZZ_CHECK(bin.num_modules == 0 && bin.indptr == NULL && bin.entries == NULL,
                "a failed parse left a partial tree");
     FUZZ_CHECK(bin.error_field != NULL, "a failed parse named no field");
     FUZZ_CHECK(bin.error_offset <= size, "error offset %zu past the %zu-byte blob",
                bin.error_offset, size);
   }
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
   return 0;
 }

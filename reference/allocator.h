@@ -50,13 +50,19 @@ static inline void* tffi_allocator_default_body(size_t size) {
   return body;
 }
 
+/* Gives back a body the default allocator made (tffi_allocator_default_body)
+ * when the caller knows it did, without asking the allocation header. */
+static inline void tffi_allocator_default_free_body(void* body) {
+  tffi_free((char*)body - TFFI_BODY_OFFSET);
+}
+
 /* Gives an object body back to the allocator that made it, through the
  * allocation header before it. The default's blocks are freed here
  * directly, one indirect call fewer. */
 static inline void tffi_allocator_free_body(void* body) {
   TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)body - 1;
   if (header->delete_space == tffi_allocator_default_delete_space)
-    tffi_free((char*)body - TFFI_BODY_OFFSET);
+    tffi_allocator_default_free_body(body);
   else if (header->delete_space)
     header->delete_space(body);
 }

@@ -31,37 +31,6 @@ static int tffi_move_rvalue(const TVMFFIAny* view, TVMFFIAny* out) {
   return 0;
 }
 
-/* A C string longer than TFFI_SMALL_STR_MAX bytes, whose first 8 bytes
- * are known not to hold the NUL: measured from there, copied to the heap. */
-__attribute__((noinline)) static int tffi_own_long_c_str(const char* s, TVMFFIAny* out) {
-  size_t n = TFFI_SMALL_STR_MAX + 1 + strlen(s + TFFI_SMALL_STR_MAX + 1);
-  TVMFFIObject* obj = tffi_str_new(kTVMFFIStr, s, n);
-  *out = tffi_any_none();
-  if (obj == NULL) return -1;
-  out->type_index = kTVMFFIStr;
-  out->v_obj = obj;
-  return 0;
-}
-
-/* C strings, the common case: short ones (up to TFFI_SMALL_STR_MAX bytes)
- * are measured and copied in one pass of at most 8 byte reads, which stops
- * at the NUL (nothing past it is read) and needs no strlen call, nor a
- * frame (inlined into its callers; the long case is a call). */
-static inline __attribute__((always_inline)) int tffi_own_c_str(const char* s, TVMFFIAny* out) {
-  out->type_index = kTVMFFISmallStr;
-  out->v_int64 = 0;
-#pragma GCC unroll 8
-  for (uint32_t n = 0; n <= TFFI_SMALL_STR_MAX; ++n) {
-    char c = s[n];
-    if (c == '\0') {
-      out->small_str_len = n;
-      return 0;
-    }
-    if (n < TFFI_SMALL_STR_MAX) out->v_bytes[n] = c;
-  }
-  return tffi_own_long_c_str(s, out);
-}
-
 int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
   int32_t kind = view->type_index;
   if (kind >= kTVMFFIStaticObjectBegin) {
@@ -69,7 +38,8 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
     *out = *view;
     return 0;
   }
-  if (kind == kTVMFFIRawStr && view->v_c_str != NULL) return tffi_own_c_str(view->v_c_str, out);
+  if (kind == kTVMFFIRawStr && view->v_c_str != NULL)
+    return tffi_any_from_c_str(view->v_c_str, out);
   TVMFFIAny result = tffi_any_none();
   int rc = 0;
   switch (kind) {
@@ -111,6 +81,6 @@ int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out) {
   }
   /* Before the general path, whose frame a C string does not need. */
   if (any_view->type_index == kTVMFFIRawStr && any_view->v_c_str != NULL)
-    return tffi_own_c_str(any_view->v_c_str, out);
+    return tffi_any_from_c_str(any_view->v_c_str, out);
   return tffi_any_copy_owned(any_view, out);
 }

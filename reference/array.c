@@ -60,7 +60,7 @@ static int tffi_array_call(void* self, const TVMFFIAny* args, int32_t num_args,
 
 static int tffi_array_size_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                 TVMFFIAny* result) {
-  TVMFFIObject* arr;
+  TVMFFIObject* arr = NULL; /* set on success; -O2 over one file cannot see that */
   if (tffi_args_count(self, num_args, 1) ||
       tffi_args_object(self, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr))
     return -1;
@@ -73,8 +73,8 @@ static int tffi_array_size_call(void* self, const TVMFFIAny* args, int32_t num_a
 static int tffi_array_get_item_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                     TVMFFIAny* result) {
   const char* fn = self;
-  TVMFFIObject* arr;
-  int64_t i;
+  TVMFFIObject* arr = NULL; /* both set on success (as above) */
+  int64_t i = 0;
   if (tffi_args_count(fn, num_args, 2) ||
       tffi_args_object(fn, args, 0, "array", kTVMFFIArray, "ffi.Array", &arr) ||
       tffi_args_int(fn, args, 1, "index", &i))

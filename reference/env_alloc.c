@@ -5,7 +5,6 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "arg.h"
-#include "dlpack.h"
 #include "error.h"
 #include "tensor.h"
 

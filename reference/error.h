@@ -46,12 +46,22 @@ static inline void* tffi_object_alloc(size_t size, int32_t type_index,
 }
 
 /* As tffi_object_alloc with only the header initialised
- * (tffi_object_alloc_uninit_from, its default path inline). */
+ * (tffi_object_alloc_uninit_from), the default allocator's path inline and
+ * free of the out-parameter the custom path needs. */
 static inline void* tffi_object_alloc_uninit(size_t size, int32_t type_index,
                                              void (*deleter)(void* self, int flags)) {
-  int custom;
-  void* obj = tffi_object_alloc_uninit_inline(size, type_index, deleter, &custom);
-  if (obj == NULL && !custom) tffi_raise_oom(size);
+  if (__builtin_expect(tffi_allocator_custom() != NULL, 0)) {
+    int custom;
+    void* obj = tffi_object_alloc_uninit_from(size, type_index, deleter, &custom);
+    if (obj == NULL && !custom) tffi_raise_oom(size);
+    return obj;
+  }
+  TVMFFIObject* obj = tffi_allocator_default_body(size);
+  if (obj == NULL) {
+    tffi_raise_oom(size);
+    return NULL;
+  }
+  tffi_object_init_header(obj, type_index, deleter);
   return obj;
 }
 

@@ -141,7 +141,7 @@ static void setup_library(void) {
       {.is_lib = 1},
       {.kind = "ut_fault", .kind_size = 8, .payload = (const uint8_t*)"xyz", .payload_size = 3},
   };
-  TffiLibraryBin in = {.num_modules = 2, .indptr = indptr, .child_indices = child,
+  LibbinTree in = {.num_modules = 2, .indptr = indptr, .child_indices = child,
                        .num_children = 1, .entries = entries};
   uint8_t* packed;
   size_t size;

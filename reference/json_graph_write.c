@@ -38,7 +38,7 @@ typedef struct {
 
 static int tffi_graph_node(TffiGraph* g, const TVMFFIAny* v, int64_t* out);
 
-static void tffi_json_string(TffiText* t, const char* s, size_t n) {
+static void tffi_json_put_string(TffiText* t, const char* s, size_t n) {
   tffi_text_add(t, "\"", 1);
   for (size_t i = 0; i < n; ++i) {
     unsigned char c = (unsigned char)s[i];
@@ -114,9 +114,9 @@ static int tffi_graph_payload(TffiGraph* g, const TVMFFIAny* v, TffiText* data) 
       return 0;
     case kTVMFFIDataType:
       if ((len = tffi_dtype_format(v->v_dtype, dtype)) < 0) return -1;
-      tffi_json_string(data, dtype, (size_t)len);
+      tffi_json_put_string(data, dtype, (size_t)len);
       return 0;
-    case kTVMFFISmallStr: case kTVMFFIStr: tffi_json_string(data, text, n); return 0;
+    case kTVMFFISmallStr: case kTVMFFIStr: tffi_json_put_string(data, text, n); return 0;
     case kTVMFFISmallBytes: case kTVMFFIBytes:
       tffi_json_base64(data, (const unsigned char*)text, n);
       return 0;
@@ -172,7 +172,7 @@ static int tffi_graph_node(TffiGraph* g, const TVMFFIAny* v, int64_t* out) {
                                                &len);
     if (g->count) tffi_text_add(&g->nodes, ",", 1);
     tffi_text_str(&g->nodes, "{\"type\":");
-    tffi_json_string(&g->nodes, key, none ? 4 : (size_t)len);
+    tffi_json_put_string(&g->nodes, key, none ? 4 : (size_t)len);
     if (!none) {
       tffi_text_str(&g->nodes, ",\"data\":");
       tffi_text_add(&g->nodes, data.items ? data.items : "", data.n);

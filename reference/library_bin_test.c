@@ -50,8 +50,8 @@ static void begin(Blob* b, size_t ni, const uint64_t* indptr, size_t nc, const u
 /* Checks that parsing fails with a ValueError whose message names the
  * field and the offset, and that the struct reports the same. */
 static void expect_fail(const Blob* b, size_t size, size_t offset, const char* field) {
-  TffiLibraryBin bin;
-  cr_assert_eq(tffi_library_bin_parse(b->data, size, &bin), -1);
+  LibbinTree bin;
+  cr_assert_eq(libbin_decode(b->data, size, &bin), -1);
   cr_expect_eq(bin.error_offset, offset, "offset: want %zu got %zu", offset, bin.error_offset);
   cr_expect_str_eq(bin.error_field, field);
   TVMFFIObjectHandle err = NULL;
@@ -64,7 +64,7 @@ static void expect_fail(const Blob* b, size_t size, size_t offset, const char* f
   cr_expect_not_null(strstr(cell->message.data, want), "message '%s' lacks '%s'",
                      cell->message.data, want);
   tffi_decref(err);
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
 }
 
 Test(library_bin, parses_lib_with_one_import) {
@@ -75,8 +75,8 @@ Test(library_bin, parses_lib_with_one_import) {
   put_str(&b, "kind_x");
   put_str(&b, "\x01\x02\x03");
   seal(&b);
-  TffiLibraryBin bin;
-  cr_assert_eq(tffi_library_bin_parse(b.data, b.size, &bin), 0);
+  LibbinTree bin;
+  cr_assert_eq(libbin_decode(b.data, b.size, &bin), 0);
   cr_expect_eq(bin.nbytes, b.size - 8);
   cr_expect_eq(bin.num_modules, 2);
   cr_expect_eq(bin.num_children, 1);
@@ -89,7 +89,7 @@ Test(library_bin, parses_lib_with_one_import) {
   cr_expect_eq(bin.entries[1].payload_size, 3);
   cr_expect_eq(bin.entries[1].payload[2], 3);
   cr_expect_eq(bin.entries[0].offset, 8 + 32 + 16);
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
 }
 
 Test(library_bin, padding_after_nbytes_is_ignored) {
@@ -99,9 +99,9 @@ Test(library_bin, padding_after_nbytes_is_ignored) {
   put_str(&b, "_lib");
   seal(&b);
   memset(b.data + b.size, 0xee, 24);
-  TffiLibraryBin bin;
-  cr_assert_eq(tffi_library_bin_parse(b.data, b.size + 24, &bin), 0);
-  tffi_library_bin_free(&bin);
+  LibbinTree bin;
+  cr_assert_eq(libbin_decode(b.data, b.size + 24, &bin), 0);
+  libbin_tree_free(&bin);
 }
 
 Test(library_bin, empty_payload_is_accepted) {
@@ -111,11 +111,11 @@ Test(library_bin, empty_payload_is_accepted) {
   put_str(&b, "k");
   put_u64(&b, 0);
   seal(&b);
-  TffiLibraryBin bin;
-  cr_assert_eq(tffi_library_bin_parse(b.data, b.size, &bin), 0);
+  LibbinTree bin;
+  cr_assert_eq(libbin_decode(b.data, b.size, &bin), 0);
   cr_expect_eq(bin.entries[0].payload_size, 0);
   cr_expect_eq(bin.lib_index, SIZE_MAX);
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
 }
 
 Test(library_bin, short_header) {
@@ -219,10 +219,10 @@ Test(library_bin, diamond_is_not_a_cycle) {
     put_str(&b, "p");
   }
   seal(&b);
-  TffiLibraryBin bin;
-  cr_assert_eq(tffi_library_bin_parse(b.data, b.size, &bin), 0);
+  LibbinTree bin;
+  cr_assert_eq(libbin_decode(b.data, b.size, &bin), 0);
   cr_expect_eq(bin.num_modules, 4);
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
 }
 
 Test(library_bin, huge_vector_count) {
@@ -302,13 +302,13 @@ Test(library_bin, every_truncation_fails_cleanly) {
   for (size_t n = 0; n < b.size; ++n) {
     uint8_t* copy = malloc(n ? n : 1);
     memcpy(copy, b.data, n);
-    TffiLibraryBin bin;
-    cr_assert_eq(tffi_library_bin_parse(copy, n, &bin), -1, "prefix of %zu parsed", n);
+    LibbinTree bin;
+    cr_assert_eq(libbin_decode(copy, n, &bin), -1, "prefix of %zu parsed", n);
     TVMFFIObjectHandle err = NULL;
     TVMFFIErrorMoveFromRaised(&err);
     cr_assert_not_null(err);
     tffi_decref(err);
-    tffi_library_bin_free(&bin);
+    libbin_tree_free(&bin);
     free(copy);
   }
 }
@@ -320,7 +320,7 @@ Test(library_bin, pack_round_trips) {
       {.kind = "alpha", .kind_size = 5, .payload = (const uint8_t*)"\0\1", .payload_size = 2},
       {.kind = "beta", .kind_size = 4, .payload = NULL, .payload_size = 0},
   };
-  TffiLibraryBin in = {.num_modules = 3, .indptr = indptr, .child_indices = child,
+  LibbinTree in = {.num_modules = 3, .indptr = indptr, .child_indices = child,
                        .num_children = 2, .entries = entries};
   uint8_t* blob;
   size_t size;
@@ -329,8 +329,8 @@ Test(library_bin, pack_round_trips) {
     TVMFFIErrorMoveFromRaised(&err);
     cr_assert_fail("pack failed: %s", TVMFFIErrorGetCellPtr(err)->message.data);
   }
-  TffiLibraryBin out;
-  cr_assert_eq(tffi_library_bin_parse(blob, size, &out), 0);
+  LibbinTree out;
+  cr_assert_eq(libbin_decode(blob, size, &out), 0);
   cr_expect_eq(out.nbytes, size - 8);
   cr_expect_eq(out.num_modules, 3);
   cr_expect_eq(out.lib_index, 0);
@@ -338,14 +338,14 @@ Test(library_bin, pack_round_trips) {
   cr_expect_eq(out.entries[1].payload_size, 2);
   cr_expect_eq(out.entries[1].payload[1], 1);
   cr_expect_eq(memcmp(out.entries[2].kind, "beta", 4), 0);
-  tffi_library_bin_free(&out);
+  libbin_tree_free(&out);
   free(blob);
 }
 
 Test(library_bin, pack_refuses_a_cycle) {
   uint64_t indptr[] = {0, 1}, child[] = {0};
   TffiLibraryBinEntry entries[1] = {{.is_lib = 1}};
-  TffiLibraryBin in = {.num_modules = 1, .indptr = indptr, .child_indices = child,
+  LibbinTree in = {.num_modules = 1, .indptr = indptr, .child_indices = child,
                        .num_children = 1, .entries = entries};
   uint8_t* blob = NULL;
   size_t size = 0;

@@ -118,26 +118,38 @@ static int tffi_load_from_bytes(TffiLoaderCache* c, const TffiLibraryBinEntry* e
   return rc;
 }
 
-/* Each parent's imports in one step. The cycle check stays: a loader may
- * give back a module it gave before, so the parser's acyclic tree does not
- * make the module graph acyclic. */
-static int tffi_link_imports(const TffiLibraryBin* bin, TVMFFIObject** modules) {
+/* Each parent's imports in one step, its child indices read from the blob
+ * once (into a buffer on the stack when they are few). The cycle check
+ * stays: a loader may give back a module it gave before, so the blob's
+ * acyclic tree does not make the module graph acyclic. */
+static int tffi_link_imports(const TffiLibraryBinView* bin, TVMFFIObject** modules) {
+  uint64_t few[32];
   for (size_t i = 0; i < bin->num_modules; ++i) {
-    const uint64_t* children = bin->child_indices + bin->indptr[i];
-    size_t n = (size_t)(bin->indptr[i + 1] - bin->indptr[i]);
-    if (n > 0 && tffi_module_import_list(modules[i], modules, children, n) != 0) return -1;
+    size_t first = (size_t)tffi_library_bin_indptr(bin, i);
+    size_t n = (size_t)tffi_library_bin_indptr(bin, i + 1) - first;
+    if (n == 0) continue;
+    uint64_t* index = n <= sizeof few / sizeof few[0] ? few : tffi_malloc(n * sizeof *index);
+    if (index == NULL) return tffi_raise_oom(n * sizeof *index);
+    for (size_t k = 0; k < n; ++k) index[k] = tffi_library_bin_child(bin, first + k);
+    int rc = tffi_module_import_list(modules[i], modules, index, n);
+    if (index != few) tffi_free(index);
+    if (rc != 0) return -1;
   }
   return 0;
 }
 
-static int tffi_build_modules(TffiLibrary* lib, const TffiLibraryBin* bin, TVMFFIObject** modules,
-                              void** ctx_slot) {
+/* Makes the module of every entry, in entry order, walking the entries of
+ * the checked blob once. */
+static int tffi_build_modules(TffiLibrary* lib, const TffiLibraryBinView* bin,
+                              TVMFFIObject** modules, void** ctx_slot) {
   TffiLoaderCache cache = {0};
   int rc = 0;
+  size_t at = bin->entries_at;
   for (size_t i = 0; i < bin->num_modules && rc == 0; ++i) {
-    const TffiLibraryBinEntry* e = &bin->entries[i];
-    if (!e->is_lib) {
-      rc = tffi_load_from_bytes(&cache, e, &modules[i]);
+    TffiLibraryBinEntry e;
+    at = tffi_library_bin_entry(bin, at, &e);
+    if (!e.is_lib) {
+      rc = tffi_load_from_bytes(&cache, &e, &modules[i]);
       continue;
     }
     modules[i] = tffi_module_new(lib);
@@ -155,25 +167,24 @@ static int tffi_process_blob(TffiLibrary* lib, const uint8_t* blob, void** ctx_s
     return tffi_raise(TFFI_VALUE_ERROR,
                       "library_bin: the size of " TFFI_SYMBOL_LIBRARY_BIN " cannot be determined");
   }
-  TffiLibraryBin bin;
-  if (tffi_library_bin_parse(blob, extent, &bin) != 0) {
-    tffi_library_bin_free(&bin);
-    return -1;
-  }
-  TVMFFIObject** modules = tffi_calloc(bin.num_modules, sizeof *modules);
+  TffiLibraryBinView bin;
+  if (tffi_library_bin_check(blob, extent, &bin) != 0) return -1;
+  /* The modules made so far, each one reference (on the stack for a few). */
+  TVMFFIObject* few[8] = {NULL};
+  size_t n = bin.num_modules;
+  TVMFFIObject** modules = n <= sizeof few / sizeof few[0] ? few : tffi_calloc(n, sizeof *modules);
   int rc = modules ? tffi_build_modules(lib, &bin, modules, ctx_slot)
-                   : tffi_raise_oom(bin.num_modules * sizeof *modules);
+                   : tffi_raise_oom(n * sizeof *modules);
   if (rc == 0) {
     *out = modules[0];
     modules[0] = NULL;
   }
   /* On failure the context slot must not keep pointing at a freed module. */
   if (rc != 0 && ctx_slot) *ctx_slot = NULL;
-  for (size_t i = 0; modules && i < bin.num_modules; ++i) {
+  for (size_t i = 0; modules && i < n; ++i) {
     if (modules[i]) tffi_decref(modules[i]);
   }
-  tffi_free(modules);
-  tffi_library_bin_free(&bin);
+  if (modules != few) tffi_free(modules);
   return rc;
 }
 

@@ -55,7 +55,7 @@ static int tffi_list_reserve(const char* fn, TffiList* l, int64_t need) {
 
 /* The list argument #i, not NULL. */
 static int tffi_list_arg(const char* fn, const TVMFFIAny* args, int32_t i, TffiList** out) {
-  TVMFFIObject* obj;
+  TVMFFIObject* obj = NULL;
   if (tffi_args_object(fn, args, i, "list", kTVMFFIList, "ffi.List", &obj)) return -1;
   *out = (TffiList*)obj;
   return 0;

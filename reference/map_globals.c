@@ -21,7 +21,7 @@ typedef struct {
 
 /* The map or dict argument #i, not NULL. */
 static int tffi_map_arg(const TffiMapFn* fn, const TVMFFIAny* args, int32_t i, TffiMap** out) {
-  TVMFFIObject* obj;
+  TVMFFIObject* obj = NULL;
   if (tffi_args_object(fn->name, args, i, fn->type_index == kTVMFFIMap ? "map" : "dict",
                        fn->type_index, fn->type_key, &obj))
     return -1;
@@ -161,7 +161,7 @@ static int tffi_map_iter_call(void* self, const TVMFFIAny* args, int32_t num_arg
                               TVMFFIAny* result) {
   const char* fn = "ffi.MapForwardIterFunctor()";
   TffiMapIter* it = self;
-  int64_t command;
+  int64_t command = 0;
   if (tffi_args_count(fn, num_args, 1) || tffi_args_int(fn, args, 0, "command", &command))
     return -1;
   if (!tffi_map_has_pos(it->map, it->pos))

@@ -258,6 +258,9 @@ int tffi_module_import_list(TVMFFIObject* mod, TVMFFIObject* const* pool, const 
   TffiModule* m = (TffiModule*)mod;
   size_t pushed = 0;
   pthread_mutex_lock(&m->lock);
+  /* Room for all of them at once (one allocation, not one per doubling); if
+   * that fails, the appends below take what they can one at a time. */
+  (void)TFFI_VEC_RESERVE(&m->imports, m->imports.n + ok);
   for (; pushed < ok && TFFI_VEC_PUSH(&m->imports, pool[index[pushed]]) == 0; ++pushed)
     tffi_incref(pool[index[pushed]]);
   size_t count = m->imports.n;

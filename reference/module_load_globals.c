@@ -22,7 +22,8 @@ static int tffi_load_so(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
       tffi_args_str(fn, args, 1, "format", &format, &flen) != 0) {
     return -1;
   }
-  if (memchr(path, '\0', len) != NULL)
+  /* A C string holds no NUL by its measure; a str object may. */
+  if (args[0].type_index != kTVMFFIRawStr && memchr(path, '\0', len) != NULL)
     return tffi_args_error(TFFI_VALUE_ERROR, fn, 0, "path", "contains a NUL byte");
   TffiLibrary* lib = tffi_library_open(path);
   if (lib == NULL) return -1;
@@ -34,9 +35,14 @@ static int tffi_load_so(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
   return 0;
 }
 
-/* The text after the last '.' as a new string, with the aliases of shared
- * libraries on other systems folded into "so". */
-static char* tffi_file_format(const char* fn, const char* path, size_t len) {
+#define TFFI_LOAD_FROM_FILE "ffi.Module.load_from_file."
+
+/* The name of the loader for `path`, ffi.Module.load_from_file.<format>:
+ * the format is the text after the last '.', with the aliases of shared
+ * libraries on other systems folded into "so", and *format points at it in
+ * the name. In buf when it fits there (tffi_prefixed_in). */
+static char* tffi_file_loader(const char* fn, const char* path, size_t len, char* buf,
+                              size_t cap, const char** format) {
   size_t dot = len;
   while (dot > 0 && path[dot - 1] != '.') --dot;
   if (dot == 0) {
@@ -49,7 +55,9 @@ static char* tffi_file_format(const char* fn, const char* path, size_t len) {
   static const char* const aliases[] = {"dll", "dylib", "dso"};
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; ++i)
     if (strlen(aliases[i]) == elen && memcmp(ext, aliases[i], elen) == 0) ext = "so", elen = 2;
-  return tffi_prefixed("", ext, elen);
+  char* name = tffi_prefixed_in(buf, cap, TFFI_LOAD_FROM_FILE, ext, elen);
+  if (name != NULL) *format = name + sizeof TFFI_LOAD_FROM_FILE - 1;
+  return name;
 }
 
 /* ffi.Module.load_from_file.<format>(file_name, format) must give a Module. */
@@ -71,19 +79,20 @@ static int tffi_load_from_file(void* fn, const TVMFFIAny* args, int32_t n, TVMFF
   size_t len;
   if (tffi_args_count(fn, n, 1) != 0 || tffi_args_str(fn, args, 0, "file_name", &path, &len) != 0)
     return -1;
-  char* format = tffi_file_format(fn, path, len);
-  if (format == NULL) return -1;
-  char* loader_name = tffi_prefixed("ffi.Module.load_from_file.", format, strlen(format));
+  /* On the stack when it fits (nearly always): a load makes it once. */
+  char name_buf[64];
+  const char* format = NULL;
+  char* loader_name = tffi_file_loader(fn, path, len, name_buf, sizeof name_buf, &format);
+  if (loader_name == NULL) return -1;
   TVMFFIObject* loader = NULL;
-  int rc = loader_name ? tffi_global_get(loader_name, strlen(loader_name), &loader) : -1;
+  int rc = tffi_global_get(loader_name, strlen(loader_name), &loader);
   if (rc == 0 && loader == NULL) {
     rc = tffi_raise(TFFI_RUNTIME_ERROR, "%s: loader for `.%s` files is not registered: %s",
                     (const char*)fn, format, loader_name);
   }
   if (rc == 0) rc = tffi_load_with(fn, loader, loader_name, &args[0], format, result);
   if (loader) tffi_decref(loader);
-  tffi_free(loader_name);
-  tffi_free(format);
+  tffi_prefixed_done(loader_name, name_buf);
   return rc;
 }
 

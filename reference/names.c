@@ -1,19 +1,19 @@
 #include "names.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 #include "mem.h"
 
 char* tffi_prefixed_in(char* buf, size_t cap, const char* prefix, const char* name, size_t len) {
-  if (len >= cap) return tffi_prefixed(prefix, name, len);
-  /* snprintf never writes past cap: a name that does not fit whole, NUL
-   * included, is only cut short in buf, and then made on the heap. */
-  int n = snprintf(buf, cap, "%s%.*s", prefix, (int)len, name);
-  if (n >= 0 && (size_t)n < cap) return buf;
-  return tffi_prefixed(prefix, name, len);
+  size_t plen = strlen(prefix);
+  /* Whole, NUL included, or not at all: nothing is written past cap. */
+  if (len >= cap || plen >= cap - len) return tffi_prefixed(prefix, name, len);
+  memcpy(buf, prefix, plen);
+  memcpy(buf + plen, name, len);
+  buf[plen + len] = '\0';
+  return buf;
 }
 
 void tffi_prefixed_done(char* name, const char* buf) {

@@ -52,27 +52,28 @@ void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
   return tffi_object_alloc_from(size, type_index, deleter, &custom);
 }
 
-void tffi_object_free(void* obj) { tffi_allocator_free_body(obj); }
-
 void tffi_object_delete_plain(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
 }
 
-/* The last strong reference went. Destroy the contents, then give back the
- * storage once no weak reference remains either. */
-void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
-  /* Acquire the writes of every earlier release (an acquire load instead of
-   * a fence, which TSan cannot model). */
-  (void)__atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE);
-  if (before == TFFI_REF_BOTH_ONE) {
-    if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
-    return;
-  }
+/* The last strong reference went while weak ones remain: destroy the
+ * contents now, the storage when the last weak reference goes. */
+__attribute__((noinline)) static void tffi_decref_weak_left(TVMFFIObject* obj) {
   if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
   if (__atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_WEAK_ONE, __ATOMIC_ACQ_REL) ==
       TFFI_REF_WEAK_ONE) {
     if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
   }
+}
+
+/* The last strong reference went. With no weak reference left (nearly
+ * always) contents and storage go in one deleter call, made as a tail call. */
+void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
+  if (before != TFFI_REF_BOTH_ONE) {
+    tffi_decref_weak_left(obj);
+    return;
+  }
+  if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
 }
 
 int TVMFFIObjectIncRef(TVMFFIObjectHandle obj) {

@@ -42,28 +42,15 @@ static inline void tffi_object_init_header(TVMFFIObject* obj, int32_t type_index
   obj->deleter = deleter;
 }
 
-/* As tffi_object_alloc_uninit_from, the default allocator's path (that of
- * nearly every allocation) inline in the caller: strings and tensors are
- * born on hot paths. A registered custom allocator goes out of line. */
-static inline void* tffi_object_alloc_uninit_inline(size_t size, int32_t type_index,
-                                                    void (*deleter)(void* self, int flags),
-                                                    int* custom) {
-  if (__builtin_expect(tffi_allocator_custom() != NULL, 0))
-    return tffi_object_alloc_uninit_from(size, type_index, deleter, custom);
-  *custom = 0;
-  TVMFFIObject* obj = tffi_allocator_default_body(size);
-  if (obj != NULL) tffi_object_init_header(obj, type_index, deleter);
-  return obj;
-}
-
 /* As tffi_object_alloc_from, for code that runs while an error is being
  * raised (which must not raise again). */
 void* tffi_object_alloc_quiet(size_t size, int32_t type_index,
                               void (*deleter)(void* self, int flags));
 
 /* Releases the storage of an object made by tffi_object_alloc: hands it to
- * the delete_space of the allocation header before the object. */
-void tffi_object_free(void* obj);
+ * the delete_space of the allocation header before the object (inline: every
+ * object's death ends here). */
+static inline void tffi_object_free(void* obj) { tffi_allocator_free_body(obj); }
 
 /* The deleter for objects that own nothing beyond their own storage. */
 void tffi_object_delete_plain(void* self, int flags);
@@ -75,8 +62,12 @@ static inline void tffi_incref(TVMFFIObject* obj) {
 void tffi_decref_slow(TVMFFIObject* obj, uint64_t before);
 
 static inline void tffi_decref(TVMFFIObject* obj) {
+  /* Release publishes this thread's writes to whichever thread destroys the
+   * object; acquire makes that thread see every other's. One RMW does both
+   * (the same x86 instruction as release alone), and TSan models it, where
+   * it would not model a separate fence. */
   uint64_t before =
-      __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_STRONG_ONE, __ATOMIC_RELEASE);
+      __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_STRONG_ONE, __ATOMIC_ACQ_REL);
   if ((before & 0xffffffffu) == 1) tffi_decref_slow(obj, before);
 }
 

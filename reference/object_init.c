@@ -165,7 +165,7 @@ static int tffi_auto_init_call(void* self, const TVMFFIAny* args, int32_t num_ar
 
 static int tffi_register_init_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                    TVMFFIAny* result) {
-  int64_t type_index;
+  int64_t type_index = 0;
   if (tffi_args_count(self, num_args, 1) || tffi_args_int(self, args, 0, "type_index", &type_index))
     return -1;
   if (type_index < kTVMFFIStaticObjectBegin || type_index > INT32_MAX ||

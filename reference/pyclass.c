@@ -116,7 +116,7 @@ static TVMFFIFieldGetter tffi_getter_for(int64_t ti) {
 
 static int tffi_make_getter_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                  TVMFFIAny* result) {
-  int64_t ti;
+  int64_t ti = 0;
   if (tffi_args_count(self, num_args, 1) || tffi_args_int(self, args, 0, "field_type_index", &ti))
     return -1;
   TVMFFIFieldGetter getter = tffi_getter_for(ti);
@@ -210,7 +210,7 @@ static int tffi_setter_call(void* self, const TVMFFIAny* args, int32_t num_args,
 
 static int tffi_make_setter_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                  TVMFFIAny* result) {
-  int64_t ti, converter, convert;
+  int64_t ti = 0, converter = 0, convert = 0;
   if (tffi_args_count(self, num_args, 3) || tffi_args_int(self, args, 0, "field_type_index", &ti) ||
       tffi_args_int(self, args, 1, "type_converter", &converter) ||
       tffi_args_int(self, args, 2, "f_convert", &convert))
@@ -296,7 +296,7 @@ static int tffi_pyclass_attr(const TffiPyClass* c, const char* name, TVMFFISafeC
 
 static int tffi_register_columns_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                       TVMFFIAny* result) {
-  int64_t ti, size;
+  int64_t ti = 0, size = 0;
   if (tffi_args_count(self, num_args, 2) || tffi_args_int(self, args, 0, "type_index", &ti) ||
       tffi_args_int(self, args, 1, "total_size", &size))
     return -1;

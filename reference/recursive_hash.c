@@ -32,7 +32,7 @@ typedef struct {
   TffiMap* memo; /* object -> its hash (an int), for shared parts */
 } TffiHasher;
 
-static int tffi_hash(TffiHasher* h, const TVMFFIAny* value, uint64_t* out);
+static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out);
 
 /* Upstream's StableHashCombine. */
 static uint64_t tffi_combine(uint64_t key, uint64_t value) {
@@ -72,7 +72,7 @@ static uint64_t tffi_type_hash(int32_t type_index) {
 static int tffi_hash_recurse_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result) {
   uint64_t h;
-  if (tffi_args_count("RecursiveHash hook callback", num_args, 1) || tffi_hash(self, &args[0], &h))
+  if (tffi_args_count("RecursiveHash hook callback", num_args, 1) || tffi_hash_value(self, &args[0], &h))
     return -1;
   *result = tffi_any_none();
   result->type_index = kTVMFFIInt;
@@ -108,7 +108,7 @@ static int tffi_hash_map(TffiHasher* h, const TffiMap* m, uint64_t* out) {
   size_t n = 0;
   for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p), ++n) {
     uint64_t kh, vh;
-    if (tffi_hash(h, &tffi_map_at(m, p)->key, &kh) || tffi_hash(h, &tffi_map_at(m, p)->value, &vh)) {
+    if (tffi_hash_value(h, &tffi_map_at(m, p)->key, &kh) || tffi_hash_value(h, &tffi_map_at(m, p)->value, &vh)) {
       tffi_free(entries);
       return -1;
     }
@@ -128,7 +128,7 @@ static int tffi_hash_children(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) 
     *out = tffi_combine(tffi_type_hash(t), (uint64_t)cell->size);
     for (int64_t i = 0; i < cell->size; ++i) {
       uint64_t eh;
-      if (tffi_hash(h, (const TVMFFIAny*)cell->data + i, &eh) != 0) return -1;
+      if (tffi_hash_value(h, (const TVMFFIAny*)cell->data + i, &eh) != 0) return -1;
       *out = tffi_combine(*out, tffi_combine(eh, (uint64_t)i));
     }
     return 0;
@@ -146,7 +146,7 @@ static int tffi_hash_children(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) 
   int rc = 0;
   for (int32_t i = 0; i < n && rc == 0; ++i) {
     uint64_t fh;
-    rc = tffi_hash(h, &fields[i], &fh);
+    rc = tffi_hash_value(h, &fields[i], &fh);
     *out = tffi_combine(*out, fh);
   }
   tffi_rec_values_free(fields, n);
@@ -192,7 +192,7 @@ static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
   return tffi_map_set(h->memo, v, &memo_value);
 }
 
-static int tffi_hash(TffiHasher* h, const TVMFFIAny* value, uint64_t* out) {
+static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out) {
   int32_t t = value->type_index;
   size_t n;
   const char* data;
@@ -224,7 +224,7 @@ static int tffi_recursive_hash_call(void* self, const TVMFFIAny* args, int32_t n
   }
   TffiHasher h = {NULL, 0, 0, (TffiMap*)memo};
   uint64_t out;
-  int rc = tffi_hash(&h, &v, &out);
+  int rc = tffi_hash_value(&h, &v, &out);
   tffi_free(h.items);
   tffi_decref(memo);
   tffi_any_release(&v);

@@ -54,18 +54,18 @@ int32_t tffi_define_type(const TffiTypeDef* def) {
     const TffiFieldDef* f = &def->fields[i];
     if (tffi_has_member(info->fields, sizeof *info->fields, info->num_fields, f->name)) continue;
     if (tffi_schema_metadata(f->type_schema, schema, sizeof schema) != 0) return -1;
-    TVMFFIFieldInfo info;
-    memset(&info, 0, sizeof info);
-    info.name = tffi_bytes_of(f->name);
-    info.metadata = tffi_bytes_of(schema);
-    info.flags = f->flags;
-    info.size = f->size;
-    info.alignment = f->alignment;
-    info.offset = f->offset;
-    info.getter = f->getter;
-    info.setter = (void*)f->setter;
-    info.field_static_type_index = f->static_type_index;
-    if (TVMFFITypeRegisterField(index, &info) != 0) return -1;
+    TVMFFIFieldInfo field;
+    memset(&field, 0, sizeof field);
+    field.name = tffi_bytes_of(f->name);
+    field.metadata = tffi_bytes_of(schema);
+    field.flags = f->flags;
+    field.size = f->size;
+    field.alignment = f->alignment;
+    field.offset = f->offset;
+    field.getter = f->getter;
+    field.setter = (void*)f->setter;
+    field.field_static_type_index = f->static_type_index;
+    if (TVMFFITypeRegisterField(index, &field) != 0) return -1;
   }
   return index;
 }

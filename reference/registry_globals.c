@@ -46,7 +46,7 @@ static int tffi_names_call(void* self, const TVMFFIAny* args, int32_t num_args,
                            TVMFFIAny* result) {
   const char* fn = "ffi.FunctionListGlobalNamesFunctor()";
   const TffiNames* names = self;
-  int64_t i;
+  int64_t i = 0;
   if (tffi_args_count(fn, num_args, 1) || tffi_args_int(fn, args, 0, "index", &i)) return -1;
   if (i < 0) {
     *result = tffi_any_none();

@@ -15,35 +15,73 @@ typedef struct {
   TVMFFIByteArray bytes;
 } TffiStr;
 
-TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
+/* The storage of a heap string when a custom allocator is registered or
+ * the size is beyond what the default allocator takes (raising then): out
+ * of line, so that the common path keeps a short frame. */
+__attribute__((noinline)) static TffiStr* tffi_str_alloc_rare(int32_t type_index, size_t size) {
   /* Refuse sizes whose total would wrap before asking for memory. */
   if (size > SIZE_MAX - sizeof(TffiStr) - 1) {
     tffi_raise_oom(size);
     return NULL;
   }
-  TffiStr* str = tffi_object_alloc_uninit(sizeof(TffiStr) + size + 1, type_index,
-                                          tffi_object_delete_plain);
-  if (str == NULL) return NULL;
+  return tffi_object_alloc_uninit(sizeof(TffiStr) + size + 1, type_index,
+                                  tffi_object_delete_plain);
+}
+
+/* The largest size the default allocator's inline path is asked for. */
+#define TFFI_STR_INLINE_MAX (PTRDIFF_MAX - TFFI_BODY_OFFSET - sizeof(TffiStr) - 1)
+
+/* A heap String or Bytes holding data[0..size) and a NUL, stored in *out
+ * (None on failure). Inlined into its callers so that an owned string costs
+ * one frame from the measure to the copy; the copy comes last, so that only
+ * the return is left after it. */
+static inline __attribute__((always_inline)) int tffi_heap_str(int32_t type_index,
+                                                               const char* data, size_t size,
+                                                               TVMFFIAny* out) {
+  TffiStr* str;
+  if (__builtin_expect(tffi_allocator_custom() == NULL && size <= TFFI_STR_INLINE_MAX, 1)) {
+    str = tffi_allocator_default_body(sizeof(TffiStr) + size + 1);
+    if (str != NULL) tffi_object_init_header(&str->header, type_index, tffi_object_delete_plain);
+    else tffi_raise_oom(size);
+  } else {
+    str = tffi_str_alloc_rare(type_index, size);
+  }
+  if (str == NULL) {
+    *out = (TVMFFIAny){0};
+    return -1;
+  }
   char* chars = (char*)(str + 1);
-  memcpy(chars, data, size); /* size > 0: short values stay inline */
   chars[size] = '\0';
   str->bytes.data = chars;
   str->bytes.size = size;
-  return &str->header;
+  out->type_index = type_index;
+  out->zero_padding = 0;
+  out->v_obj = &str->header;
+  memcpy(chars, data, size);
+  return 0;
+}
+
+TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size) {
+  TVMFFIAny made;
+  return tffi_heap_str(type_index, data, size, &made) == 0 ? made.v_obj : NULL;
+}
+
+/* Small values inline in *out, longer ones on the heap. */
+static inline __attribute__((always_inline)) int tffi_from_bytes(int32_t type_index,
+                                                                 const char* data, size_t size,
+                                                                 TVMFFIAny* out) {
+  if (size > TFFI_SMALL_STR_MAX) return tffi_heap_str(type_index, data, size, out);
+  tffi_any_small_str(type_index == kTVMFFIStr ? kTVMFFISmallStr : kTVMFFISmallBytes, data, size,
+                     out);
+  return 0;
 }
 
 int tffi_any_from_bytes(int32_t type_index, const char* data, size_t size, TVMFFIAny* out) {
-  *out = (TVMFFIAny){0};
-  if (size <= TFFI_SMALL_STR_MAX) {
-    tffi_any_small_str(type_index == kTVMFFIStr ? kTVMFFISmallStr : kTVMFFISmallBytes, data,
-                       size, out);
-    return 0;
-  }
-  TVMFFIObject* obj = tffi_str_new(type_index, data, size);
-  if (obj == NULL) return -1;
-  out->type_index = type_index;
-  out->v_obj = obj;
-  return 0;
+  return tffi_from_bytes(type_index, data, size, out);
+}
+
+int tffi_any_from_c_str(const char* s, TVMFFIAny* out) {
+  return tffi_from_bytes(kTVMFFIStr, s, strlen(s), out);
 }
 
 const char* tffi_any_str_data(const TVMFFIAny* value, size_t* size) {

@@ -53,6 +53,10 @@ TVMFFIObject* tffi_str_new(int32_t type_index, const char* data, size_t size);
  */
 int tffi_any_from_bytes(int32_t type_index, const char* data, size_t size, TVMFFIAny* out);
 
+/* As tffi_any_from_bytes(kTVMFFIStr, s, strlen(s), out): the C string s
+ * (not NULL) as an owned str, measured once. */
+int tffi_any_from_c_str(const char* s, TVMFFIAny* out);
+
 /* The content of a string or bytes value of any of the four kinds, or NULL
  * when `value` holds something else. */
 const char* tffi_any_str_data(const TVMFFIAny* value, size_t* size);

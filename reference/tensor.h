@@ -63,13 +63,29 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
                             TVMFFIObject** out);
 
 /*
- * tffi_dltensor_check_in, then tffi_tensor_new_checked, then
- * tffi_tensor_set_flags(*out, flags): a whole DLPack import in one call
- * (its hot path).
+ * Checks the requirements an import may ask: require_alignment (negative is
+ * a ValueError naming it; otherwise data + byte_offset, or byte_offset alone
+ * where the data pointer is an opaque handle, a multiple of it, else
+ * RuntimeError) and require_contiguous (nonzero: tffi_dltensor_is_contiguous,
+ * else RuntimeError). 0 asks nothing. t passed tffi_dltensor_check_in.
  */
-int tffi_tensor_import(const char* api, const DLTensor* proto, const char* arg_name,
-                       TffiTensorRelease release, void* ctx, uint64_t flags,
-                       TVMFFIObject** out);
+int tffi_dltensor_check_requirements(const char* api, const DLTensor* t, const char* arg_name,
+                                     int32_t require_alignment, int32_t require_contiguous);
+
+/*
+ * Imports a DLPack 1.x managed tensor (what TVMFFITensorFromDLPackVersioned
+ * and TVMFFIEnvTensorAlloc share); `from` is not NULL, both callers have
+ * refused that with their own message. Checks version, flags, metadata
+ * (errors read "<api>: <arg_name>..."), and the alignment / contiguity
+ * requirements (0 = none). On success the tensor owns `from` and runs its
+ * deleter once when freed; on failure nothing is called and the caller
+ * still owns `from`. With no requirement and the default allocator, the
+ * storage is taken before the extents are checked, so that each is read
+ * once, checked and copied in one pass; refused metadata gives it back.
+ */
+int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
+                                 const char* arg_name, int32_t require_alignment,
+                                 int32_t require_contiguous, TVMFFIObject** out);
 
 /*
  * DLPack flags a tensor carries from its import to its exports. Only

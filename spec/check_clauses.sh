@@ -15,7 +15,7 @@ clause_re='^[A-Z]{2,5}-[0-9]{3} \[(MUST|SHOULD|WITHDRAWN)\] '
 defined=$(grep -hE '^[A-Z]{2,5}-[0-9]{3}\b' "${specs[@]}" | cut -d' ' -f1 | sort)
 dups=$(printf '%s\n' "$defined" | uniq -d)
 if [ -n "$dups" ]; then
-  echo "clauses defined more than once:"; printf '  %s\n' $dups; status=1
+  echo "clauses defined more than once:"; printf '%s\n' "$dups" | sed 's/^/  /'; status=1
 fi
 bad=$(grep -hE '^[A-Z]{2,5}-[0-9]{3}\b' "${specs[@]}" | grep -vE "$clause_re" || true)
 if [ -n "$bad" ]; then
@@ -35,10 +35,10 @@ unnamed=$(comm -23 <(printf '%s\n' "$defined") <(printf '%s\n' "$named") | grep 
 unnamed=$(comm -23 <(printf '%s\n' "$unnamed") <(printf '%s\n' "$withdrawn") | grep . || true)
 unknown=$(comm -13 <(printf '%s\n' "$defined") <(printf '%s\n' "$named") | grep . || true)
 if [ -n "$unnamed" ]; then
-  echo "clauses named by no test:"; printf '  %s\n' $unnamed; status=1
+  echo "clauses named by no test:"; printf '%s\n' "$unnamed" | sed 's/^/  /'; status=1
 fi
 if [ -n "$unknown" ]; then
-  echo "tests name clauses that the spec does not define:"; printf '  %s\n' $unknown; status=1
+  echo "tests name clauses that the spec does not define:"; printf '%s\n' "$unknown" | sed 's/^/  /'; status=1
 fi
 echo "$(printf '%s\n' "$defined" | grep -c .) clauses, $(printf '%s\n' "$named" | grep -c .) named by tests"
 exit "$status"

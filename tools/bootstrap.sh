@@ -30,6 +30,9 @@ APT_PACKAGES=(
   valgrind             # leak checks and callgrind instruction counts
   libelf-dev           # certify reads symbol tables and dynamic sections with elfutils' libelf
   libjansson-dev       # certify parses metadata symbols and manifests (JSON) with Jansson
+  clang-format-14      # tools/lint/lint.sh: the C style (.clang-format)
+  shellcheck           # tools/lint/lint.sh: the shell scripts
+  python3-pyflakes     # tools/lint/lint.sh: the Python (pyflakes3)
   gcc
   g++
   python3

@@ -27,7 +27,8 @@ try_root() {
       lib=$d
       break
     fi
-    versioned=$(ls "$d"/libcudart.so.[0-9]* 2>/dev/null | sort | head -n 1)
+    versioned=$(printf '%s\n' "$d"/libcudart.so.[0-9]* | sort | head -n 1)
+    [ -e "$versioned" ] || versioned=
     if [ -n "$versioned" ]; then
       lib=$d
       cudart=-l:$(basename "$versioned")
@@ -43,7 +44,10 @@ try_root() {
   exit 0
 }
 
+# The second argument is the variable's name, printed as found_by.
+# shellcheck disable=SC2016
 [ -n "${CUDA_HOME:-}" ] && try_root "$CUDA_HOME" '$CUDA_HOME'
+# shellcheck disable=SC2016
 [ -n "${CUDA_PATH:-}" ] && try_root "$CUDA_PATH" '$CUDA_PATH'
 on_path=$(command -v nvcc 2>/dev/null)
 if [ -n "$on_path" ]; then

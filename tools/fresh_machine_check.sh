@@ -59,7 +59,8 @@ stop_processes_in() {
   local root=$1 pass pid found
   for pass in TERM TERM KILL; do
     found=0
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    for pid in /proc/[0-9]*; do
+      pid=${pid#/proc/}
       if [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ]; then
         kill "-$pass" "$pid" 2>/dev/null || true
         found=1
@@ -144,8 +145,10 @@ build_pristine() {
   mirror=$(debian_mirror)
   if ! command -v debootstrap >/dev/null; then
     say "installing debootstrap"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null \
-      || die "apt-get install debootstrap"
+    if ! { apt-get update -qq &&
+           DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }; then
+      die "apt-get install debootstrap"
+    fi
   fi
   say "building the pristine Debian 12 root from $mirror (once; a few minutes)"
   cleanup_root=$root

@@ -8,6 +8,10 @@
 
 #include "mod_common.h"
 
+/* Exported by name and declared in no header: declared here, so that
+ * every definition has its prototype (-Wmissing-prototypes). */
+CONF_EXPORT int __tvm_ffi_ping(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+
 #ifndef CONF_BLOB_CAPACITY /* blob_env_large sets a larger one */
 #define CONF_BLOB_CAPACITY 512
 #endif

@@ -21,5 +21,21 @@ class FloorLimited(unittest.TestCase):
         self.assertEqual(abi_bench.floor_limited(row("load_1", 0.5, 0.3, 0.2)), "")
 
 
+class TargetsMet(unittest.TestCase):
+    """Each op says which target it meets: upstream (required), its floor's
+    aim where it has one, the peak heap of a load (issue 32)."""
+
+    def test_an_op_over_upstream_says_no(self):
+        r = {"met": False, "floor": {"aim_met": False}}
+        self.assertEqual(abi_bench.targets_met(r), "upstream: NO, floor 1.3x: no")
+
+    def test_a_load_names_its_heap(self):
+        r = {"met": True, "peak_heap_bytes": {"met": False}}
+        self.assertEqual(abi_bench.targets_met(r), "upstream: yes, heap: NO")
+
+    def test_an_op_not_judged_says_nothing(self):
+        self.assertEqual(abi_bench.targets_met({"met": None}), "-")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -27,6 +27,13 @@
 
 #define SB_EXPORT __attribute__((visibility("default")))
 
+/* Exported by name and declared in no header: declared here, so that
+ * every definition has its prototype (-Wmissing-prototypes). */
+SB_EXPORT int sb_load(const char* runtime, const char* kernel, char* err, size_t err_size);
+SB_EXPORT int64_t sb_stream_threshold(void);
+SB_EXPORT const char* sb_cpu_features(void);
+SB_EXPORT double sb_time(int what, float* out, const float* in, int64_t n, int inner);
+
 enum { SB_KERNEL, SB_STREAM, SB_CACHED, SB_MEMCPY };
 
 static TVMFFISafeCallType sb_kernel;

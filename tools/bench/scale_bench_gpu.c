@@ -18,6 +18,10 @@
 
 #define SB_EXPORT __attribute__((visibility("default")))
 
+/* Exported by name and declared in no header: declared here, so that
+ * every definition has its prototype (-Wmissing-prototypes). */
+SB_EXPORT int sb_gpu(const char* kernel_path, size_t bytes, int reps, char* report, size_t size);
+
 typedef int CudaErr;
 typedef struct {
   CudaErr (*GetDeviceCount)(int*);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tools/certify/elf_facts.h"
+#include "tools/certify/symbol_names.h"
 
 static inline const char* cert_runfile(const char* path) {
   static _Thread_local char bufs[4][4096];
@@ -53,7 +54,7 @@ static inline int cert_is_sanitizer_name(const char* name) {
                                           "__lsan", "libasan.", "libubsan.", "libtsan.",
                                           "liblsan.", NULL};
   for (const char* const* p = kPrefixes; *p != NULL; ++p) {
-    if (strncmp(name, *p, strlen(*p)) == 0) return 1;
+    if (cert_starts_with(name, *p)) return 1;
   }
   return 0;
 }
@@ -64,7 +65,7 @@ static inline char* cert_joined(const CertSymbols* list, const char* prefix) {
   const char** names = calloc(list->n + 1, sizeof *names);
   size_t n = 0, len = 1;
   for (size_t i = 0; i < list->n; ++i) {
-    if (strncmp(list->items[i].name, prefix, strlen(prefix)) != 0) continue;
+    if (!cert_starts_with(list->items[i].name, prefix)) continue;
     if (cert_is_sanitizer_name(list->items[i].name)) continue;
     names[n++] = list->items[i].name;
     len += strlen(list->items[i].name) + 1;

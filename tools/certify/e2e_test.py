@@ -20,6 +20,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks_table  # noqa: E402
+
 WORKSPACE = os.environ.get("TEST_WORKSPACE", "tvm_ffi_conformance")
 RUNFILES = os.environ.get("TEST_SRCDIR", "")
 TOOL_ERROR, USAGE, MUST, NONSTRICT, UNTESTED = 1, 2, 4, 8, 16
@@ -42,6 +45,7 @@ TESTING_SO = runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so")
 # runtime provides TVMFFI*, kernels/BUILD): certify rightly warns about that,
 # and the warning is part of every expectation below.
 NO_RUNTIME_NEEDED = ("static.runtime-needed", "WARN")
+CHECKS = {row["id"]: row for row in checks_table.read_rows()}
 
 # Each fixture's defect (named at the top of its bad_*.c): the checks that
 # must flag it (with verdict), the clause the first one names, and a piece
@@ -93,6 +97,14 @@ class Run:
         if "json" in reports and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 self.report = json.load(f)
+            self.assert_rows_of_checks_def()
+
+    def assert_rows_of_checks_def(self):
+        """Every finding's check is a row of checks.def, and its clause one the row allows."""
+        for x in self.report["findings"]:
+            row = CHECKS.get(x["check"])
+            assert row is not None, "%s is no row of checks.def: %s" % (x["check"], self.cmd)
+            assert x["clause"] in checks_table.allowed_clauses(row), (x, self.cmd)
 
     def path(self, kind):
         return os.path.join(self.dir, "report." + kind)

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char* cert_dup(const char* s) { return strdup(s ? s : ""); }
+#include "reference/vec.h"
 
-static void cert_finding_clear(CertFinding* f) {
+static char* dup_or_empty(const char* s) { return strdup(s ? s : ""); }
+
+static void finding_clear(CertFinding* f) {
   free(f->function);
   free(f->check);
   free(f->clause);
@@ -20,23 +22,17 @@ static void cert_finding_clear(CertFinding* f) {
 int cert_findings_add(CertFindings* out, const char* function, const char* check,
                       const char* clause, const char* runtime, CertVerdict verdict,
                       const char* evidence, const char* replay, const char* reason_fmt, ...) {
-  if (out->n == out->cap) {
-    size_t cap = out->cap ? out->cap * 2 : 16;
-    CertFinding* grown = realloc(out->items, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    out->items = grown;
-    out->cap = cap;
-  }
+  if (TFFI_VEC_RESERVE(out, out->n + 1) != 0) return -1;
   char* reason = NULL;
   va_list ap;
   va_start(ap, reason_fmt);
   int len = vasprintf(&reason, reason_fmt, ap);
   va_end(ap);
   if (len < 0) return -1;
-  CertFinding f = {cert_dup(function), cert_dup(check), cert_dup(clause), cert_dup(runtime),
-                   verdict, reason, cert_dup(evidence), cert_dup(replay)};
+  CertFinding f = {dup_or_empty(function), dup_or_empty(check), dup_or_empty(clause), dup_or_empty(runtime),
+                   verdict, reason, dup_or_empty(evidence), dup_or_empty(replay)};
   if (!f.function || !f.check || !f.clause || !f.runtime || !f.evidence || !f.replay) {
-    cert_finding_clear(&f);
+    finding_clear(&f);
     return -1;
   }
   out->items[out->n++] = f;
@@ -44,7 +40,7 @@ int cert_findings_add(CertFindings* out, const char* function, const char* check
 }
 
 void cert_findings_free(CertFindings* f) {
-  for (size_t i = 0; i < f->n; ++i) cert_finding_clear(&f->items[i]);
+  for (size_t i = 0; i < f->n; ++i) finding_clear(&f->items[i]);
   free(f->items);
   f->items = NULL;
   f->n = f->cap = 0;
@@ -61,12 +57,3 @@ const char* cert_verdict_name(CertVerdict v) {
   return "?";
 }
 
-int cert_findings_nothing_called(const CertFindings* f) {
-  for (size_t i = 0; i < f->n; ++i) {
-    const CertFinding* x = &f->items[i];
-    if (x->verdict == CERT_SKIP && x->function[0] == '\0' && strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0) {
-      return 1;
-    }
-  }
-  return 0;
-}

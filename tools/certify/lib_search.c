@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference/vec.h"
+
 /* The ld.so cache as `ldconfig -p` prints it, read once per process. */
 typedef struct {
   char* name;
@@ -21,7 +23,7 @@ static CertCacheEntry* cert_cache;
 static size_t cert_cache_n;
 static int cert_cache_loaded;
 
-static void cert_cache_add(const char* line) {
+static void cache_add(const char* line) {
   /* "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1" */
   const char* arrow = strstr(line, " => ");
   const char* paren = strchr(line, '(');
@@ -30,13 +32,7 @@ static void cert_cache_add(const char* line) {
   const char* name_end = strchr(line, ' ');
   if (name_end == NULL || name_end > paren) return;
   static size_t cap;
-  if (cert_cache_n == cap) {
-    size_t grown_cap = cap ? cap * 2 : 256;
-    CertCacheEntry* grown = realloc(cert_cache, grown_cap * sizeof *grown);
-    if (grown == NULL) return;
-    cert_cache = grown;
-    cap = grown_cap;
-  }
+  if (tffi_vec_reserve(&cert_cache, &cap, cert_cache_n + 1, sizeof *cert_cache) != 0) return;
   CertCacheEntry e;
   e.name = strndup(line, (size_t)(name_end - line));
   e.path = strdup(arrow + 4);
@@ -50,7 +46,7 @@ static void cert_cache_add(const char* line) {
   cert_cache[cert_cache_n++] = e;
 }
 
-static void cert_cache_free(void) {
+static void cache_free(void) {
   for (size_t i = 0; i < cert_cache_n; ++i) {
     free(cert_cache[i].name);
     free(cert_cache[i].path);
@@ -60,7 +56,7 @@ static void cert_cache_free(void) {
   cert_cache_n = 0;
 }
 
-static void cert_cache_load(void) {
+static void cache_load(void) {
   if (cert_cache_loaded) return;
   cert_cache_loaded = 1;
   static const char* const kLdconfig[] = {"/sbin/ldconfig -p 2>/dev/null",
@@ -69,10 +65,10 @@ static void cert_cache_load(void) {
     FILE* p = popen(*cmd, "r");
     if (p == NULL) continue;
     char line[4096];
-    while (fgets(line, sizeof line, p) != NULL) cert_cache_add(line);
+    while (fgets(line, sizeof line, p) != NULL) cache_add(line);
     pclose(p);
   }
-  atexit(cert_cache_free);
+  atexit(cache_free);
 }
 
 int cert_driver_stub_name(const char* needed, char* buf, size_t size) {
@@ -102,12 +98,12 @@ int cert_elf_ident(const char* path, int* machine, int* elf_class) {
   return 0;
 }
 
-static int cert_acceptable(const char* path, int machine, int elf_class) {
+static int acceptable(const char* path, int machine, int elf_class) {
   int m = 0, c = 0;
   return cert_elf_ident(path, &m, &c) == 0 && m == machine && c == elf_class;
 }
 
-static const char* cert_multiarch(int machine) {
+static const char* multiarch(int machine) {
   switch (machine) {
     case EM_X86_64: return "x86_64-linux-gnu";
     case EM_AARCH64: return "aarch64-linux-gnu";
@@ -117,8 +113,8 @@ static const char* cert_multiarch(int machine) {
 }
 
 /* Expands $ORIGIN/${ORIGIN}, $LIB and $PLATFORM in one path element. */
-static void cert_expand(const char* elem, size_t len, const char* origin_file, int machine,
-                        char* out, size_t outlen) {
+static void expand(const char* elem, size_t len, const char* origin_file, int machine,
+                   char* out, size_t outlen) {
   size_t o = 0;
   out[0] = '\0';
   for (size_t i = 0; i < len && o + 1 < outlen;) {
@@ -138,7 +134,7 @@ static void cert_expand(const char* elem, size_t len, const char* origin_file, i
       value = origin;
     } else if (left >= 4 && memcmp(rest, "$LIB", 4) == 0) {
       skip = 4;
-      const char* arch = cert_multiarch(machine);
+      const char* arch = multiarch(machine);
       snprintf(origin, sizeof origin, "lib%s%s", arch ? "/" : "", arch ? arch : "");
       value = origin;
     } else if (left >= 9 && memcmp(rest, "$PLATFORM", 9) == 0) {
@@ -163,15 +159,15 @@ typedef struct {
   size_t used; /* of the "looked in" note */
 } CertLooked;
 
-static void cert_note(CertLooked* l, const char* what) {
+static void add_looked(CertLooked* l, const char* what) {
   if (l->used + 1 >= l->outlen) return;
   int n = snprintf(l->out + l->used, l->outlen - l->used, "%s%s", l->used ? ", " : "", what);
   if (n > 0) l->used += (size_t)n < l->outlen - l->used ? (size_t)n : l->outlen - l->used - 1;
 }
 
 /* Tries each element of a ':'-separated list. */
-static int cert_try_list(const char* list, const char* origin_file, const char* name, int machine,
-                         int elf_class, char* found, size_t foundlen) {
+static int try_list(const char* list, const char* origin_file, const char* name, int machine,
+                    int elf_class, char* found, size_t foundlen) {
   for (const char* p = list; p != NULL;) {
     const char* colon = strchr(p, ':');
     size_t len = colon ? (size_t)(colon - p) : strlen(p);
@@ -179,10 +175,10 @@ static int cert_try_list(const char* list, const char* origin_file, const char* 
     if (len == 0) {
       snprintf(dir, sizeof dir, ".");
     } else {
-      cert_expand(p, len, origin_file, machine, dir, sizeof dir);
+      expand(p, len, origin_file, machine, dir, sizeof dir);
     }
     snprintf(found, foundlen, "%s/%s", dir, name);
-    if (cert_acceptable(found, machine, elf_class)) return 1;
+    if (acceptable(found, machine, elf_class)) return 1;
     p = colon ? colon + 1 : NULL;
   }
   return 0;
@@ -195,7 +191,7 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
   CertLooked looked = {out, outlen, 0};
   if (outlen) out[0] = '\0';
   if (strchr(name, '/') != NULL) {
-    if (cert_acceptable(name, machine, elf_class)) {
+    if (acceptable(name, machine, elf_class)) {
       snprintf(out, outlen, "%s", name);
       return 1;
     }
@@ -206,36 +202,36 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
   if (self != NULL && self->runpath == NULL) {
     for (size_t i = 0; i < n_scopes; ++i) {
       if (scopes[i].rpath == NULL) continue;
-      if (cert_try_list(scopes[i].rpath, scopes[i].path, name, machine, elf_class, found,
-                        sizeof found))
+      if (try_list(scopes[i].rpath, scopes[i].path, name, machine, elf_class, found,
+                   sizeof found))
         goto hit;
       snprintf(note, sizeof note, "DT_RPATH %s", scopes[i].rpath);
-      cert_note(&looked, note);
+      add_looked(&looked, note);
     }
   }
   const char* env = getenv("LD_LIBRARY_PATH");
   if (env != NULL && env[0] != '\0') {
-    if (cert_try_list(env, self ? self->path : ".", name, machine, elf_class, found, sizeof found))
+    if (try_list(env, self ? self->path : ".", name, machine, elf_class, found, sizeof found))
       goto hit;
-    cert_note(&looked, "LD_LIBRARY_PATH");
+    add_looked(&looked, "LD_LIBRARY_PATH");
   }
   if (self != NULL && self->runpath != NULL) {
-    if (cert_try_list(self->runpath, self->path, name, machine, elf_class, found, sizeof found))
+    if (try_list(self->runpath, self->path, name, machine, elf_class, found, sizeof found))
       goto hit;
     snprintf(note, sizeof note, "DT_RUNPATH %s", self->runpath);
-    cert_note(&looked, note);
+    add_looked(&looked, note);
   }
-  cert_cache_load();
+  cache_load();
   for (size_t i = 0; i < cert_cache_n; ++i) {
     if (strcmp(cert_cache[i].name, name) != 0) continue;
     if (machine == EM_X86_64 && !cert_cache[i].x86_64) continue;
-    if (cert_acceptable(cert_cache[i].path, machine, elf_class)) {
+    if (acceptable(cert_cache[i].path, machine, elf_class)) {
       snprintf(found, sizeof found, "%s", cert_cache[i].path);
       goto hit;
     }
   }
-  cert_note(&looked, "the ld.so cache");
-  const char* arch = cert_multiarch(machine);
+  add_looked(&looked, "the ld.so cache");
+  const char* arch = multiarch(machine);
   char defaults[1024];
   if (elf_class == ELFCLASS64 && arch != NULL) {
     snprintf(defaults, sizeof defaults, "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib",
@@ -245,9 +241,9 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
   } else {
     snprintf(defaults, sizeof defaults, "/lib:/usr/lib");
   }
-  if (cert_try_list(defaults, ".", name, machine, elf_class, found, sizeof found)) goto hit;
+  if (try_list(defaults, ".", name, machine, elf_class, found, sizeof found)) goto hit;
   snprintf(note, sizeof note, "the default directories %s", defaults);
-  cert_note(&looked, note);
+  add_looked(&looked, note);
   return 0;
 hit:
   snprintf(out, outlen, "%s", found);

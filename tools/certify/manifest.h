@@ -155,9 +155,4 @@ const CertManifestFunction* cert_manifest_find(const CertManifest* m, const char
 int64_t cert_manifest_divisor(const CertManifestFunction* f, const char* extent);
 const char* cert_error_case_name(CertErrorCase c); /* "arity", "type", ... */
 
-/* The reference check the children run (a CertCheckFn): ctx is the
- * CertManifest. */
-int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
-                        void* const* inputs_before, char* note, size_t note_size);
-
 #endif

@@ -12,8 +12,10 @@
 
 #include "lib_search.h"
 #include "manifest.h"
+#include "manifest_check.h"
 #include "probe_engine.h"
 #include "probe_plan.h"
+#include "symbol_names.h"
 
 static char g_error[1024];
 
@@ -293,8 +295,6 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
   return rc;
 }
 
-static int is_prefixed(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
-
 int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFindings* out) {
   size_t n = elf->exports.n;
   const char** names = calloc(n + 1, sizeof *names);
@@ -304,11 +304,11 @@ int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFind
   if (names == NULL || meta == NULL) goto done;
   for (size_t k = 0; k < n; ++k) {
     const CertSymbol* s = &elf->exports.items[k];
-    if (!s->is_function || !is_prefixed(s->name, "__tvm_ffi_")) continue;
-    if (is_prefixed(s->name, "__tvm_ffi__metadata_") || is_prefixed(s->name, "__tvm_ffi__doc_")) {
+    if (!s->is_function || !cert_starts_with(s->name, CERT_EXPORT_PREFIX)) continue;
+    if (cert_starts_with(s->name, CERT_METADATA_PREFIX) || cert_starts_with(s->name, CERT_DOC_PREFIX)) {
       meta[nm++] = s->name;
-    } else if (!is_prefixed(s->name, "__tvm_ffi__") && strlen(s->name) < CERT_NAME_MAX + 10) {
-      names[nn++] = s->name + strlen("__tvm_ffi_");
+    } else if (!cert_starts_with(s->name, CERT_RESERVED_PREFIX) && strlen(s->name) < CERT_NAME_MAX + 10) {
+      names[nn++] = s->name + strlen(CERT_EXPORT_PREFIX);
     }
   }
   rc = cert_probe_functions(names, nn, meta, nm, opt, out);

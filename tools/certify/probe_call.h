@@ -100,8 +100,15 @@ typedef struct {
  * length it needed, like snprintf. */
 int cert_call_format(const CertCall* call, char* buf, size_t size);
 
-/* Parses a line. Returns 0, or -1 with a reason in err. */
+/* Parses a line (probe_call_parse.c). Returns 0, or -1 with a reason in err. */
 int cert_call_parse(const char* line, CertCall* call, char* err, size_t errlen);
+
+/* A call of `function` with no arguments on one thread. */
+CertCall cert_call_new(const char* function);
+
+/* The first tensor argument after argument `after` (-1: from the start),
+ * or -1. */
+int cert_call_next_tensor(const CertCall* c, int after);
 
 /* Argument and tensor helpers shared by the plan and the child. */
 CertArg cert_arg_simple(CertArgKind kind);
@@ -109,6 +116,7 @@ CertArg cert_arg_int(int64_t v);
 CertArg cert_arg_float(double v);
 CertArg cert_arg_tensor(CertArgKind kind, DLDataType dtype, int32_t ndim, const int64_t* shape,
                         DLDevice device);
+CertArg cert_arg_tensor_1d(CertArgKind kind, DLDataType dtype, int64_t n, DLDevice device);
 int64_t cert_arg_elements(const CertArg* a); /* product of the shape, -1 on overflow */
 int cert_arg_is_tensor(const CertArg* a);     /* dl: or tensor: with a shape */
 int cert_arg_has_layout(const CertArg* a);    /* a tensor or a data pointer: memory certify lays out */

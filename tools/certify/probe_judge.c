@@ -1,7 +1,9 @@
-/* From results to findings: each probe's result becomes at most one issue
+/* From results to issues: each probe's result becomes at most one issue
  * (the first problem in the order crash, error hygiene, result slot,
- * reference counts, threads, documented behaviour), and the issues of one
- * function and check fold into one finding that keeps the worst. */
+ * reference counts, threads, documented behaviour); probe_fold.c folds the
+ * issues of one function and check into one finding. */
+#include "probe_judge.h"
+
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,22 +12,15 @@
 #include <tvm/ffi/c_api.h>
 #include <unistd.h>
 
+#include "checks.h"
 #include "layout_explain.h"
 #include "probe_plan.h"
 
 #include "elf_facts.h"
 
-typedef struct {
-  const char* check;
-  const char* clause;
-  CertVerdict verdict;
-  char reason[700];
-  char evidence[1600];
-} Issue;
-
-static void set(Issue* is, const char* check, const char* clause, CertVerdict v, const char* fmt, ...)
+static void set(CertIssue* is, const char* check, const char* clause, CertVerdict v, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static void set(Issue* is, const char* check, const char* clause, CertVerdict v, const char* fmt, ...) {
+static void set(CertIssue* is, const char* check, const char* clause, CertVerdict v, const char* fmt, ...) {
   is->check = check;
   is->clause = clause;
   is->verdict = v;
@@ -33,62 +28,6 @@ static void set(Issue* is, const char* check, const char* clause, CertVerdict v,
   va_start(ap, fmt);
   vsnprintf(is->reason, sizeof is->reason, fmt, ap);
   va_end(ap);
-}
-
-static const char* class_check(CertProbeClass c) {
-  switch (c) {
-    case CERT_P_ARITY:
-    case CERT_P_BASE: return "probe.arity";
-    case CERT_P_KINDS: return "probe.arg-kinds";
-    case CERT_P_FORMS: return "probe.tensor-forms";
-    case CERT_P_LEGACY: return "probe.legacy-forms";
-    case CERT_P_INVALID: return "probe.invalid-tensors";
-    case CERT_P_THREADS: return "probe.threads";
-    case CERT_P_VALID: return "manifest.valid-calls";
-    case CERT_P_ERRORS: return "manifest.errors";
-    case CERT_P_META: return "probe.metadata";
-    case CERT_P_REPLAY: return "replay";
-  }
-  return "probe";
-}
-
-/* The clause a crash of this class of call breaks, and how hard. */
-static const char* crash_clause(CertProbeClass c, CertVerdict* v) {
-  *v = CERT_FAIL;
-  switch (c) {
-    case CERT_P_FORMS: return "CDY-004";
-    case CERT_P_LEGACY: return *v = CERT_NONSTRICT, "CDY-006";
-    case CERT_P_INVALID: return *v = CERT_WARN, "CDY-007";
-    case CERT_P_THREADS: return "CDY-012";
-    case CERT_P_META: return "CDY-013";
-    default: return "CDY-002";
-  }
-}
-
-static const char* pass_reason(const char* check) {
-  static const struct {
-    const char* check;
-    const char* reason;
-  } k[] = {
-      {"probe.arity", "Every argument count (0 to 4, the array ending at an unreadable page) returned "
-                      "cleanly and read nothing past num_args."},
-      {"probe.arg-kinds", "Every argument kind in every position returned 0 or -1 with a proper error."},
-      {"probe.tensor-forms", "Every DLPack 1.2 tensor form (strides, byte_offset, empty, 0-d, 2-D, "
-                             "dtypes, device types, Tensor objects) was accepted or refused cleanly."},
-      {"probe.legacy-forms", "Tensors with NULL strides (legacy DLPack) were accepted or refused cleanly."},
-      {"probe.invalid-tensors", "Non-empty tensors with NULL data were refused cleanly."},
-      {"probe.threads", "The same call from two threads at once gave the same outcome on both."},
-      {"manifest.valid-calls", "Valid calls of every listed dtype and several sizes and layouts returned "
-                               "0, with outputs equal to the reference where one is given."},
-      {"manifest.errors", "Every documented invalid call failed with the documented error kind."},
-      {"probe.metadata", "The metadata/doc function returned a string."},
-      {"probe.processes", "Every call left no process behind when it returned."},
-      {"replay", "The call returned cleanly."},
-  };
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i) {
-    if (strcmp(k[i].check, check) == 0) return k[i].reason;
-  }
-  return "Passed.";
 }
 
 static void append(char* buf, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -144,10 +83,11 @@ static int last_error_line(const char* output, char* buf, size_t size) {
   return buf[0] != '\0';
 }
 
-static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, Issue* is) {
-  CertVerdict v;
-  const char* clause = crash_clause(p->cls, &v);
-  const char* check = class_check(p->cls);
+static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, CertIssue* is) {
+  const CertCheck* row = &cert_checks[cert_probe_class_check(p->cls)];
+  const char* check = row->id;
+  const char* clause = row->crash_clause;
+  CertVerdict v = row->crash_verdict;
   char symbol[256];
   size_t cap_mib = (plan->opt->memory_limit                      ? plan->opt->memory_limit
                     : access("/dev/nvidiactl", F_OK) == 0 ? CERT_DEFAULT_MEMORY_LIMIT_GPU
@@ -220,7 +160,7 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
   output_tail(r, is->evidence, sizeof is->evidence);
 }
 
-static void judge_meta(const CertProbe* p, const CertResult* r, Issue* is) {
+static void judge_meta(const CertProbe* p, const CertResult* r, CertIssue* is) {
   const CertThreadOutcome* t = &r->out.t[0];
   if (t->rc != 0) {
     set(is, "probe.metadata", "CDY-013", CERT_FAIL, "The metadata/doc function %s failed.", p->call.function);
@@ -252,7 +192,7 @@ static void judge_meta(const CertProbe* p, const CertResult* r, Issue* is) {
 }
 
 /* -1 with one good error, 0 with none: per thread. */
-static int judge_hygiene(const CertProbe* p, const CertThreadOutcome* t, int thread, Issue* is) {
+static int judge_hygiene(const CertProbe* p, const CertThreadOutcome* t, int thread, CertIssue* is) {
   const char* on = thread ? " (on the second thread)" : "";
   if (t->rc != 0 && t->rc != -1) {
     set(is, "probe.error-hygiene", "CDY-008", CERT_FAIL, "Returned %d%s: a safe call returns only 0 or -1.",
@@ -280,7 +220,7 @@ static int judge_hygiene(const CertProbe* p, const CertThreadOutcome* t, int thr
 
 /* The raised error, or the returned object, read back as the runtime's
  * release lays it out (probe_readback.h). */
-static int judge_readback(const CertThreadOutcome* t, Issue* is) {
+static int judge_readback(const CertThreadOutcome* t, CertIssue* is) {
   int is_error = t->error_rb.problem != CERT_RB_OK;
   const CertReadback* rb = is_error ? &t->error_rb : &t->result_rb;
   if (rb->problem == CERT_RB_OK) return 0;
@@ -290,7 +230,7 @@ static int judge_readback(const CertThreadOutcome* t, Issue* is) {
   return 1;
 }
 
-static void judge_documented(const CertProbe* p, const CertResult* r, Issue* is) {
+static void judge_documented(const CertProbe* p, const CertResult* r, CertIssue* is) {
   const CertCall* c = &p->call;
   const CertThreadOutcome* t = &r->out.t[0];
   snprintf(is->evidence, sizeof is->evidence, "rc %d; raised: %s%s%s", t->rc,
@@ -337,25 +277,12 @@ static void judge_documented(const CertProbe* p, const CertResult* r, Issue* is)
   }
 }
 
-/* What a function's calls showed as a whole, for judging each one. */
-typedef struct {
-  int reached;      /* some call got past its argument checks (returned 0, failed only for want of a
-                       GPU, or died) */
-  int base_died;    /* its base call crashed, exited or hung: variations of it die for that reason */
-  int has_symbol;   /* it is exported */
-  char refusal[600]; /* the first clean refusal, for saying why nothing reached it */
-} FunctionView;
-
 static int is_variation(CertProbeClass c) {
   return c == CERT_P_KINDS || c == CERT_P_FORMS || c == CERT_P_LEGACY || c == CERT_P_INVALID ||
          c == CERT_P_THREADS || c == CERT_P_VALID || c == CERT_P_ERRORS;
 }
 
-static int died(const CertResult* r) {
-  return r->end == CERT_END_SIGNAL || r->end == CERT_END_EXIT || r->end == CERT_END_TIMEOUT;
-}
-
-static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertResult* r, Issue* is) {
+static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertResult* r, CertIssue* is) {
   (void)plan;
   if (r->out.left_processes || r->strays > 0) {
     set(is, "probe.processes", "CDY-014", CERT_NONSTRICT,
@@ -401,12 +328,13 @@ static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertR
   }
 }
 
-static void judge_one(const CertPlan* plan, size_t k, const FunctionView* fv, Issue* is) {
+void cert_judge_one(const CertPlan* plan, size_t k, const CertFunctionView* fv, CertIssue* is) {
   const CertProbe* p = &plan->probes[k];
   const CertResult* r = &plan->results[k];
-  const char* check = class_check(p->cls);
+  const CertCheck* row = &cert_checks[cert_probe_class_check(p->cls)];
+  const char* check = row->id;
   memset(is, 0, sizeof *is);
-  set(is, check, "", CERT_PASS, "%s", pass_reason(check));
+  set(is, check, "", CERT_PASS, "%s", row->pass[0] ? row->pass : "Passed.");
   switch (r->end) {
     case CERT_END_TOOL:
       set(is, check, "", CERT_SKIP, "certify could not run this probe (fork or pipe failed).");
@@ -458,173 +386,3 @@ static void judge_one(const CertPlan* plan, size_t k, const FunctionView* fv, Is
   }
 }
 
-/* ---- folding issues into findings ------------------------------------------- */
-
-typedef struct {
-  char function[CERT_NAME_MAX];
-  const char* check;
-  Issue worst;
-  size_t worst_probe;
-  size_t calls, bad;
-} Cell;
-
-static const char* function_of(const CertProbe* p) {
-  const char* f = p->call.function;
-  if (strncmp(f, "_metadata_", 10) == 0) return f + 10;
-  if (strncmp(f, "_doc_", 5) == 0) return f + 5;
-  return f;
-}
-
-static void view_function(const CertPlan* plan, const CertPlanFunction* fn, FunctionView* fv) {
-  memset(fv, 0, sizeof *fv);
-  for (size_t k = 0; k < plan->n; ++k) {
-    const CertProbe* p = &plan->probes[k];
-    const CertResult* r = &plan->results[k];
-    if (strcmp(p->call.function, fn->name) != 0) continue;
-    if (died(r) || r->end == CERT_END_FDS) {
-      /* Its code ran past any check into something that ended the call. */
-      fv->reached = fv->has_symbol = 1;
-      continue;
-    }
-    if (r->end != CERT_END_DONE || r->out.status == CERT_CALL_NO_SYMBOL) continue;
-    fv->has_symbol = 1;
-    if (r->out.status != CERT_CALL_RETURNED) continue;
-    const CertThreadOutcome* t = &r->out.t[0];
-    if (t->rc == 0 || (t->rc == -1 && cert_no_gpu_message(t->message))) fv->reached = 1;
-    if (t->rc == -1 && t->has_error && fv->refusal[0] == '\0') {
-      char line[2048];
-      cert_call_format(&p->call, line, sizeof line);
-      snprintf(fv->refusal, sizeof fv->refusal, "%.200s: %.120s: %.240s", line, t->kind, t->message);
-    }
-  }
-  fv->base_died = fn->base != SIZE_MAX && died(&plan->results[fn->base]);
-}
-
-static const FunctionView* view_of(const CertPlan* plan, const FunctionView* views, const char* function) {
-  for (size_t f = 0; f < plan->n_fns; ++f) {
-    if (strcmp(plan->fns[f].name, function) == 0) return &views[f];
-  }
-  return NULL;
-}
-
-/* Functions no call reached, each once. */
-static int report_unreached(const CertPlan* plan, const FunctionView* views, CertFindings* out) {
-  for (size_t f = 0; f < plan->n_fns; ++f) {
-    const FunctionView* fv = &views[f];
-    if (fv->reached || !fv->has_symbol) continue;
-    const CertManifestFunction* m = cert_manifest_find(plan->opt->manifest, plan->fns[f].name);
-    if (cert_findings_add(out, plan->fns[f].name, "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
-                          fv->refusal, "",
-                          m ? "No call reached it: even the manifest's valid calls were refused, so the probes "
-                              "tested only its argument checks."
-                            : "No call reached it: every call certify could guess (0 to 4 tensors on the CPU or "
-                              "CUDA, scalars last, or only ints or floats) was refused by its argument checks, "
-                              "so its probes tested nothing; a manifest (--manifest) describes valid calls.") != 0) {
-      return -1;
-    }
-  }
-  return 0;
-}
-
-int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached) {
-  Cell* cells = calloc(plan->n + 1, sizeof *cells);
-  FunctionView* views = calloc(plan->n_fns + 1, sizeof *views);
-  if (cells == NULL || views == NULL) {
-    free(cells);
-    free(views);
-    return -1;
-  }
-  *reached = 0;
-  for (size_t f = 0; f < plan->n_fns; ++f) {
-    view_function(plan, &plan->fns[f], &views[f]);
-    *reached += views[f].reached;
-  }
-  size_t ncells = 0;
-  Issue is;
-  for (size_t k = 0; k < plan->n; ++k) {
-    const char* fn = function_of(&plan->probes[k]);
-    judge_one(plan, k, view_of(plan, views, plan->probes[k].call.function), &is);
-    if (plan->probes[k].cls == CERT_P_META && is.verdict == CERT_PASS) ++*reached;
-    size_t c = 0;
-    while (c < ncells && !(strcmp(cells[c].function, fn) == 0 && strcmp(cells[c].check, is.check) == 0)) ++c;
-    if (c == ncells) {
-      snprintf(cells[c].function, sizeof cells[c].function, "%s", fn);
-      cells[c].check = is.check;
-      cells[c].worst = is;
-      cells[c].worst_probe = k;
-      ncells++;
-    }
-    cells[c].calls++;
-    if (is.verdict > cells[c].worst.verdict) {
-      cells[c].worst = is;
-      cells[c].worst_probe = k;
-      cells[c].bad = 0;
-    }
-    if (is.verdict == cells[c].worst.verdict && is.verdict != CERT_PASS) cells[c].bad++;
-  }
-  int rc = report_unreached(plan, views, out);
-  char replay[2048];
-  for (size_t c = 0; c < ncells && rc == 0; ++c) {
-    const Cell* cell = &cells[c];
-    cert_call_format(&plan->probes[cell->worst_probe].call, replay, sizeof replay);
-    char more[96] = "";
-    if (cell->worst.verdict != CERT_PASS && cell->bad > 1) {
-      snprintf(more, sizeof more, " (%zu of %zu such calls)", cell->bad, cell->calls);
-    } else if (cell->worst.verdict == CERT_PASS) {
-      snprintf(more, sizeof more, " (%zu call%s)", cell->calls, cell->calls == 1 ? "" : "s");
-    }
-    rc = cert_findings_add(out, cell->function, cell->check, cell->worst.clause, plan->opt->runtime_label,
-                           cell->worst.verdict, cell->worst.evidence, replay, "%s%s", cell->worst.reason,
-                           more);
-  }
-  free(cells);
-  free(views);
-  return rc;
-}
-
-void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
-  const CertResult* r = &plan->results[k];
-  char line[2048];
-  cert_call_format(&plan->probes[k].call, line, sizeof line);
-  fprintf(f, "replay: %s\n", line);
-  switch (r->end) {
-    case CERT_END_DONE:
-      if (r->out.status != CERT_CALL_RETURNED) {
-        fprintf(f, "not called: %s\n", r->out.note);
-        break;
-      }
-      for (int t = 0; t < r->out.threads; ++t) {
-        const CertThreadOutcome* o = &r->out.t[t];
-        fprintf(f, "thread %d: returned %d; raised %s%s%s; result type index %d\n", t, o->rc,
-                o->has_error ? o->kind : "nothing", o->has_error ? ": " : "", o->has_error ? o->message : "",
-                o->result_type);
-      }
-      if (r->out.ref_arg >= 0) {
-        fprintf(f, "argument %d: strong count %d before, %d after\n", r->out.ref_arg, r->out.ref_before,
-                r->out.ref_after);
-      }
-      if (r->out.checked) fprintf(f, "reference: %d mismatching elements %s\n", r->out.mismatches, r->out.note);
-      if (r->text) fprintf(f, "returned text: %.2000s\n", r->text);
-      break;
-    case CERT_END_SIGNAL:
-      fprintf(f, "killed by signal %d (%s)", r->signo, strsignal(r->signo));
-      if (r->has_sig && (r->signo == SIGSEGV || r->signo == SIGBUS)) {
-        static const char* const kWhere[] = {
-            "", ": on the page after args[num_args - 1]", ": on the page after the last element of argument",
-            ": on the unreadable page given as device data or an opaque pointer", ""};
-        int region = r->sig.region >= 0 && r->sig.region <= 4 ? r->sig.region : 0;
-        fprintf(f, " at address 0x%llx%s", (unsigned long long)r->sig.addr, kWhere[region]);
-        if (region == CERT_REGION_DATA_END) fprintf(f, " %d", r->sig.arg);
-      }
-      fputc('\n', f);
-      break;
-    case CERT_END_EXIT: fprintf(f, "the process exited with status %d during the call\n", r->exit_status); break;
-    case CERT_END_TIMEOUT: fprintf(f, "did not return within the time limit\n"); break;
-    case CERT_END_LOAD: fprintf(f, "did not load: %s\n", r->text ? r->text : ""); break;
-    case CERT_END_TOOL: fprintf(f, "certify could not run it\n"); break;
-    case CERT_END_NOT_RUN: fprintf(f, "not run: its function hung or exhausted memory on another call\n"); break;
-    case CERT_END_FDS: fprintf(f, "returned with certify's file descriptors closed or replaced\n"); break;
-  }
-  if (r->strays > 0) fprintf(f, "left %d process%s behind (first: %s)\n", r->strays, r->strays > 1 ? "es" : "", r->stray);
-  if (r->output && r->output[0]) fprintf(f, "output:\n%s\n", r->output);
-}

@@ -4,6 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probe_manifest_calls.h"
+#include "reference/vec.h"
+#include "symbol_names.h"
+
 static const DLDataType kF32 = {kDLFloat, 32, 1};
 static const DLDevice kCpu = {kDLCPU, 0};
 
@@ -35,61 +39,15 @@ int cert_no_gpu_message(const char* m) {
   return 0;
 }
 
-static const struct {
-  CertProbeClass cls;
-  const char* word;
-} kClassWords[] = {
-    {CERT_P_ARITY, "arity"},         {CERT_P_BASE, "base"},
-    {CERT_P_KINDS, "arg-kinds"},     {CERT_P_FORMS, "tensor-forms"},
-    {CERT_P_LEGACY, "legacy-forms"}, {CERT_P_INVALID, "invalid-tensors"},
-    {CERT_P_THREADS, "threads"},     {CERT_P_VALID, "valid-calls"},
-    {CERT_P_ERRORS, "errors"},       {CERT_P_META, "metadata"},
-};
-
-const char* cert_probe_class_word(CertProbeClass cls, int error_case, char* buf, size_t size) {
-  buf[0] = '\0';
-  for (size_t k = 0; k < sizeof kClassWords / sizeof kClassWords[0]; ++k) {
-    if (kClassWords[k].cls != cls) continue;
-    if (cls == CERT_P_ERRORS) {
-      snprintf(buf, size, "errors.%s", cert_error_case_name((CertErrorCase)error_case));
-    } else {
-      snprintf(buf, size, "%s", kClassWords[k].word);
-    }
-  }
-  return buf;
-}
-
-int cert_probe_class_parse(const char* word, CertProbeClass* cls, int* error_case) {
-  *error_case = 0;
-  if (strncmp(word, "errors.", 7) == 0) {
-    for (int e = 0; e < CERT_ERR_COUNT; ++e) {
-      if (strcmp(word + 7, cert_error_case_name((CertErrorCase)e)) != 0) continue;
-      *cls = CERT_P_ERRORS;
-      *error_case = e;
-      return 0;
-    }
+static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case, int varied) {
+  /* Probes and results: two arrays of one length, each grown with its own
+   * copy of the capacity; the smaller is what both hold. */
+  size_t cap_p = plan->cap, cap_r = plan->cap;
+  if (tffi_vec_reserve(&plan->probes, &cap_p, plan->n + 1, sizeof *plan->probes) != 0 ||
+      tffi_vec_reserve(&plan->results, &cap_r, plan->n + 1, sizeof *plan->results) != 0) {
     return -1;
   }
-  for (size_t k = 0; k < sizeof kClassWords / sizeof kClassWords[0]; ++k) {
-    if (strcmp(word, kClassWords[k].word) == 0 && kClassWords[k].cls != CERT_P_ERRORS) {
-      *cls = kClassWords[k].cls;
-      return 0;
-    }
-  }
-  return -1;
-}
-
-static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case, int varied) {
-  if (plan->n == plan->cap) {
-    size_t cap = plan->cap ? plan->cap * 2 : 256;
-    CertProbe* p = realloc(plan->probes, cap * sizeof *p);
-    if (p == NULL) return -1;
-    plan->probes = p;
-    CertResult* r = realloc(plan->results, cap * sizeof *r);
-    if (r == NULL) return -1;
-    plan->results = r;
-    plan->cap = cap;
-  }
+  plan->cap = cap_p < cap_r ? cap_p : cap_r;
   CertProbe* p = &plan->probes[plan->n];
   p->call = *call;
   p->cls = cls;
@@ -112,9 +70,7 @@ static CertPlanFunction* plan_function(CertPlan* plan, const char* function) {
   for (size_t k = 0; k < plan->n_fns; ++k) {
     if (strcmp(plan->fns[k].name, function) == 0) return &plan->fns[k];
   }
-  CertPlanFunction* grown = realloc(plan->fns, (plan->n_fns + 1) * sizeof *grown);
-  if (grown == NULL) return NULL;
-  plan->fns = grown;
+  if (tffi_vec_reserve(&plan->fns, &plan->fns_cap, plan->n_fns + 1, sizeof *plan->fns) != 0) return NULL;
   CertPlanFunction* f = &plan->fns[plan->n_fns++];
   memset(f, 0, sizeof *f);
   snprintf(f->name, sizeof f->name, "%s", function);
@@ -122,89 +78,10 @@ static CertPlanFunction* plan_function(CertPlan* plan, const char* function) {
   return f;
 }
 
-static CertCall new_call(const char* function) {
-  CertCall c;
-  memset(&c, 0, sizeof c);
-  snprintf(c.function, sizeof c.function, "%s", function);
-  c.threads = 1;
-  return c;
-}
-
-static CertArg tensor_1d(CertArgKind kind, DLDataType dt, int64_t n, DLDevice dev) {
-  return cert_arg_tensor(kind, dt, 1, &n, dev);
-}
-
 /* ---- the base call ---------------------------------------------------- */
 
 static const CertManifestFunction* manifest_fn(const CertPlan* plan, const char* function) {
   return cert_manifest_find(plan->opt->manifest, function);
-}
-
-/* A tensor's extent for one of the manifest's dimension words: `n`, made a
- * multiple of what the manifest says the named extent must divide by. */
-static int64_t extent_of(const CertManifestFunction* f, const char* dim, int64_t n) {
-  if (dim[0] >= '0' && dim[0] <= '9') return strtoll(dim, NULL, 10);
-  int64_t by = cert_manifest_divisor(f, dim);
-  return (n + by - 1) / by * by;
-}
-
-static CertArg manifest_layout(const CertManifestFunction* f, CertManifestKind kind, int32_t ndim,
-                               const char (*dims)[16], DLDataType dt, int64_t n, CertArgKind tkind) {
-  int64_t shape[CERT_MAX_NDIM];
-  for (int32_t d = 0; d < ndim; ++d) shape[d] = extent_of(f, dims[d], n);
-  DLDevice dev = {f->device, 0};
-  CertArgKind k = kind == CERT_MKIND_POINTER ? CERT_ARG_DATAPTR : kind == CERT_MKIND_SHAPE ? CERT_ARG_SHAPE : tkind;
-  return cert_arg_tensor(k, dt, ndim, shape, dev);
-}
-
-/* One argument (or tuple item) of a valid call. */
-static CertArg manifest_value(const CertManifestFunction* f, CertManifestKind kind, int32_t ndim,
-                              const char (*dims)[16], DLDataType dt, int64_t n, CertArgKind tkind) {
-  CertArg a = cert_arg_simple(CERT_ARG_NONE);
-  switch (kind) {
-    case CERT_MKIND_TENSOR:
-    case CERT_MKIND_POINTER:
-    case CERT_MKIND_SHAPE: return manifest_layout(f, kind, ndim, dims, dt, n, tkind);
-    case CERT_MKIND_FLOAT: return cert_arg_float(2.5);
-    case CERT_MKIND_INT: return cert_arg_int(3);
-    case CERT_MKIND_BOOL:
-      a.kind = CERT_ARG_BOOL;
-      a.i = 1;
-      return a;
-    case CERT_MKIND_STREAM: /* the default stream: a NULL opaque pointer */
-      a.kind = CERT_ARG_PTR;
-      return a;
-    case CERT_MKIND_TUPLE: break;
-  }
-  return a;
-}
-
-/* The valid call the manifest describes, with `n` for every named extent. */
-static CertCall manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind) {
-  CertCall c = new_call(f->name);
-  for (int k = 0; k < f->nargs; ++k) {
-    const CertManifestArg* a = &f->args[k];
-    if (a->kind == CERT_MKIND_INT && a->extent[0]) {
-      c.args[k] = cert_arg_int(extent_of(f, a->extent, n));
-      continue;
-    }
-    if (a->kind != CERT_MKIND_TUPLE) {
-      c.args[k] = manifest_value(f, a->kind, a->ndim, (const char (*)[16])a->dims, dt, n, tkind);
-      c.args[k].align = a->align;
-      continue;
-    }
-    /* Items of an ffi.Array are owned values: tensors in it are Tensor objects. */
-    c.args[k] = cert_arg_simple(CERT_ARG_ARRAY);
-    c.args[k].i = c.nitems;
-    for (int i = 0; i < a->nitems && c.nitems < CERT_MAX_ITEMS; ++i) {
-      const CertManifestItem* it = &a->items[i];
-      c.items[c.nitems++] = manifest_value(f, it->kind, it->ndim, (const char (*)[16])it->dims, dt, n, CERT_ARG_TENSOR);
-      c.args[k].ndim++;
-    }
-  }
-  c.nargs = f->nargs;
-  c.returns_none = f->returns_none;
-  return c;
 }
 
 /* Candidate argument lists for a function without a manifest: n tensors,
@@ -214,8 +91,8 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
   CertPlanFunction* fn = plan_function(plan, function);
   if (fn == NULL) return -1;
   for (int32_t n = 0; n <= 4; ++n) {
-    CertCall c = new_call(function);
-    for (int32_t k = 0; k < n; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+    CertCall c = cert_call_new(function);
+    for (int32_t k = 0; k < n; ++k) c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
     c.nargs = n;
     if (add(plan, &c, CERT_P_ARITY, 0) != 0) return -1;
   }
@@ -223,7 +100,7 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
   if (f) {
     fn->manifest = 1;
     fn->base = plan->n;
-    CertCall base = manifest_call(f, f->ndtypes ? f->dtypes[0] : kF32, 8, CERT_ARG_DLTENSOR);
+    CertCall base = cert_manifest_call(f, f->ndtypes ? f->dtypes[0] : kF32, 8, CERT_ARG_DLTENSOR);
     if (plan->have_gpu && f->device != kDLCPU) {
       for (int32_t k = 0; k < base.nargs; ++k) {
         if (cert_arg_has_layout(&base.args[k])) base.args[k].shape[0] = 0;
@@ -235,12 +112,12 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
    * parameter), and only ints or only floats (a scalar function). */
   for (int32_t n = 1; n <= 4; ++n) {
     for (int shape = 0; shape < 4; ++shape) {
-      CertCall c = new_call(function);
+      CertCall c = cert_call_new(function);
       for (int32_t k = 0; k < n; ++k) {
         int last = k == n - 1;
         c.args[k] = shape == 2 || (shape == 0 && last) ? cert_arg_float(2.5)
                     : shape == 3 || (shape == 1 && last) ? cert_arg_int(3)
-                                                        : tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+                                                        : cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
       }
       c.nargs = n;
       if (n == 1 && shape >= 2) continue; /* the same as shapes 0 and 1 */
@@ -251,9 +128,9 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
    * and fails for want of a device, which still shows it was accepted. */
   for (int32_t n = 1; n <= 4; ++n) {
     for (int scalar = 0; scalar < 2; ++scalar) {
-      CertCall c = new_call(function);
+      CertCall c = cert_call_new(function);
       DLDevice cuda = {kDLCUDA, 0};
-      for (int32_t k = 0; k < n; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, plan->have_gpu ? 0 : 8, cuda);
+      for (int32_t k = 0; k < n; ++k) c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, plan->have_gpu ? 0 : 8, cuda);
       if (scalar) c.args[n - 1] = cert_arg_float(2.5);
       c.nargs = n;
       if (n == 1 && scalar) continue;
@@ -264,9 +141,8 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
 }
 
 int cert_plan_metadata(CertPlan* plan, const char* symbol) {
-  const char* prefix = "__tvm_ffi_";
-  if (strncmp(symbol, prefix, strlen(prefix)) != 0) return 0;
-  CertCall c = new_call(symbol + strlen(prefix));
+  if (!cert_starts_with(symbol, CERT_EXPORT_PREFIX)) return 0;
+  CertCall c = cert_call_new(symbol + strlen(CERT_EXPORT_PREFIX));
   return add(plan, &c, CERT_P_META, 0);
 }
 
@@ -337,9 +213,9 @@ static size_t discovered_base(const CertPlan* plan, const char* function, CertCa
     base->probe[0] = '\0';
     return pick;
   }
-  CertCall c = new_call(function);
-  c.args[0] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
-  c.args[1] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+  CertCall c = cert_call_new(function);
+  c.args[0] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+  c.args[1] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
   c.args[2] = cert_arg_float(2.5);
   c.nargs = 3;
   *base = c;
@@ -367,8 +243,8 @@ static CertArg kind_variant(int v, DLDevice dev) {
     case 13: a.kind = CERT_ARG_FUNCTION; break;
     case 14: a.kind = CERT_ARG_ERROR; break;
     case 15: a.kind = CERT_ARG_DLNULL; break;
-    case 16: a = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, dev); break;
-    case 17: a = tensor_1d(CERT_ARG_TENSOR, kF32, 8, dev); break;
+    case 16: a = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, dev); break;
+    case 17: a = cert_arg_tensor_1d(CERT_ARG_TENSOR, kF32, 8, dev); break;
     default: return a;
   }
   return a;
@@ -378,7 +254,7 @@ enum { KIND_VARIANTS = 18 };
 static int same_arg(const CertArg* a, const CertArg* b) {
   if (a->kind == CERT_ARG_ARRAY || b->kind == CERT_ARG_ARRAY) return a->kind == b->kind;
   char x[160], y[160];
-  CertCall c1 = new_call("f"), c2 = new_call("f");
+  CertCall c1 = cert_call_new("f"), c2 = cert_call_new("f");
   c1.args[0] = *a, c1.nargs = 1;
   c2.args[0] = *b, c2.nargs = 1;
   cert_call_format(&c1, x, sizeof x);
@@ -483,13 +359,6 @@ static int add_forms(CertPlan* plan, const CertCall* base, int null_data_documen
 
 /* ---- manifest-driven calls ------------------------------------------------ */
 
-static int first_tensor(const CertCall* c, int after) {
-  for (int32_t k = after + 1; k < c->nargs; ++k) {
-    if (cert_arg_is_tensor(&c->args[k])) return k;
-  }
-  return -1;
-}
-
 static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
   static const int64_t kSizes[] = {0, 1, 7, 33, 4099};
   /* certify hands device tensors no device memory: where a GPU would run
@@ -498,7 +367,7 @@ static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
   for (int d = 0; d < f->ndtypes; ++d) {
     for (size_t s = 0; s < nsizes; ++s) {
       for (int form = 0; form < (s == 2 ? (f->refuses_byte_offset ? 2 : 3) : 1); ++form) {
-        CertCall c = manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
+        CertCall c = cert_manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
         /* A byte_offset moves the data off the alignment a tensor needs. */
         for (int32_t k = 0; form == 2 && k < c.nargs; ++k) {
           if (cert_arg_is_tensor(&c.args[k]) && c.args[k].align == 0) form_offset(&c.args[k], 0);
@@ -509,19 +378,6 @@ static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
     }
   }
   return 0;
-}
-
-/* A dtype outside the function's list. */
-static DLDataType foreign_dtype(const CertManifestFunction* f) {
-  static const DLDataType kTry[] = {{kDLInt, 32, 1}, {kDLUInt, 8, 1}, {kDLFloat, 64, 1}, {kDLInt, 64, 1}};
-  for (size_t k = 0; k < sizeof kTry / sizeof kTry[0]; ++k) {
-    int listed = 0;
-    for (int d = 0; d < f->ndtypes; ++d) {
-      listed |= f->dtypes[d].code == kTry[k].code && f->dtypes[d].bits == kTry[k].bits;
-    }
-    if (!listed) return kTry[k];
-  }
-  return (DLDataType){kDLComplex, 64, 1};
 }
 
 static void expect(CertCall* c, const CertManifestFunction* f, CertErrorCase e, const char* wrong) {
@@ -553,7 +409,7 @@ static int add_divisibility_call(CertPlan* plan, const CertManifestFunction* f, 
 }
 
 static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
-  const CertCall base = manifest_call(f, f->dtypes[0], 7, CERT_ARG_DLTENSOR);
+  const CertCall base = cert_manifest_call(f, f->dtypes[0], 7, CERT_ARG_DLTENSOR);
   CertCall c;
   if (f->errors[CERT_ERR_ARITY].documented) {
     for (int extra = -1; extra <= 1; extra += 2) {
@@ -576,13 +432,13 @@ static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
     expect(&c, f, CERT_ERR_TYPE, f->args[k].name);
     if (add_error(plan, &c, CERT_ERR_TYPE) != 0) return -1;
   }
-  int t0 = first_tensor(&base, -1);
-  int t1 = t0 >= 0 ? first_tensor(&base, t0) : -1;
+  int t0 = cert_call_next_tensor(&base, -1);
+  int t1 = t0 >= 0 ? cert_call_next_tensor(&base, t0) : -1;
   if (t0 < 0) return 0;
   if (f->errors[CERT_ERR_DTYPE].documented) {
     c = base;
     for (int32_t k = 0; k < c.nargs; ++k) {
-      if (cert_arg_is_tensor(&c.args[k])) c.args[k].dtype = foreign_dtype(f);
+      if (cert_arg_is_tensor(&c.args[k])) c.args[k].dtype = cert_manifest_foreign_dtype(f);
     }
     expect(&c, f, CERT_ERR_DTYPE, "");
     if (add_error(plan, &c, CERT_ERR_DTYPE) != 0) return -1;

@@ -13,23 +13,11 @@
 
 #include <stdio.h>
 
+#include "finding.h"
 #include "manifest.h"
-#include "probe.h"
+#include "probe_classes.h"
+#include "probe_options.h"
 #include "probe_engine.h"
-
-typedef enum {
-  CERT_P_ARITY,   /* n tensors, n = 0..4 */
-  CERT_P_BASE,    /* a candidate base call */
-  CERT_P_KINDS,   /* one argument replaced by another kind */
-  CERT_P_FORMS,   /* every tensor in one DLPack 1.2+ form */
-  CERT_P_LEGACY,  /* NULL strides with ndim > 0 */
-  CERT_P_INVALID, /* non-empty tensors with NULL data */
-  CERT_P_THREADS, /* the base call from two threads */
-  CERT_P_VALID,   /* manifest: a valid call */
-  CERT_P_ERRORS,  /* manifest: an invalid call with a documented error */
-  CERT_P_META,    /* a metadata or doc function */
-  CERT_P_REPLAY,  /* a call given on the command line */
-} CertProbeClass;
 
 typedef struct {
   CertCall call;
@@ -53,7 +41,7 @@ typedef struct {
   size_t n, cap;
   int have_gpu;
   CertPlanFunction* fns;
-  size_t n_fns;
+  size_t n_fns, fns_cap;
 } CertPlan;
 
 int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt);
@@ -76,10 +64,6 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached);
  * (cudaErrorNoDevice, a driver stub, ...). */
 int cert_no_gpu_message(const char* message);
 
-/* The word a replay line names a probe class by (`probe=` attribute), and
- * back; -1 when the word names none. */
-const char* cert_probe_class_word(CertProbeClass cls, int error_case, char* buf, size_t size);
-int cert_probe_class_parse(const char* word, CertProbeClass* cls, int* error_case);
 
 /* What probe k did, in words (for --replay). */
 void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "checks.h"
 #include "release_table.h"
 
 const char* cert_release_status_name(CertReleaseStatus s) {
@@ -32,10 +34,6 @@ static void first_sentence(const char* reason, char* out, size_t size) {
   if (out[0] >= 'A' && out[0] <= 'Z' && !(out[1] >= 'A' && out[1] <= 'Z')) out[0] = (char)(out[0] - 'A' + 'a');
 }
 
-static int says_nothing_called(const CertFinding* x) {
-  return x->verdict == CERT_SKIP && x->function[0] == '\0' && strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0;
-}
-
 /* The first FAIL that holds for `label`: its own findings before the
  * static ones every runtime shares; *untested: its own finding that
  * nothing could be called there, or NULL. */
@@ -50,7 +48,7 @@ static const CertFinding* first_failure(const CertFindings* f, const char* label
     int mine = strcmp(x->runtime, label) == 0;
     if (!mine && x->runtime[0] != '\0') continue;
     if (x->verdict > *worst) *worst = x->verdict;
-    if (mine && *untested == NULL && says_nothing_called(x)) *untested = x;
+    if (mine && *untested == NULL && cert_finding_says_nothing_called(x)) *untested = x;
     if (x->verdict != CERT_FAIL) continue;
     if (mine && own == NULL) own = x;
     if (!mine && shared == NULL) shared = x;
@@ -85,29 +83,9 @@ static void fill_row(const CertReleaseInput* in, size_t i, const CertFindings* f
 
 /* ---- the one line ---------------------------------------------------------- */
 
-typedef struct {
-  char* s;
-  size_t len, cap;
-  int failed;
-} Str;
-
-static void add(Str* b, const char* fmt, const char* arg) {
+static void add(CertBuf* b, const char* fmt, const char* arg) {
   char piece[1200];
-  int n = snprintf(piece, sizeof piece, fmt, arg);
-  if (n < 0 || b->failed) return;
-  if ((size_t)n >= sizeof piece) n = (int)sizeof piece - 1;
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-    char* grown = realloc(b->s, cap);
-    if (grown == NULL) {
-      b->failed = 1;
-      return;
-    }
-    b->s = grown;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->len, piece, (size_t)n + 1);
-  b->len += (size_t)n;
+  if (snprintf(piece, sizeof piece, fmt, arg) >= 0) cert_buf_add(b, piece);
 }
 
 static int same_group(const CertReleaseRow* a, const CertReleaseRow* b) {
@@ -115,7 +93,7 @@ static int same_group(const CertReleaseRow* a, const CertReleaseRow* b) {
 }
 
 /* "cause", with "this runtime reads" said of several. */
-static void add_cause(Str* b, const char* cause, size_t members) {
+static void add_cause(CertBuf* b, const char* cause, size_t members) {
   static const char* const kOne[] = {"this runtime reads", "this runtime"};
   static const char* const kMany[] = {"these runtimes read", "these runtimes"};
   for (size_t k = 0; members > 1 && k < 2; ++k) {
@@ -143,7 +121,7 @@ static long known_index(const char* label) {
 
 /* Rows [i, end) as ranges: "A - B" only where every release between A and
  * B was run (never a range over releases that were not), "A, B" for two. */
-static void add_ranges(Str* b, const CertReleaseRow* rows, size_t i, size_t end) {
+static void add_ranges(CertBuf* b, const CertReleaseRow* rows, size_t i, size_t end) {
   while (i < end) {
     size_t stop = i + 1;
     while (stop < end && known_index(rows[stop].label) >= 0 &&
@@ -161,7 +139,7 @@ static void add_ranges(Str* b, const CertReleaseRow* rows, size_t i, size_t end)
 /* Every group of consecutive releases with `status` (and one cause),
  * written as ranges; the reference is no part of a range: it joins the last
  * group of its status that shares its cause, or stands alone after them. */
-static void add_status(Str* b, const CertReleaseRow* rows, size_t n, CertReleaseStatus status) {
+static void add_status(CertBuf* b, const CertReleaseRow* rows, size_t n, CertReleaseStatus status) {
   size_t (*groups)[2] = calloc(n ? n : 1, sizeof *groups);
   if (groups == NULL) {
     b->failed = 1;
@@ -206,7 +184,7 @@ static void add_status(Str* b, const CertReleaseRow* rows, size_t n, CertRelease
 }
 
 static char* answer_line(const CertReleaseRow* rows, size_t n) {
-  Str b = {0};
+  CertBuf b = {0};
   static const struct {
     CertReleaseStatus status;
     const char* head;

@@ -3,6 +3,7 @@
  * group it agrees with, byte-identical libraries standing for each other,
  * and releases that could not be had. */
 #include "tools/certify/release_answer.h"
+#include "tools/certify/checks.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reference/vec.h"
 #include "release_table.h"
 
 /* ---- the cache ---------------------------------------------------------- */
@@ -73,9 +74,7 @@ static int add_version(CertReleaseSet* set, const char* v, size_t len) {
   for (size_t k = 0; k < set->n; ++k) {
     if (strcmp(set->items[k].version, word) == 0) return 0;
   }
-  CertRelease* grown = realloc(set->items, (set->n + 1) * sizeof *grown);
-  if (grown == NULL) return -1;
-  set->items = grown;
+  if (TFFI_VEC_RESERVE(set, set->n + 1) != 0) return -1;
   CertRelease* r = &set->items[set->n++];
   memset(r, 0, sizeof *r);
   snprintf(r->version, sizeof r->version, "%s", word);

@@ -22,7 +22,7 @@ typedef struct {
 
 typedef struct {
   CertRelease* items;
-  size_t n;
+  size_t n, cap;
 } CertReleaseSet;
 
 /* How releases are found and fetched. */

@@ -7,12 +7,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "checks.h"
 #include "report_index.h"
 #include "text.h"
 
 #define CERT_EVIDENCE_LINES 4 /* the JSON report has the rest */
 #define CERT_SKIP_EVIDENCE_LINES 1
-#define CERT_RELEASE_CHECK "static.releases" /* the static stage's release range */
 
 int cert_exit_status(const CertFindings* f, int tool_error) {
   int status = tool_error ? CERT_EXIT_TOOL_ERROR : 0;
@@ -45,7 +45,7 @@ typedef struct {
   const CertRunInfo* run;
 } CertTable;
 
-static const char* cert_colour(CertVerdict v) {
+static const char* verdict_colour(CertVerdict v) {
   switch (v) {
     case CERT_PASS: return "\033[32m";
     case CERT_SKIP: return "\033[36m";
@@ -56,13 +56,13 @@ static const char* cert_colour(CertVerdict v) {
   return "";
 }
 
-static void cert_put_verdict(const CertTable* t, CertVerdict v) {
-  if (t->colour) fputs(cert_colour(v), t->out);
+static void put_verdict(const CertTable* t, CertVerdict v) {
+  if (t->colour) fputs(verdict_colour(v), t->out);
   fprintf(t->out, "%-9s", cert_verdict_name(v));
   if (t->colour) fputs("\033[0m", t->out);
 }
 
-static int cert_table_width(FILE* out) {
+static int table_width(FILE* out) {
   const char* env = getenv("COLUMNS");
   int width = env ? atoi(env) : 0;
   struct winsize ws;
@@ -75,7 +75,7 @@ static int cert_table_width(FILE* out) {
 
 /* Writes clean text word-wrapped at `indent`, the first line already
  * positioned; at most `max_lines` lines (0: no limit), then a note. */
-static void cert_wrap(const CertTable* t, const char* raw, int indent, int max_lines) {
+static void wrap(const CertTable* t, const char* raw, int indent, int max_lines) {
   char* text = cert_text_clean(raw);
   if (text == NULL) return;
   int room = t->width - indent;
@@ -109,7 +109,7 @@ static void cert_wrap(const CertTable* t, const char* raw, int indent, int max_l
 }
 
 /* "reference+upstream", "-" for static findings. */
-static void cert_put_runtimes(const CertTable* t, const char** labels, size_t n) {
+static void put_runtimes(const CertTable* t, const char** labels, size_t n) {
   char buf[64];
   size_t used = 0;
   buf[0] = '\0';
@@ -124,7 +124,7 @@ static void cert_put_runtimes(const CertTable* t, const char** labels, size_t n)
   free(clean);
 }
 
-static void cert_put_replay(const CertTable* t, const CertFinding* x) {
+static void put_replay(const CertTable* t, const CertFinding* x) {
   if (x->replay[0] == '\0') return;
   char* line = cert_text_clean(x->replay);
   if (line == NULL) return;
@@ -142,7 +142,7 @@ static void cert_put_replay(const CertTable* t, const CertFinding* x) {
   free(line);
 }
 
-static int cert_same_report(const CertFinding* a, const CertFinding* b) {
+static int same_report(const CertFinding* a, const CertFinding* b) {
   return a->verdict == b->verdict && strcmp(a->reason, b->reason) == 0 &&
          strcmp(a->evidence, b->evidence) == 0 && strcmp(a->replay, b->replay) == 0 &&
          strcmp(a->clause, b->clause) == 0;
@@ -150,14 +150,14 @@ static int cert_same_report(const CertFinding* a, const CertFinding* b) {
 
 /* One non-PASS finding, merged with its twins under the other runtimes
  * (same verdict, reason, evidence and replay) so each is shown once. */
-static void cert_put_finding(const CertTable* t, const CertIndex* ix, const CertCell* cells,
-                             size_t n_cells, size_t ci, size_t k, const CertFinding* x) {
+static void put_finding(const CertTable* t, const CertIndex* ix, const CertCell* cells,
+                        size_t n_cells, size_t ci, size_t k, const CertFinding* x) {
   const char* labels[16];
   size_t n_labels = 0;
   for (size_t c = 0; c < n_cells && n_labels < 16; ++c) {
     for (size_t j = 0; j < cells[c].n; ++j) {
       const CertFinding* y = cert_cell_at(ix, &cells[c], j);
-      if (!cert_same_report(x, y)) continue;
+      if (!same_report(x, y)) continue;
       if (c < ci || (c == ci && j < k)) return; /* shown already with an earlier twin */
       if (n_labels == 0 || strcmp(labels[n_labels - 1], y->runtime) != 0) {
         labels[n_labels++] = y->runtime;
@@ -165,27 +165,27 @@ static void cert_put_finding(const CertTable* t, const CertIndex* ix, const Cert
     }
   }
   fputs("  ", t->out);
-  cert_put_verdict(t, x->verdict);
+  put_verdict(t, x->verdict);
   char* check = cert_text_clean(x->check);
   char* clause = cert_text_clean(x->clause[0] ? x->clause : "-");
   fprintf(t->out, " %-28s %-8s", check ? check : "?", clause ? clause : "?");
   free(check);
   free(clause);
-  cert_put_runtimes(t, labels, n_labels);
+  put_runtimes(t, labels, n_labels);
   fputc('\n', t->out);
   fprintf(t->out, "%13s", "");
-  cert_wrap(t, x->reason, 13, 0);
+  wrap(t, x->reason, 13, 0);
   if (x->evidence[0]) {
     fprintf(t->out, "%13sevidence: ", "");
     int lines = x->verdict == CERT_SKIP ? CERT_SKIP_EVIDENCE_LINES : CERT_EVIDENCE_LINES;
-    cert_wrap(t, x->evidence, 23, lines);
+    wrap(t, x->evidence, 23, lines);
   }
-  cert_put_replay(t, x);
+  put_replay(t, x);
 }
 
 /* Where the runtimes disagree on this check: "reference FAIL, upstream PASS". */
-static void cert_put_differences(const CertTable* t, const CertCell* cells, size_t n_cells,
-                                 const CertIndex* ix) {
+static void put_differences(const CertTable* t, const CertCell* cells, size_t n_cells,
+                            const CertIndex* ix) {
   int differ = 0;
   for (size_t c = 1; c < n_cells; ++c) differ |= cells[c].worst != cells[0].worst;
   if (!differ) return;
@@ -199,8 +199,8 @@ static void cert_put_differences(const CertTable* t, const CertCell* cells, size
 }
 
 /* The checks of one function whose every cell passed, on wrapped lines. */
-static void cert_put_passed(const CertTable* t, const CertIndex* ix, const CertCell* cells,
-                            size_t n_cells) {
+static void put_passed(const CertTable* t, const CertIndex* ix, const CertCell* cells,
+                       size_t n_cells) {
   char* list = NULL;
   size_t size = 0;
   FILE* mem = open_memstream(&list, &size);
@@ -218,29 +218,29 @@ static void cert_put_passed(const CertTable* t, const CertIndex* ix, const CertC
   fclose(mem);
   if (n > 0) {
     fputs("  ", t->out);
-    cert_put_verdict(t, CERT_PASS);
+    put_verdict(t, CERT_PASS);
     fputc(' ', t->out);
-    cert_wrap(t, list, 12, 0);
+    wrap(t, list, 12, 0);
   }
   free(list);
 }
 
 /* Which upstream releases the library can run on is worth reading even
  * when it passed: its reason is shown under the passes. */
-static void cert_put_release_range(const CertTable* t, const CertIndex* ix, const CertCell* cells,
-                                   size_t n_cells) {
+static void put_release_range(const CertTable* t, const CertIndex* ix, const CertCell* cells,
+                              size_t n_cells) {
   for (size_t c = 0; c < n_cells; ++c) {
     const CertFinding* x = cert_cell_at(ix, &cells[c], 0);
-    if (cells[c].worst != CERT_PASS || strcmp(x->check, CERT_RELEASE_CHECK) != 0) continue;
+    if (cells[c].worst != CERT_PASS || strcmp(x->check, cert_checks[CERT_CHECK_STATIC_RELEASES].id) != 0) continue;
     fprintf(t->out, "%12s", "");
-    cert_wrap(t, x->reason, 12, 2);
+    wrap(t, x->reason, 12, 2);
     return;
   }
 }
 
 /* Cells of one function, non-PASS checks first (worst first). */
-static void cert_put_function(const CertTable* t, const CertIndex* ix, const CertCell* cells,
-                              size_t n_cells) {
+static void put_function(const CertTable* t, const CertIndex* ix, const CertCell* cells,
+                         size_t n_cells) {
   const char* name = cert_cell_at(ix, &cells[0], 0)->function;
   size_t count[CERT_FAIL + 1] = {0};
   for (size_t c = 0; c < n_cells; ++c) {
@@ -269,16 +269,16 @@ static void cert_put_function(const CertTable* t, const CertIndex* ix, const Cer
         for (size_t k = c; k < end; ++k) {
           for (size_t j = 0; j < cells[k].n; ++j) {
             const CertFinding* x = cert_cell_at(ix, &cells[k], j);
-            if (x->verdict != CERT_PASS) cert_put_finding(t, ix, cells + c, end - c, k - c, j, x);
+            if (x->verdict != CERT_PASS) put_finding(t, ix, cells + c, end - c, k - c, j, x);
           }
         }
-        cert_put_differences(t, cells + c, end - c, ix);
+        put_differences(t, cells + c, end - c, ix);
       }
       c = end;
     }
   }
-  cert_put_passed(t, ix, cells, n_cells);
-  cert_put_release_range(t, ix, cells, n_cells);
+  put_passed(t, ix, cells, n_cells);
+  put_release_range(t, ix, cells, n_cells);
 }
 
 void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f) {
@@ -288,7 +288,7 @@ void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f)
     return;
   }
   const char* no_colour = getenv("NO_COLOR");
-  CertTable t = {out, cert_table_width(out), isatty(fileno(out)) && !(no_colour && *no_colour),
+  CertTable t = {out, table_width(out), isatty(fileno(out)) && !(no_colour && *no_colour),
                  run};
   char* lib = cert_text_clean(run->lib_path ? run->lib_path : "?");
   fprintf(out, "certify %s", lib ? lib : "?");
@@ -307,7 +307,7 @@ void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f)
     while (end < ix.n_cells && strcmp(cert_cell_at(&ix, &ix.cells[end], 0)->function, fn) == 0) {
       ++end;
     }
-    cert_put_function(&t, &ix, ix.cells + c, end - c);
+    put_function(&t, &ix, ix.cells + c, end - c);
     c = end;
   }
   fputc('\n', out);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "finding.h"
-#include "release_answer.h"
+#include "report_run.h"
 
 /* Exit status bits, as abidiff documents its own. 0: certified. */
 enum {
@@ -19,20 +19,9 @@ enum {
   CERT_EXIT_UNTESTED = 16,  /* nothing could be called: no probe reached the library */
 };
 
-typedef struct {
-  const char* lib_path;
-  const char** runtimes; /* the runtime labels the probes ran under */
-  size_t n_runtimes;
-  double seconds;        /* how long the run took */
-  size_t n_functions;    /* callable __tvm_ffi_ functions the library exports */
-  const char* error;     /* one-line reason certify could not finish, or NULL */
-  const char* replay_prefix; /* what precedes `--replay '<line>'` in the table
-                                (e.g. "certify lib.so"); NULL: "certify" */
-  const CertReleaseAnswer* releases; /* --releases: the rows and the answer; NULL without */
-} CertRunInfo;
 
 /* The bit mask above: tool_error sets bit 1, any FAIL bit 4, any
- * NONSTRICT bit 8, nothing called (cert_findings_nothing_called) bit 16. */
+ * NONSTRICT bit 8, nothing called (cert_findings_nothing_called, checks.h) bit 16. */
 int cert_exit_status(const CertFindings* f, int tool_error);
 
 /* The readable table, grouped by function (the library itself first). */

@@ -65,10 +65,10 @@ static const char cert_html_script[] =
     "apply();\n"
     "})();\n";
 
-static const char* cert_html_function(const char* name) { return name[0] ? name : "(library)"; }
-static const char* cert_html_runtime(const char* name) { return name[0] ? name : "static"; }
+static const char* html_function(const char* name) { return name[0] ? name : "(library)"; }
+static const char* html_runtime(const char* name) { return name[0] ? name : "static"; }
 
-static void cert_html_header(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
+static void html_header(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
   const char* lib = run->lib_path ? run->lib_path : "?";
   fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>certify: ",
         out);
@@ -94,7 +94,7 @@ static void cert_html_header(FILE* out, const CertRunInfo* run, const CertIndex*
 }
 
 /* Distinct runtime labels of the findings, in the order met. */
-static size_t cert_html_runtimes(const CertFindings* f, const char** out) {
+static size_t html_runtimes(const CertFindings* f, const char** out) {
   size_t n = 0;
   for (size_t i = 0; i < f->n; ++i) {
     size_t k = 0;
@@ -104,7 +104,7 @@ static size_t cert_html_runtimes(const CertFindings* f, const char** out) {
   return n;
 }
 
-static void cert_html_option(FILE* out, const char* value) {
+static void html_option(FILE* out, const char* value) {
   fputs("<option value=\"", out);
   cert_text_put_untrusted(out, value);
   fputs("\">", out);
@@ -112,8 +112,8 @@ static void cert_html_option(FILE* out, const char* value) {
   fputs("</option>", out);
 }
 
-static void cert_html_filters(FILE* out, const CertIndex* ix, const char** runtimes,
-                              size_t n_runtimes) {
+static void html_filters(FILE* out, const CertIndex* ix, const char** runtimes,
+                         size_t n_runtimes) {
   fputs("<div id=\"filters\">\n<strong>Show</strong>\n", out);
   int any_problem = ix->f->n > ix->count[CERT_PASS];
   for (int v = CERT_FAIL; v >= CERT_PASS; --v) {
@@ -132,18 +132,18 @@ static void cert_html_filters(FILE* out, const CertIndex* ix, const char** runti
       for (size_t i = 0; i < ix->f->n; ++i) library_has |= ix->f->items[i].function[0] == '\0';
       if (!library_has) continue;
     }
-    cert_html_option(out, cert_html_function(ix->functions[k]));
+    html_option(out, html_function(ix->functions[k]));
   }
   fputs("</select></label>\n<label>Runtime <select id=\"f-runtime\"><option value=\"\">all</option>",
         out);
-  for (size_t r = 0; r < n_runtimes; ++r) cert_html_option(out, cert_html_runtime(runtimes[r]));
+  for (size_t r = 0; r < n_runtimes; ++r) html_option(out, html_runtime(runtimes[r]));
   fputs("</select></label>\n<label>Text <input id=\"f-text\" type=\"search\" size=\"18\"></label>\n"
         "<span id=\"shown\"></span>\n</div>\n",
         out);
 }
 
 /* The (function, check) pairs whose verdict depends on the runtime. */
-static void cert_html_differences(FILE* out, const CertIndex* ix) {
+static void html_differences(FILE* out, const CertIndex* ix) {
   int any = 0;
   for (size_t c = 0; c < ix->n_cells;) {
     const CertFinding* head = cert_cell_at(ix, &ix->cells[c], 0);
@@ -157,13 +157,13 @@ static void cert_html_differences(FILE* out, const CertIndex* ix) {
       }
       any = 1;
       fputs("<tr><td class=\"fn\">", out);
-      cert_text_put_untrusted(out, cert_html_function(head->function));
+      cert_text_put_untrusted(out, html_function(head->function));
       fputs("</td><td class=\"ck\">", out);
       cert_text_put_untrusted(out, head->check);
       fputs("</td><td>", out);
       for (size_t k = c; k < end; ++k) {
         const char* v = cert_verdict_name(ix->cells[k].worst);
-        cert_text_put_untrusted(out, cert_html_runtime(cert_cell_at(ix, &ix->cells[k], 0)->runtime));
+        cert_text_put_untrusted(out, html_runtime(cert_cell_at(ix, &ix->cells[k], 0)->runtime));
         fprintf(out, " <span class=\"badge v-%s\">%s</span> ", v, v);
       }
       fputs("</td></tr>\n", out);
@@ -173,7 +173,7 @@ static void cert_html_differences(FILE* out, const CertIndex* ix) {
   if (any) fputs("</tbody>\n</table>\n", out);
 }
 
-static void cert_html_evidence(FILE* out, const char* evidence) {
+static void html_evidence(FILE* out, const char* evidence) {
   if (evidence[0] == '\0') return;
   if (strlen(evidence) <= CERT_INLINE_EVIDENCE && strchr(evidence, '\n') == NULL) {
     fputs("<div class=\"ev\">evidence: <code>", out);
@@ -187,7 +187,7 @@ static void cert_html_evidence(FILE* out, const char* evidence) {
 }
 
 /* The command that runs the probe again, as the table prints it. */
-static void cert_html_replay(FILE* out, const CertRunInfo* run, const CertFinding* x) {
+static void html_replay(FILE* out, const CertRunInfo* run, const CertFinding* x) {
   char* cmd = NULL;
   size_t size = 0;
   FILE* mem = open_memstream(&cmd, &size);
@@ -203,33 +203,33 @@ static void cert_html_replay(FILE* out, const CertRunInfo* run, const CertFindin
   free(cmd);
 }
 
-static void cert_html_row(FILE* out, const CertRunInfo* run, const CertFinding* x) {
+static void html_row(FILE* out, const CertRunInfo* run, const CertFinding* x) {
   const char* v = cert_verdict_name(x->verdict);
   fprintf(out, "<tr class=\"r-%s\" data-verdict=\"%s\" data-function=\"", v, v);
-  cert_text_put_untrusted(out, cert_html_function(x->function));
+  cert_text_put_untrusted(out, html_function(x->function));
   fputs("\" data-runtime=\"", out);
-  cert_text_put_untrusted(out, cert_html_runtime(x->runtime));
+  cert_text_put_untrusted(out, html_runtime(x->runtime));
   fputs("\"><td class=\"fn\">", out);
-  cert_text_put_untrusted(out, cert_html_function(x->function));
+  cert_text_put_untrusted(out, html_function(x->function));
   fputs("</td><td class=\"ck\">", out);
   cert_text_put_untrusted(out, x->check);
   fputs("</td><td class=\"cl\">", out);
   cert_text_put_untrusted(out, x->clause);
   fputs("</td><td class=\"rt\">", out);
-  cert_text_put_untrusted(out, cert_html_runtime(x->runtime));
+  cert_text_put_untrusted(out, html_runtime(x->runtime));
   fprintf(out, "</td><td><span class=\"badge v-%s\">%s</span></td><td>", v, v);
   cert_text_put_untrusted(out, x->reason);
-  cert_html_evidence(out, x->evidence);
+  html_evidence(out, x->evidence);
   if (x->replay[0]) {
     fputs("<div class=\"replay\">replay: <code>", out);
-    cert_html_replay(out, run, x);
+    html_replay(out, run, x);
     fputs("</code></div>", out);
   }
   fputs("</td></tr>\n", out);
 }
 
 /* Rows by function (as the index orders them), worst verdict first. */
-static void cert_html_findings(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
+static void html_findings(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
   fputs("<h2>Findings</h2>\n<table id=\"findings\">\n<thead><tr><th>Function</th><th>Check</th>"
         "<th>Clause</th><th>Runtime</th><th>Verdict</th><th>Reason and evidence</th></tr>"
         "</thead>\n<tbody>\n",
@@ -242,7 +242,7 @@ static void cert_html_findings(FILE* out, const CertRunInfo* run, const CertInde
     for (int v = CERT_FAIL; v >= CERT_PASS; --v) {
       for (size_t k = start; k < end; ++k) {
         const CertFinding* x = &ix->f->items[ix->order[k]];
-        if ((int)x->verdict == v) cert_html_row(out, run, x);
+        if ((int)x->verdict == v) html_row(out, run, x);
       }
     }
     start = end;
@@ -250,20 +250,20 @@ static void cert_html_findings(FILE* out, const CertRunInfo* run, const CertInde
   fputs("</tbody>\n</table>\n", out);
 }
 
-static int cert_html_write(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
+static int html_write(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
   const char** runtimes = malloc((ix->f->n + 1) * sizeof *runtimes);
   if (runtimes == NULL) return -1;
-  size_t n_runtimes = cert_html_runtimes(ix->f, runtimes);
-  cert_html_header(out, run, ix);
-  cert_html_filters(out, ix, runtimes, n_runtimes);
-  cert_html_differences(out, ix);
+  size_t n_runtimes = html_runtimes(ix->f, runtimes);
+  html_header(out, run, ix);
+  html_filters(out, ix, runtimes, n_runtimes);
+  html_differences(out, ix);
   if (run->releases) cert_report_releases_html(out, run->releases, ix->f);
-  cert_html_findings(out, run, ix);
+  html_findings(out, run, ix);
   fprintf(out, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", cert_html_script);
   free(runtimes);
   return 0;
 }
 
 int cert_report_html(const char* path, const CertRunInfo* run, const CertFindings* f) {
-  return cert_index_write_file(path, run, f, cert_html_write);
+  return cert_index_write_file(path, run, f, html_write);
 }

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
+
 /* qsort has no context argument; the index being sorted is the only user. */
 static const CertIndex* cert_sorting;
 static size_t* cert_sorting_rank;
 
-static int cert_order_cmp(const void* a, const void* b) {
+static int order_cmp(const void* a, const void* b) {
   size_t i = *(const size_t*)a, j = *(const size_t*)b;
   const CertFinding* x = &cert_sorting->f->items[i];
   const CertFinding* y = &cert_sorting->f->items[j];
@@ -23,7 +25,7 @@ static int cert_order_cmp(const void* a, const void* b) {
 }
 
 /* The position of `name` among the distinct function names, adding it. */
-static size_t cert_function_rank(CertIndex* ix, const char* name) {
+static size_t function_rank(CertIndex* ix, const char* name) {
   for (size_t k = 0; k < ix->n_functions; ++k) {
     if (strcmp(ix->functions[k], name) == 0) return k;
   }
@@ -31,7 +33,7 @@ static size_t cert_function_rank(CertIndex* ix, const char* name) {
   return ix->n_functions++;
 }
 
-static void cert_index_cells(CertIndex* ix) {
+static void index_cells(CertIndex* ix) {
   const CertFinding* items = ix->f->items;
   for (size_t k = 0; k < ix->f->n; ++k) {
     const CertFinding* x = &items[ix->order[k]];
@@ -63,17 +65,17 @@ int cert_index_build(const CertFindings* f, CertIndex* ix) {
   ix->functions[ix->n_functions++] = ""; /* the library: always first */
   for (size_t i = 0; i < n; ++i) {
     ix->order[i] = i;
-    rank[i] = cert_function_rank(ix, f->items[i].function);
+    rank[i] = function_rank(ix, f->items[i].function);
     CertVerdict v = f->items[i].verdict;
     if (v >= CERT_PASS && v <= CERT_FAIL) ix->count[v]++;
   }
   cert_sorting = ix;
   cert_sorting_rank = rank;
-  qsort(ix->order, n, sizeof *ix->order, cert_order_cmp);
+  qsort(ix->order, n, sizeof *ix->order, order_cmp);
   cert_sorting = NULL;
   cert_sorting_rank = NULL;
   free(rank);
-  cert_index_cells(ix);
+  index_cells(ix);
   return 0;
 }
 
@@ -100,7 +102,7 @@ const char* cert_verdict_word(const CertRunInfo* run, const CertIndex* ix) {
   return "CERTIFIED";
 }
 
-static void cert_put_count(FILE* out, int* first, size_t n, const char* one, const char* many) {
+static void put_count(FILE* out, int* first, size_t n, const char* one, const char* many) {
   if (n == 0) return;
   fprintf(out, "%s%zu %s", *first ? "" : ", ", n, n == 1 ? one : many);
   *first = 0;
@@ -119,11 +121,11 @@ char* cert_verdict_text(const CertRunInfo* run, const CertIndex* ix) {
     int first = 1;
     fputs(": ", out);
     if (cert_findings_nothing_called(ix->f)) fputs("nothing could be called; ", out);
-    cert_put_count(out, &first, ix->count[CERT_FAIL], "MUST failure", "MUST failures");
-    cert_put_count(out, &first, ix->count[CERT_NONSTRICT], "NONSTRICT", "NONSTRICT");
-    cert_put_count(out, &first, ix->count[CERT_WARN], "warning", "warnings");
-    cert_put_count(out, &first, ix->count[CERT_SKIP], "skipped", "skipped");
-    cert_put_count(out, &first, ix->count[CERT_PASS], "passed", "passed");
+    put_count(out, &first, ix->count[CERT_FAIL], "MUST failure", "MUST failures");
+    put_count(out, &first, ix->count[CERT_NONSTRICT], "NONSTRICT", "NONSTRICT");
+    put_count(out, &first, ix->count[CERT_WARN], "warning", "warnings");
+    put_count(out, &first, ix->count[CERT_SKIP], "skipped", "skipped");
+    put_count(out, &first, ix->count[CERT_PASS], "passed", "passed");
     if (first) fputs("no findings", out);
   }
   fprintf(out, " (%zu function%s, %zu runtime%s, %.1f s)", run->n_functions,

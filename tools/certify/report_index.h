@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "finding.h"
-#include "report.h"
+#include "report_run.h"
 
 typedef struct {
   size_t first; /* position of its first finding in CertIndex.order */

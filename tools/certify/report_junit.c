@@ -12,7 +12,7 @@
 #include "text.h"
 
 /* The distinct runtime labels of the cells, in the order first met. */
-static size_t cert_junit_runtimes(const CertIndex* ix, const char** out) {
+static size_t junit_runtimes(const CertIndex* ix, const char** out) {
   size_t n = 0;
   for (size_t c = 0; c < ix->n_cells; ++c) {
     const char* rt = cert_cell_at(ix, &ix->cells[c], 0)->runtime;
@@ -23,10 +23,10 @@ static size_t cert_junit_runtimes(const CertIndex* ix, const char** out) {
   return n;
 }
 
-static int cert_is_failure(CertVerdict v) { return v == CERT_FAIL || v == CERT_NONSTRICT; }
+static int is_failure(CertVerdict v) { return v == CERT_FAIL || v == CERT_NONSTRICT; }
 
 /* Every non-PASS finding of a cell, for the element's text. */
-static void cert_junit_body(FILE* out, const CertIndex* ix, const CertCell* c) {
+static void junit_body(FILE* out, const CertIndex* ix, const CertCell* c) {
   for (size_t k = 0; k < c->n; ++k) {
     const CertFinding* x = cert_cell_at(ix, c, k);
     if (x->verdict == CERT_PASS) continue;
@@ -47,7 +47,7 @@ static void cert_junit_body(FILE* out, const CertIndex* ix, const CertCell* c) {
 }
 
 /* The first finding with the cell's worst verdict: its reason is the message. */
-static const CertFinding* cert_junit_worst(const CertIndex* ix, const CertCell* c) {
+static const CertFinding* junit_worst(const CertIndex* ix, const CertCell* c) {
   for (size_t k = 0; k < c->n; ++k) {
     const CertFinding* x = cert_cell_at(ix, c, k);
     if (x->verdict == c->worst) return x;
@@ -55,9 +55,9 @@ static const CertFinding* cert_junit_worst(const CertIndex* ix, const CertCell* 
   return cert_cell_at(ix, c, 0);
 }
 
-static void cert_junit_case(FILE* out, const CertRunInfo* run, const CertIndex* ix,
-                            const CertCell* c) {
-  const CertFinding* x = cert_junit_worst(ix, c);
+static void junit_case(FILE* out, const CertRunInfo* run, const CertIndex* ix,
+                       const CertCell* c) {
+  const CertFinding* x = junit_worst(ix, c);
   fputs("    <testcase classname=\"certify.", out);
   cert_text_put_untrusted(out, cert_base_name(run->lib_path ? run->lib_path : "?"));
   fputc('.', out);
@@ -72,28 +72,28 @@ static void cert_junit_case(FILE* out, const CertRunInfo* run, const CertIndex* 
     return;
   }
   fputs(">\n", out);
-  if (cert_is_failure(c->worst) || c->worst == CERT_SKIP) {
+  if (is_failure(c->worst) || c->worst == CERT_SKIP) {
     fprintf(out, "      <%s type=\"%s\" message=\"", c->worst == CERT_SKIP ? "skipped" : "failure",
             cert_verdict_name(c->worst));
     cert_text_put_untrusted(out, x->reason);
     fputs("\">", out);
-    cert_junit_body(out, ix, c);
+    junit_body(out, ix, c);
     fprintf(out, "</%s>\n", c->worst == CERT_SKIP ? "skipped" : "failure");
   } else {
     fputs("      <system-out>", out);
-    cert_junit_body(out, ix, c);
+    junit_body(out, ix, c);
     fputs("</system-out>\n", out);
   }
   fputs("    </testcase>\n", out);
 }
 
-static void cert_junit_suite(FILE* out, const CertRunInfo* run, const CertIndex* ix,
-                             const char* runtime) {
+static void junit_suite(FILE* out, const CertRunInfo* run, const CertIndex* ix,
+                        const char* runtime) {
   size_t tests = 0, failures = 0, skipped = 0;
   for (size_t c = 0; c < ix->n_cells; ++c) {
     if (strcmp(cert_cell_at(ix, &ix->cells[c], 0)->runtime, runtime) != 0) continue;
     ++tests;
-    failures += cert_is_failure(ix->cells[c].worst);
+    failures += is_failure(ix->cells[c].worst);
     skipped += ix->cells[c].worst == CERT_SKIP;
   }
   fputs("  <testsuite name=\"certify ", out);
@@ -104,13 +104,13 @@ static void cert_junit_suite(FILE* out, const CertRunInfo* run, const CertIndex*
           failures, skipped);
   for (size_t c = 0; c < ix->n_cells; ++c) {
     if (strcmp(cert_cell_at(ix, &ix->cells[c], 0)->runtime, runtime) != 0) continue;
-    cert_junit_case(out, run, ix, &ix->cells[c]);
+    junit_case(out, run, ix, &ix->cells[c]);
   }
   fputs("  </testsuite>\n", out);
 }
 
 /* A tool error is one erroring testcase, so CI shows why nothing ran. */
-static void cert_junit_error(FILE* out, const CertRunInfo* run) {
+static void junit_error(FILE* out, const CertRunInfo* run) {
   fputs("  <testsuite name=\"certify\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
         "    <testcase classname=\"certify\" name=\"run\" time=\"0\">\n"
         "      <error type=\"ERROR\" message=\"", out);
@@ -118,10 +118,10 @@ static void cert_junit_error(FILE* out, const CertRunInfo* run) {
   fputs("\"/>\n    </testcase>\n  </testsuite>\n", out);
 }
 
-static int cert_junit_write(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
+static int junit_write(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
   size_t failures = 0, skipped = 0;
   for (size_t c = 0; c < ix->n_cells; ++c) {
-    failures += cert_is_failure(ix->cells[c].worst);
+    failures += is_failure(ix->cells[c].worst);
     skipped += ix->cells[c].worst == CERT_SKIP;
   }
   int error = run->error != NULL;
@@ -130,11 +130,11 @@ static int cert_junit_write(FILE* out, const CertRunInfo* run, const CertIndex* 
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"certify\"", out);
   fprintf(out, " tests=\"%zu\" failures=\"%zu\" errors=\"%d\" skipped=\"%zu\" time=\"%.3f\">\n",
           tests, failures, error, skipped, run->seconds);
-  if (error) cert_junit_error(out, run);
+  if (error) junit_error(out, run);
   const char** runtimes = malloc((ix->n_cells + 1) * sizeof *runtimes);
   if (runtimes == NULL) return -1;
-  size_t n = cert_junit_runtimes(ix, runtimes);
-  for (size_t r = 0; r < n; ++r) cert_junit_suite(out, run, ix, runtimes[r]);
+  size_t n = junit_runtimes(ix, runtimes);
+  for (size_t r = 0; r < n; ++r) junit_suite(out, run, ix, runtimes[r]);
   free(runtimes);
   if (run->releases) cert_report_releases_junit(out, cert_base_name(run->lib_path ? run->lib_path : "?"), run->releases);
   fputs("</testsuites>\n", out);
@@ -142,5 +142,5 @@ static int cert_junit_write(FILE* out, const CertRunInfo* run, const CertIndex* 
 }
 
 int cert_report_junit(const char* path, const CertRunInfo* run, const CertFindings* f) {
-  return cert_index_write_file(path, run, f, cert_junit_write);
+  return cert_index_write_file(path, run, f, junit_write);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
 #include "report.h"
 #include "text.h"
 
@@ -59,18 +60,18 @@ static void add(CertFindings* f, const char* fn, const char* check, const char* 
 /* A library-level warning, one function with a MUST failure under both
  * runtimes (identical), a NONSTRICT under reference only, and passes. */
 static void sample(CertFindings* f) {
-  add(f, "", "static.tvmffi-needed", "CST-003", "", CERT_WARN, "imports TVMFFIErrorSetRaisedFromCStr",
+  add(f, "", "static.runtime-needed", "KER-002", "", CERT_WARN, "imports TVMFFIErrorSetRaisedFromCStr",
       "", "imports TVMFFI* without libtvm_ffi.so in DT_NEEDED");
-  add(f, "scale", "probe.arity", "CDY-001", "reference", CERT_FAIL, "signal 11 (SIGSEGV)",
+  add(f, "scale", "probe.arity", "CDY-002", "reference", CERT_FAIL, "signal 11 (SIGSEGV)",
       "scale(none) threads=1", "crashes when called with 1 argument");
-  add(f, "scale", "probe.arity", "CDY-001", "upstream", CERT_FAIL, "signal 11 (SIGSEGV)",
+  add(f, "scale", "probe.arity", "CDY-002", "upstream", CERT_FAIL, "signal 11 (SIGSEGV)",
       "scale(none) threads=1", "crashes when called with 1 argument");
-  add(f, "scale", "probe.legacy-strides", "CDY-020", "reference", CERT_NONSTRICT, "ValueError: strides",
+  add(f, "scale", "probe.legacy-forms", "CDY-006", "reference", CERT_NONSTRICT, "ValueError: strides",
       "scale(dl:float32[4]{strides=null}@cpu:0)", "refuses NULL strides");
-  add(f, "scale", "probe.legacy-strides", "CDY-020", "upstream", CERT_PASS, "", "", "accepts NULL strides");
-  add(f, "scale", "probe.error-hygiene", "CDY-005", "reference", CERT_PASS, "", "", "one error raised");
-  add(f, "scale", "probe.error-hygiene", "CDY-005", "upstream", CERT_PASS, "", "", "one error raised");
-  add(f, "add", "probe.arity", "CDY-001", "reference", CERT_PASS, "", "", "refuses every wrong count");
+  add(f, "scale", "probe.legacy-forms", "CDY-006", "upstream", CERT_PASS, "", "", "accepts NULL strides");
+  add(f, "scale", "probe.error-hygiene", "CDY-008", "reference", CERT_PASS, "", "", "one error raised");
+  add(f, "scale", "probe.error-hygiene", "CDY-008", "upstream", CERT_PASS, "", "", "one error raised");
+  add(f, "add", "probe.arity", "CDY-002", "reference", CERT_PASS, "", "", "refuses every wrong count");
 }
 
 Test(report, exit_status_bits) {
@@ -122,7 +123,7 @@ Test(report, verdict_line_counts_every_verdict) {
 Test(report, verdict_line_certified_and_error) {
   CertFindings f = {0};
   add(&f, "scale", "probe.arity", "", "reference", CERT_PASS, "", "", "ok");
-  add(&f, "scale", "probe.cuda", "", "reference", CERT_SKIP, "", "", "no GPU");
+  add(&f, "scale", "manifest.valid-calls", "", "reference", CERT_SKIP, "", "", "no GPU");
   CertRunInfo run = {"libscale_cpu.so", two_runtimes, 1, 0.25, 1, NULL, NULL, NULL};
   char* line = capture(cert_report_verdict, &run, &f);
   cr_assert_str_eq(line, "certify: libscale_cpu.so: CERTIFIED: 1 skipped, 1 passed "
@@ -152,7 +153,7 @@ Test(report, table_groups_merges_and_shows_differences) {
   const char* add_fn = strstr(t, "\nadd  [1 PASS]\n");
   cr_assert(lib && scale && add_fn && lib < scale && scale < add_fn, "%s", t);
   /* The twin FAILs are one row naming both runtimes. */
-  cr_assert(strstr(t, "  FAIL      probe.arity                  CDY-001  reference+upstream\n") != NULL,
+  cr_assert(strstr(t, "  FAIL      probe.arity                  CDY-002  reference+upstream\n") != NULL,
             "%s", t);
   const char* first = strstr(t, "crashes when called with 1 argument");
   cr_assert(first && strstr(first + 1, "crashes when called with 1 argument") == NULL, "%s", t);
@@ -172,7 +173,7 @@ Test(report, table_truncates_long_evidence_and_cleans_controls) {
   memset(evidence, 'x', sizeof evidence - 1);
   evidence[sizeof evidence - 1] = '\0';
   for (size_t i = 50; i < sizeof evidence - 1; i += 51) evidence[i] = ' ';
-  add(&f, "f\033[2J", "probe.kinds", "", "reference", CERT_FAIL, evidence, "", "bad\x01 \xff");
+  add(&f, "f\033[2J", "probe.arg-kinds", "", "reference", CERT_FAIL, evidence, "", "bad\x01 \xff");
   CertRunInfo run = run_info();
   char* t = capture(cert_report_table, &run, &f);
   cr_assert(strstr(t, "... (more in the JSON report)") != NULL, "%s", t);
@@ -194,7 +195,7 @@ Test(report, clean_keeps_utf8_and_escapes_the_rest) {
 Test(report, json_round_trips_through_jansson) {
   CertFindings f = {0};
   sample(&f);
-  add(&f, "bad", "probe.kinds", "", "upstream", CERT_SKIP, "\xff\xfe<b>", "", "\"quoted\"");
+  add(&f, "bad", "probe.arg-kinds", "", "upstream", CERT_SKIP, "\xff\xfe<b>", "", "\"quoted\"");
   CertRunInfo run = run_info();
   char* path = temp_path("report.json");
   cr_assert_eq(cert_report_json(path, &run, &f), 0);
@@ -214,7 +215,7 @@ Test(report, json_round_trips_through_jansson) {
   json_t* diffs = json_object_get(root, "differences");
   cr_assert_eq(json_array_size(diffs), 1);
   json_t* d = json_array_get(diffs, 0);
-  cr_assert_str_eq(json_string_value(json_object_get(d, "check")), "probe.legacy-strides");
+  cr_assert_str_eq(json_string_value(json_object_get(d, "check")), "probe.legacy-forms");
   cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "verdicts"), "upstream")),
                    "PASS");
   json_t* functions = json_object_get(root, "functions");
@@ -228,7 +229,7 @@ Test(report, json_round_trips_through_jansson) {
 Test(report, junit_and_html_escape_hostile_strings) {
   CertFindings f = {0};
   sample(&f);
-  add(&f, "<script>alert(1)</script>", "probe.kinds", "", "reference", CERT_FAIL,
+  add(&f, "<script>alert(1)</script>", "probe.arg-kinds", "", "reference", CERT_FAIL,
       "]]> & \x01 \xff", "", "it said \"<b>\" & 'x'");
   CertRunInfo run = run_info();
   char* junit = temp_path("report.xml");

@@ -8,6 +8,20 @@
 
 #include "tools/certify/sanitized.h"
 
+/* Exported by name and declared in no header: declared here, so that
+ * every definition has its prototype (-Wmissing-prototypes). */
+void* malloc(size_t n);
+void free(void* p);
+void* calloc(size_t n, size_t size);
+void* realloc(void* p, size_t n);
+void* memalign(size_t align, size_t n);
+void* reallocarray(void* p, size_t n, size_t size);
+void* aligned_alloc(size_t align, size_t n);
+int posix_memalign(void** out, size_t align, size_t n);
+void* valloc(size_t n);
+void* pvalloc(size_t n);
+size_t malloc_usable_size(void* p);
+
 #if CERT_SANITIZED
 
 int cert_strict_heap_available(void) { return 0; }

@@ -7,7 +7,7 @@
 /* Length of the valid UTF-8 sequence at `p` (n bytes left), or 0 when it is
  * not one: no overlong forms, no surrogates, nothing above U+10FFFF, and not
  * U+FFFE/U+FFFF (XML refuses those). Sets *cp to the code point. */
-static size_t cert_utf8_seq(const unsigned char* p, size_t n, uint32_t* cp) {
+static size_t utf8_seq(const unsigned char* p, size_t n, uint32_t* cp) {
   if (p[0] < 0x80) {
     *cp = p[0];
     return 1;
@@ -45,7 +45,7 @@ char* cert_text_clean(const char* s) {
   size_t o = 0;
   for (size_t i = 0; i < n;) {
     uint32_t cp = 0;
-    size_t len = cert_utf8_seq(p + i, n - i, &cp);
+    size_t len = utf8_seq(p + i, n - i, &cp);
     if (len == 0 || (cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7F) {
       o += (size_t)sprintf(out + o, "\\x%02x", p[i]);
       i += 1;

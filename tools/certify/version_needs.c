@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference/vec.h"
+
 /* ---- .gnu.version_r ------------------------------------------------------ */
 
 static int add_need(CertVersionNeeds* out, const char* file, const char* name) {
-  CertVersionNeed* grown = realloc(out->items, (out->n + 1) * sizeof *grown);
-  if (grown == NULL) return -1;
-  out->items = grown;
+  if (TFFI_VEC_RESERVE(out, out->n + 1) != 0) return -1;
   snprintf(out->items[out->n].file, sizeof out->items[0].file, "%s", file ? file : "?");
   snprintf(out->items[out->n].name, sizeof out->items[0].name, "%s", name ? name : "?");
   out->n++;

@@ -23,7 +23,7 @@ typedef struct {
 
 typedef struct {
   CertVersionNeed* items;
-  size_t n;
+  size_t n, cap;
 } CertVersionNeeds;
 
 /* Every version the library's .gnu.version_r asks for, in file order.

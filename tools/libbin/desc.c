@@ -167,7 +167,7 @@ static const char* libbin_parse_line(LibbinLibbinDesc* d, char* text, const char
 }
 
 /* Lays the per-line child lists out as indptr + child_indices. */
-static int libbin_build_csr(TffiLibraryBin* bin, const LibbinLine* lines) {
+static int libbin_build_csr(LibbinTree* bin, const LibbinLine* lines) {
   size_t total = 0;
   for (size_t i = 0; i < bin->num_modules; ++i) total += lines[i].num_children;
   bin->indptr = malloc((bin->num_modules + 1) * sizeof(uint64_t));
@@ -188,7 +188,7 @@ static int libbin_build_csr(TffiLibraryBin* bin, const LibbinLine* lines) {
 int libbin_libbin_desc_parse(const char* text, const char* name, const char* base_dir,
                              LibbinLibbinDesc* out, FILE* err) {
   memset(out, 0, sizeof *out);
-  TffiLibraryBin* bin = &out->bin;
+  LibbinTree* bin = &out->bin;
   bin->entries = calloc(LIBBIN_MAX_MODULES, sizeof(TffiLibraryBinEntry));
   LibbinLine* lines = calloc(LIBBIN_MAX_MODULES, sizeof(LibbinLine));
   char* copy = strdup(text);

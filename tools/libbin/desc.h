@@ -21,11 +21,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "reference/library_bin.h"
+#include "tools/libbin/tree.h"
 
-/* Owns everything the TffiLibraryBin points to. */
+/* Owns everything the LibbinTree points to. */
 typedef struct {
-  TffiLibraryBin bin;
+  LibbinTree bin;
   char** owned; /* kind and payload buffers, freed with the description */
   size_t num_owned;
 } LibbinLibbinDesc;

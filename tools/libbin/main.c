@@ -10,8 +10,9 @@
  *                             desc.h) and/or a C file that exports it;
  *                             says what it wrote (-q: nothing, for builds)
  *
- * The blob is decoded by the reference runtime's parser (library_bin.h):
- * the tool and the loader cannot disagree about what is well formed.
+ * The blob is checked by the reference runtime's checker (library_bin.h),
+ * then decoded into arrays (tree.h): the tool and the loader cannot
+ * disagree about what is well formed.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -22,8 +23,8 @@
 
 #include "elf_symbol.h"
 #include "desc.h"
-#include "reference/library_bin.h"
 #include "tools/libbin/pack.h"
+#include "tools/libbin/tree.h"
 
 #define LIBBIN_SYMBOL "__tvm_ffi__library_bin"
 #define LIBBIN_MAX_INPUT ((size_t)1 << 30)
@@ -61,7 +62,7 @@ static int libbin_load_blob(const char* path, unsigned char** file, const uint8_
   return 0;
 }
 
-/* Prints "libbin: WHERE: KIND: MESSAGE" of the raised error (the parser's
+/* Prints "libbin: WHERE: KIND: MESSAGE" of the raised error (the checker's
  * message says "offset N: field F: ..."). */
 static void libbin_print_raised(const char* where) {
   TVMFFIObjectHandle err = NULL;
@@ -80,7 +81,7 @@ static void libbin_print_preview(const uint8_t* p, size_t n) {
   if (n > LIBBIN_PREVIEW) printf(" ...");
 }
 
-static void libbin_dump(const TffiLibraryBin* bin) {
+static void libbin_dump(const LibbinTree* bin) {
   printf("nbytes: %llu\n", (unsigned long long)bin->nbytes);
   printf("modules: %zu\n", bin->num_modules);
   for (size_t i = 0; i < bin->num_modules; ++i) {
@@ -108,8 +109,8 @@ static int libbin_cmd_read(const char* arg, int dump) {
   size_t size;
   int raw;
   if (libbin_load_blob(path, &file, &blob, &size, &raw) != 0) return 2;
-  TffiLibraryBin bin;
-  int rc = tffi_library_bin_parse(blob, size, &bin);
+  LibbinTree bin;
+  int rc = libbin_decode(blob, size, &bin);
   if (rc != 0) {
     /* A file that is not ELF is read as a blob; say so, since most such
      * files were never meant to be one. */
@@ -122,7 +123,7 @@ static int libbin_cmd_read(const char* arg, int dump) {
   } else {
     printf("ok: %zu modules, %llu bytes\n", bin.num_modules, (unsigned long long)bin.nbytes);
   }
-  tffi_library_bin_free(&bin);
+  libbin_tree_free(&bin);
   free(file);
   return rc == 0 ? 0 : 1;
 }

@@ -16,7 +16,7 @@ static int libbin_size_add(size_t* total, size_t add) {
   return 0;
 }
 
-static int libbin_pack_size(const TffiLibraryBin* bin, size_t* total) {
+static int libbin_pack_size(const LibbinTree* bin, size_t* total) {
   *total = 8;
   if (bin->num_modules > SIZE_MAX / 8 - 1 || bin->num_children > SIZE_MAX / 8) return -1;
   if (libbin_size_add(total, 8 + 8 * (bin->num_modules + 1)) != 0) return -1;
@@ -39,7 +39,7 @@ static uint8_t* libbin_put_span(uint8_t* p, const void* src, size_t n) {
   return p + 8 + n;
 }
 
-static void libbin_pack_write(const TffiLibraryBin* bin, uint8_t* p, size_t total) {
+static void libbin_pack_write(const LibbinTree* bin, uint8_t* p, size_t total) {
   libbin_store_u64(p, total - 8);
   p += 8;
   libbin_store_u64(p, bin->num_modules + 1);
@@ -61,7 +61,7 @@ static void libbin_pack_write(const TffiLibraryBin* bin, uint8_t* p, size_t tota
   }
 }
 
-int libbin_pack(const TffiLibraryBin* bin, uint8_t** out, size_t* out_size) {
+int libbin_pack(const LibbinTree* bin, uint8_t** out, size_t* out_size) {
   if (bin == NULL || out == NULL || out_size == NULL) {
     return tffi_raise(TFFI_VALUE_ERROR, "library_bin pack: bin, out and out_size must not be NULL");
   }
@@ -76,11 +76,9 @@ int libbin_pack(const TffiLibraryBin* bin, uint8_t** out, size_t* out_size) {
   uint8_t* blob = tffi_malloc(total);
   if (blob == NULL) return tffi_raise_oom(total);
   libbin_pack_write(bin, blob, total);
-  /* Only blobs the parser accepts leave the packer. */
-  TffiLibraryBin check;
-  int rc = tffi_library_bin_parse(blob, total, &check);
-  tffi_library_bin_free(&check);
-  if (rc != 0) {
+  /* Only blobs the runtime's checker accepts leave the packer. */
+  TffiLibraryBinView check;
+  if (tffi_library_bin_check(blob, total, &check) != 0) {
     tffi_free(blob);
     return -1;
   }
