@@ -269,7 +269,7 @@ def print_table(result):
                    and not r["peak_heap_bytes"]["met"]]
     print(f"at or under upstream: {len(judged) - len(missed)} of {len(judged)} ops"
           + (f" (not: {', '.join(missed)})" if missed else "")
-          + f"; peak heap at or under upstream: "
+          + "; peak heap at or under upstream: "
           + ("every load size" if not heap_missed else f"not {', '.join(heap_missed)}"))
 
 

@@ -151,6 +151,37 @@ CertArg cert_arg_tensor_1d(CertArgKind kind, DLDataType dtype, int64_t n, DLDevi
   return cert_arg_tensor(kind, dtype, 1, &n, device);
 }
 
+/* Variant v of every kind a parameter may be given (v < CERT_ARG_KIND_VARIANTS):
+ * phase 2 of the plan tries each in one position. */
+CertArg cert_arg_kind_variant(int v, DLDevice dev) {
+  const DLDataType f32 = {kDLFloat, 32, 1};
+  CertArg a = cert_arg_simple(CERT_ARG_NONE);
+  switch (v) {
+    // clang-format off
+    case 0: break;
+    case 1: a.kind = CERT_ARG_BOOL, a.i = 1; break;
+    case 2: a = cert_arg_int(3); break;
+    case 3: a = cert_arg_float(0.5); break;
+    case 4: a.kind = CERT_ARG_STR, strcpy(a.word, "abc"); break;
+    case 5: a.kind = CERT_ARG_STR, strcpy(a.word, "a_heap_string"); break;
+    case 6: a.kind = CERT_ARG_RAWSTR, strcpy(a.word, "abc"); break;
+    case 7: a.kind = CERT_ARG_BYTES, strcpy(a.word, "xyz"); break;
+    case 8: a.kind = CERT_ARG_BYTES, strcpy(a.word, "heap_bytes_value"); break;
+    case 9: a.kind = CERT_ARG_DTYPE, a.dtype = f32; break;
+    case 10: a.kind = CERT_ARG_DEVICE, a.device = dev; break;
+    case 11: a.kind = CERT_ARG_PTR, a.i = 0; break;
+    case 12: a.kind = CERT_ARG_PTR, a.i = 1; break;
+    case 13: a.kind = CERT_ARG_FUNCTION; break;
+    case 14: a.kind = CERT_ARG_ERROR; break;
+    case 15: a.kind = CERT_ARG_DLNULL; break;
+    case 16: a = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, f32, 8, dev); break;
+    case 17: a = cert_arg_tensor_1d(CERT_ARG_TENSOR, f32, 8, dev); break;
+    default: return a;
+    // clang-format on
+  }
+  return a;
+}
+
 int cert_arg_is_tensor(const CertArg* a) {
   return a->kind == CERT_ARG_DLTENSOR || a->kind == CERT_ARG_TENSOR;
 }

@@ -117,6 +117,12 @@ CertArg cert_arg_float(double v);
 CertArg cert_arg_tensor(CertArgKind kind, DLDataType dtype, int32_t ndim, const int64_t* shape,
                         DLDevice device);
 CertArg cert_arg_tensor_1d(CertArgKind kind, DLDataType dtype, int64_t n, DLDevice device);
+/* The kinds a parameter may be given, one value of each: none, bool, int,
+ * float, str (small and heap), raw str, bytes (small and heap), dtype,
+ * device, pointer (NULL and not), function, error, NULL DLTensor*, DLTensor*
+ * and Tensor. */
+enum { CERT_ARG_KIND_VARIANTS = 18 };
+CertArg cert_arg_kind_variant(int v, DLDevice dev);
 int64_t cert_arg_elements(const CertArg* a); /* product of the shape, -1 on overflow */
 int cert_arg_is_tensor(const CertArg* a);     /* dl: or tensor: with a shape */
 int cert_arg_has_layout(const CertArg* a);    /* a tensor or a data pointer: memory certify lays out */

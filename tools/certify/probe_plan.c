@@ -224,33 +224,6 @@ static size_t discovered_base(const CertPlan* plan, const char* function, CertCa
 
 /* ---- phase 2 ------------------------------------------------------------ */
 
-static CertArg kind_variant(int v, DLDevice dev) {
-  CertArg a = cert_arg_simple(CERT_ARG_NONE);
-  switch (v) {
-    case 0: break;
-    case 1: a.kind = CERT_ARG_BOOL, a.i = 1; break;
-    case 2: a = cert_arg_int(3); break;
-    case 3: a = cert_arg_float(0.5); break;
-    case 4: a.kind = CERT_ARG_STR, strcpy(a.word, "abc"); break;
-    case 5: a.kind = CERT_ARG_STR, strcpy(a.word, "a_heap_string"); break;
-    case 6: a.kind = CERT_ARG_RAWSTR, strcpy(a.word, "abc"); break;
-    case 7: a.kind = CERT_ARG_BYTES, strcpy(a.word, "xyz"); break;
-    case 8: a.kind = CERT_ARG_BYTES, strcpy(a.word, "heap_bytes_value"); break;
-    case 9: a.kind = CERT_ARG_DTYPE, a.dtype = kF32; break;
-    case 10: a.kind = CERT_ARG_DEVICE, a.device = dev; break;
-    case 11: a.kind = CERT_ARG_PTR, a.i = 0; break;
-    case 12: a.kind = CERT_ARG_PTR, a.i = 1; break;
-    case 13: a.kind = CERT_ARG_FUNCTION; break;
-    case 14: a.kind = CERT_ARG_ERROR; break;
-    case 15: a.kind = CERT_ARG_DLNULL; break;
-    case 16: a = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, dev); break;
-    case 17: a = cert_arg_tensor_1d(CERT_ARG_TENSOR, kF32, 8, dev); break;
-    default: return a;
-  }
-  return a;
-}
-enum { KIND_VARIANTS = 18 };
-
 static int same_arg(const CertArg* a, const CertArg* b) {
   if (a->kind == CERT_ARG_ARRAY || b->kind == CERT_ARG_ARRAY) return a->kind == b->kind;
   char x[160], y[160];
@@ -264,10 +237,10 @@ static int same_arg(const CertArg* a, const CertArg* b) {
 
 static int add_kinds(CertPlan* plan, const CertCall* base, DLDevice dev) {
   for (int32_t p = 0; p < base->nargs; ++p) {
-    for (int v = 0; v < KIND_VARIANTS; ++v) {
+    for (int v = 0; v < CERT_ARG_KIND_VARIANTS; ++v) {
       CertCall c = *base;
       c.returns_none = 0;
-      c.args[p] = kind_variant(v, dev);
+      c.args[p] = cert_arg_kind_variant(v, dev);
       if (plan->have_gpu && dev.device_type != kDLCPU && cert_arg_is_tensor(&c.args[p])) {
         c.args[p].shape[0] = 0;
       }
