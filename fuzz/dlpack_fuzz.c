@@ -23,6 +23,8 @@
  *     tensor with the caller, so in every case it runs exactly once and
  *     every buffer of the producer is freed (ASan then sees any later use).
  */
+#include "fuzz/impl_api.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -156,10 +158,12 @@ static void check_tensor(TVMFFIObjectHandle obj, const DLTensor* in) {
   FUZZ_CHECK(t->device.device_type == in->device.device_type &&
                  t->device.device_id == in->device.device_id,
              "device changed");
-  FUZZ_CHECK(t->ndim == 0 || t->shape != NULL, "accepted ndim %d with a NULL shape", t->ndim);
-  for (int32_t i = 0; i < t->ndim; ++i) {
+  FUZZ_CLAUSE("TEN-044", t->ndim >= 0, "accepted ndim %d", t->ndim);
+  FUZZ_CLAUSE("TEN-043", t->ndim <= 0 || t->shape != NULL, "accepted ndim %d with a NULL shape",
+              t->ndim);
+  for (int32_t i = 0; t->shape != NULL && i < t->ndim; ++i) {
     FUZZ_CHECK(t->shape[i] == in->shape[i], "shape[%d] changed", i);
-    FUZZ_CHECK(t->shape[i] >= 0, "accepted a negative dimension");
+    FUZZ_CLAUSE("TEN-040", t->shape[i] >= 0, "accepted a negative dimension");
     if (in->strides != NULL && t->strides != NULL) {
       FUZZ_CHECK(t->strides[i] == in->strides[i], "strides[%d] changed", i);
     }
@@ -218,6 +222,16 @@ static void run_deleter(Producer* p) {
     DLManagedTensor* m = p->managed;
     if (m->deleter) m->deleter(m);
   }
+}
+
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  (void)argc, (void)argv;
+  static const char* const needed[] = {
+      "TVMFFITensorFromDLPackVersioned", "TVMFFITensorFromDLPack", "TVMFFITensorToDLPackVersioned",
+      "TVMFFITensorToDLPack", "TVMFFIErrorMoveFromRaised", "TVMFFIObjectIncRef",
+      "TVMFFIObjectDecRef", NULL};
+  fuzz_impl_init("dlpack", needed);
+  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probe_args.h"
 #include "probe_call.h"
 
 /* Records: a header, then `len` bytes of payload. */
@@ -36,15 +37,6 @@ typedef struct {
 } CertRecordHeader;
 
 enum { CERT_KIND_MAX = 64, CERT_MSG_MAX = 480, CERT_NOTE_MAX = 400, CERT_TEXT_MAX = 65536 };
-
-/* Where a fault landed. */
-typedef enum {
-  CERT_REGION_UNKNOWN = 0,
-  CERT_REGION_ARGS_END,    /* the page right after args[num_args - 1] */
-  CERT_REGION_DATA_END,    /* the page right after a tensor's last element */
-  CERT_REGION_DATA_GUARD,  /* the unreadable page given as a non-CPU tensor's data */
-  CERT_REGION_PTR_GUARD,   /* the unreadable page given as an opaque pointer */
-} CertRegion;
 
 typedef struct {
   int32_t signo;
@@ -111,9 +103,5 @@ typedef struct {
  * CertCommand read from cmd_fd in a process of its own, reporting to fd,
  * until cmd_fd reaches end of file. Never returns. */
 void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) __attribute__((noreturn));
-
-/* The value the children write into element i of tensor argument `arg`
- * (exact in every float type down to float16/bfloat16), as a double. */
-double cert_fill_value(int32_t arg, int64_t i);
 
 #endif
