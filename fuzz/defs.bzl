@@ -6,7 +6,8 @@ IMPLEMENTATIONS = [
     "@tvm_ffi_upstream//:libtvm_ffi",
 ]
 
-def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runtime = False):
+def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runtime = False,
+                 replay_env = []):
     """Declares //fuzz:<name> and //fuzz:<name>_replay_test.
 
     <name> is the libFuzzer binary under --config=fuzz (which defines
@@ -18,7 +19,8 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runti
     runtime: the harness drives the C API of whichever implementation
     TVMFFI_IMPL names (fuzz/impl_api.h) instead of linking the reference;
     its replay test judges each crash_ input against that implementation
-    and spec/deviations.md (fuzz/replay_test.py).
+    and spec/deviations.md (fuzz/replay_test.py), with replay_env
+    (["NAME=value"]) in its environment.
     """
     srcs = [name + "_fuzz.c", "fuzz_common.h"] + extra_srcs
     corpus = native.glob(["corpus/%s/*" % name])
@@ -49,8 +51,8 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runti
             name = name + "_replay_test",
             srcs = ["replay_test.py"],
             main = "replay_test.py",
-            args = ["$(rootpath :%s)" % name, "fuzz/corpus/" + name],
-            data = [":" + name, "//spec:report_inputs"] + corpus,
+            args = ["--env=" + e for e in replay_env] + ["$(rootpath :%s)" % name, "fuzz/corpus/" + name],
+            data = [":" + name, "//spec:report_inputs"] + corpus + data,
             python_version = "PY3",
             size = "small",
             deps = ["//tools:report_lib"],

@@ -19,7 +19,8 @@ ASan builds max_allocation_size_mb, and plain builds an address-space cap,
 so an input that makes a runtime allocate gigabytes fails instead of taking
 the machine's memory.
 
-Arguments: the harness binary (runfiles path), the corpus folder.
+Arguments: [--env=NAME=value ...] the harness binary (runfiles path), the
+corpus folder.
 """
 import os
 import re
@@ -162,4 +163,8 @@ def main(binary, corpus):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    argv = sys.argv[1:]
+    while argv and argv[0].startswith("--env="):
+        name, _, value = argv.pop(0)[len("--env="):].partition("=")
+        os.environ[name] = value
+    sys.exit(main(argv[0], argv[1]))

@@ -248,12 +248,23 @@ int cert_build_all(const CertCall* call, CertBuilt* b, void* guard_page, char* n
   return 0;
 }
 
-/* ---- the runtime ---------------------------------------------------------- */
+/* ---- results and the runtime ---------------------------------------------- */
+
+int cert_result_is_valid(const TVMFFIAny* r) {
+  int32_t ti = r->type_index;
+  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
+      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
+      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
+    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
+  }
+  if (ti < kTVMFFIStaticObjectBegin) return 0;
+  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
+}
 
 int cert_api_resolve(void* rt, char* missing, size_t n) {
-#define REQUIRE(field, name)                                        \
-  do {                                                              \
-    *(void**)&cert_api.field = dlsym(rt, name);                        \
+#define REQUIRE(field, name)                                                \
+  do {                                                                      \
+    *(void**)&cert_api.field = dlsym(rt, name);                             \
     if (cert_api.field == NULL) return snprintf(missing, n, "%s", name), -1; \
   } while (0)
   REQUIRE(error_move, "TVMFFIErrorMoveFromRaised");

@@ -88,6 +88,10 @@ void cert_release_built(CertBuilt* b, int32_t nargs);
  * (exact in every float type down to float16/bfloat16), as a double. */
 double cert_fill_value(int32_t arg, int64_t i);
 
+/* An owned result must be None, an inline value, or an object of its
+ * stated type with at least one reference; views are not owned values. */
+int cert_result_is_valid(const TVMFFIAny* r);
+
 static inline int32_t cert_strong_count(TVMFFIObject* obj) {
   return (int32_t)(obj->combined_ref_count & 0xffffffffu);
 }

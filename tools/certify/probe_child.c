@@ -112,19 +112,6 @@ static int result_text(const TVMFFIAny* r, char** out) {
   return 0;
 }
 
-/* An owned result must be None, an inline value, or an object of its
- * stated type with at least one reference; views are not owned values. */
-static int result_is_valid(const TVMFFIAny* r) {
-  int32_t ti = r->type_index;
-  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
-      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
-      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
-    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
-  }
-  if (ti < kTVMFFIStaticObjectBegin) return 0;
-  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
-}
-
 typedef struct {
   TVMFFISafeCallType fn;
   const CertCall* call;
@@ -154,7 +141,7 @@ static void invoke(Invocation* inv) {
     cert_api.dec_ref(err);
   }
   o->result_type = inv->result.type_index;
-  o->result_valid = result_is_valid(&inv->result);
+  o->result_valid = cert_result_is_valid(&inv->result);
   if (o->result_valid) {
     if (result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
     if (inv->result.type_index >= kTVMFFIStaticObjectBegin) cert_api.dec_ref(inv->result.v_obj);
