@@ -114,7 +114,7 @@ shared() {
   $CC $CFLAGS $COMMON -fvisibility=hidden -shared -o "$OUT/lib/$name" "$@"
 }
 shared libscale_cpu.so "$ROOT/kernels/scale_cpu.c" "$ROOT/kernels/scale_cpu_x86.c"
-shared libmod_blob_env_large.so -DCONF_BLOB_CAPACITY=32768 "$ROOT/conformance/testlibs/mod_blob_env.c"
+shared libfuzz_module_load_blob.so "$ROOT/fuzz/module_load_blob.c"
 shared libmod_other.so "$ROOT/conformance/testlibs/mod_other.c"
 if [ -n "${KERNEL_SO:-}" ]; then
   cp "$KERNEL_SO" "$OUT/lib/libkernel_under_test.so"

@@ -27,10 +27,16 @@ impl=${2:?impl}
 budget=${3:?cpu seconds}
 out=${4:-${TVMFFI_CONFORMANCE_CACHE:-$HOME/.cache/tvm-ffi-conformance}/campaign/$harness-$impl}
 
-bin="$ROOT/bazel-bin/fuzz/$harness"
+# --config=fuzz's output tree (bazel-bin follows whichever configuration
+# built last), copied: a rebuild during the campaign must not change it.
+built="$ROOT/bazel-out/k8-fastbuildfuzz/bin/fuzz/$harness"
+[ -x "$built" ] || { echo "campaign: build it first: bazel build --config=fuzz //fuzz:$harness" >&2; exit 2; }
+grep -q LLVMFuzzerRunDriver "$built" || { echo "campaign: $built is not a libFuzzer build" >&2; exit 2; }
+rm -rf "$out/bin"
+mkdir -p "$out/bin"
+cp -L "$built" "$out/bin/" && cp -rL "$built.runfiles" "$out/bin/" || exit 1
+bin="$out/bin/$harness"
 runfiles="$bin.runfiles/tvm_ffi_conformance"
-[ -x "$bin" ] || { echo "campaign: build it first: bazel build --config=fuzz //fuzz:$harness" >&2; exit 2; }
-grep -q LLVMFuzzerRunDriver "$bin" || { echo "campaign: $bin is not a libFuzzer build (--config=fuzz)" >&2; exit 2; }
 
 case "$impl" in
   reference) export TVMFFI_IMPL=reference ;;

@@ -54,7 +54,9 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runti
             args = ["--env=" + e for e in replay_env] + ["$(rootpath :%s)" % name, "fuzz/corpus/" + name],
             data = [":" + name, "//spec:report_inputs"] + corpus + data,
             python_version = "PY3",
-            size = "small",
+            # Against a library that fails some inputs, each failure is
+            # found by halving the batch: more runs than the one batch.
+            size = "medium",
             deps = ["//tools:report_lib"],
         )
         return

@@ -4,13 +4,13 @@
  * the import tree it built.
  *
  * The blob lives where a compiler puts it: the `__tvm_ffi__library_bin`
- * symbol of a real shared library (conformance/testlibs/
- * libmod_blob_env_large.so, a 32 KiB symbol with an ELF size). The harness
- * keeps that library loaded and, for each input, writes the input's bytes
- * (after the first) into the symbol, zeros after them, then asks the runtime
- * to load the library: the runtime dlopens the same object and reads the
- * blob as it would any library's. Reads past the symbol are out of bounds
- * (ASan's redzones around it when the library was built with ASan).
+ * symbol of a real shared library (fuzz/module_load_blob.c: 32 KiB, with
+ * that ELF size). The harness keeps that library loaded and, for each
+ * input, writes the input's bytes (after the first) into the symbol, zeros
+ * after them, then asks the runtime to load the library: the runtime
+ * dlopens the same object and reads the blob as it would any library's.
+ * The bytes after the symbol are poisoned for ASan, so a read past it is a
+ * finding at its first byte.
  * Entries of kinds `test` and `fuzz` are handed to loaders registered here,
  * which answer with a module of conformance/testlibs/libmod_other.so (or,
  * for a payload starting with '!', a RuntimeError).
@@ -40,6 +40,9 @@ static const char* const kLoadKinds[] = {"ValueError", "RuntimeError", "MemoryEr
                                          "IndexError", NULL};
 static const char* const kLookupKinds[] = {"RuntimeError", NULL};
 static const char* const kNames[] = {"ping", "which", "no_such_function"};
+
+/* From the sanitizer's interface, when there is one. */
+void __asan_poison_memory_region(void const volatile* addr, size_t size) __attribute__((weak));
 
 static uint8_t* g_blob;      /* the symbol's storage */
 static size_t g_capacity;    /* its ELF size */
@@ -151,7 +154,7 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
       "TVMFFIFunctionCall",           "TVMFFIEnvModLookupFromImports", "TVMFFIErrorMoveFromRaised",
       "TVMFFIErrorSetRaisedFromCStr", "TVMFFIObjectDecRef",           NULL};
   fuzz_impl_init("module_load", needed);
-  g_template = strdup(conf_library_path("conformance/testlibs/libmod_blob_env_large.so"));
+  g_template = strdup(conf_library_path("fuzz/libfuzz_module_load_blob.so"));
   g_leaf = strdup(conf_library_path("conformance/testlibs/libmod_other.so"));
   /* Ours to keep: the runtime's loads of it share this one object. */
   void* lib = dlopen(g_template, RTLD_NOW | RTLD_LOCAL);
@@ -164,6 +167,13 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
     exit(1);
   }
   g_capacity = sym->st_size;
+  uint8_t* guard = dlsym(lib, "fuzz_blob_guard");
+  if (guard == g_blob + g_capacity && __asan_poison_memory_region != NULL) {
+    __asan_poison_memory_region(guard, 4096);
+  } else {
+    fprintf(stderr, "fuzz module_load: reads past the blob are not caught (%s)\n",
+            __asan_poison_memory_region ? "no guard right after it" : "no AddressSanitizer");
+  }
   g_load = global("ffi.ModuleLoadFromFile");
   g_get = global("ffi.ModuleGetFunction");
   g_implements = global("ffi.ModuleImplementsFunction");

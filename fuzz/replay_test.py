@@ -6,7 +6,8 @@ Every `crash_*` and `regress_*` file runs in a process of its own: it is
 one test case, named after the file without its prefix (`crash_ENV_009_x`
 is ENV_009_x, which names clause ENV-009), in the suite `fuzz_<harness>`.
 The other files (seeds and merged finds) run together as the case `corpus`;
-when that fails, each is run alone so the failure names its file.
+when that fails, the batch is halved until each failing file is found, and
+each becomes a case `corpus_<file>`.
 
 A case that fails against a library is KNOWN when spec/deviations.md lists
 `fuzz_<harness>::<case>` for the release it reports, and never for the
@@ -86,6 +87,19 @@ def run(binary, kind, files, tolerate=""):
     return "CRASHED", out
 
 
+def failing(binary, kind, files, tolerate):
+    """The inputs that fail alone, found by halving a failing batch:
+    [(file, status, output)]."""
+    if len(files) == 1:
+        status, out = run(binary, kind, files, tolerate)
+        return [] if status == "PASSED" else [(files[0], status, out)]
+    found = []
+    for half in (files[:len(files) // 2], files[len(files) // 2:]):
+        if run(binary, kind, half, tolerate)[0] != "PASSED":
+            found += failing(binary, kind, half, tolerate)
+    return found
+
+
 def failure_message(out):
     """The line that says what broke: a failed check or a sanitizer's summary."""
     for pattern in (r"check failed: .*", r"SUMMARY: .*", r"==\d+==ERROR: .*", r"deadly signal.*",
@@ -141,10 +155,8 @@ def main(binary, corpus):
     if status == "PASSED":
         raw.append(case(suite, "corpus", "PASSED", out, impl))
     else:
-        for f in seeds:
-            s, o = run(binary, kind, [f], tolerate)
-            if s != "PASSED":
-                raw.append(case(suite, "corpus_" + os.path.basename(f), s, o, impl))
+        for f, s, o in failing(binary, kind, seeds, tolerate):
+            raw.append(case(suite, "corpus_" + os.path.basename(f), s, o, impl))
         if not raw:  # the batch failed, no input alone does: report the batch
             raw.append(case(suite, "corpus", status, out, impl))
     for f in special:
@@ -163,6 +175,7 @@ def main(binary, corpus):
 
 
 if __name__ == "__main__":
+    sys.stdout.reconfigure(line_buffering=True)
     argv = sys.argv[1:]
     while argv and argv[0].startswith("--env="):
         name, _, value = argv.pop(0)[len("--env="):].partition("=")
