@@ -28,7 +28,7 @@
 # the ones its CMakeLists.txt lists, so each release builds what it ships).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+ROOT=${BUILD_WORKSPACE_DIRECTORY:-$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)}
 release=""
 jobs=1
 print_path=0

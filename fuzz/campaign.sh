@@ -11,8 +11,9 @@
 # (fuzz/build_upstream.sh's instrumented build), or a path. For a kernel
 # campaign (HARNESS=kernel) set FUZZ_KERNEL (and FUZZ_KERNEL_MANIFEST).
 # OUT (default ~/.cache/tvm-ffi-conformance/campaign/HARNESS-IMPL) gets the
-# new corpus (corpus/), crash artifacts (artifacts/), libFuzzer's log and
-# one line of results.tsv:
+# new corpus (corpus/), crash artifacts (artifacts/, and artifacts.cpu: the
+# CPU seconds at which each appeared), libFuzzer's log and one line of
+# results.tsv:
 #   date harness impl cpu_s execs execs_per_cpu_s cov ft corpus crashes
 #   ooms timeouts first_crash_cpu_s
 # Against a library other than the reference, the clause checks and error
@@ -21,7 +22,7 @@
 # reports are suppressed (fuzz/upstream_ubsan.supp).
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+ROOT=${TVMFFI_CONFORMANCE_ROOT:-$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)}
 harness=${1:?harness}
 impl=${2:?impl}
 budget=${3:?cpu seconds}
@@ -87,13 +88,19 @@ echo "campaign: $harness on $TVMFFI_IMPL for $budget CPU s -> $out" | tee "$log"
 (cd "$runfiles" && exec nice -n 19 "$bin" "${flags[@]}" "$out/corpus" "fuzz/corpus/$harness") >> "$log" 2>&1 &
 pid=$!
 first_crash=""
-known_artifacts=$(ls "$out/artifacts" | wc -l)
+# Artifacts of earlier campaigns in the same folder are not this one's.
+ls "$out/artifacts" > "$out/artifacts.seen"
 while kill -0 "$pid" 2>/dev/null; do
   sleep 10
   cpu=$(( $(tree_cpu "$pid") / hz ))
-  if [ -z "$first_crash" ] && [ "$(ls "$out/artifacts" | wc -l)" -gt "$known_artifacts" ]; then
-    first_crash=$cpu
-  fi
+  # Each new artifact, with the CPU time it took to find (10 s resolution).
+  for a in "$out"/artifacts/*; do
+    [ -e "$a" ] || continue
+    grep -qxF "$(basename "$a")" "$out/artifacts.seen" 2>/dev/null && continue
+    basename "$a" >> "$out/artifacts.seen"
+    echo "$cpu	$(basename "$a")" >> "$out/artifacts.cpu"
+    [ -z "$first_crash" ] && first_crash=$cpu
+  done
   if [ "$cpu" -ge "$budget" ]; then
     kill -INT "$pid" 2>/dev/null
     sleep 5

@@ -57,6 +57,8 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runti
             # Against a library that fails some inputs, each failure is
             # found by halving the batch: more runs than the one batch.
             size = "medium",
+            # valgrind would check the Python interpreter, not the harness.
+            tags = ["novalgrind"],
             deps = ["//tools:report_lib"],
         )
         return
