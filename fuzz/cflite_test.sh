@@ -8,10 +8,11 @@
 #   bad_writes_past_end   a write past the output's last element (CDY-005)
 #   bad_reads_past_args   a read past the argument array (CDY-003)
 #   bad_aborts            abort() on an unsupported dtype
-# (Bazel builds the fixtures without instrumentation: the kernel fuzzer
-# works them blind, guided by the outcomes of its calls alone.)
+# The fixtures are built here as their BUILD builds them (-O1, hidden
+# visibility), with no sanitizer and no coverage: the kernel fuzzer works
+# them blind, guided by the outcomes of its calls alone.
 #
-# Arguments: dlpack/dlpack.h, then the three fixtures.
+# Arguments: dlpack/dlpack.h, then the three fixtures' sources.
 set -uo pipefail
 
 ROOT=$PWD
@@ -85,13 +86,19 @@ expect_for() {
     *bad_aborts*) echo "deadly signal" ;;
   esac
 }
-for so in "${fixtures[@]}"; do
-  want=$(expect_for "$so")
-  name=$(basename "$so")
+for src in "${fixtures[@]}"; do
+  want=$(expect_for "$src")
+  name=lib$(basename "$src" .c).so
+  so="$tmp/$name"
+  if ! "$CC" -O1 -fPIC -shared -fvisibility=hidden -I"$ROOT" -I"$ROOT/reference/include" \
+      -I"$DLPACK_INCLUDE" "$ROOT/$src" -o "$so"; then
+    fail "cannot build $src"
+    continue
+  fi
   mkdir -p "$tmp/kernel_$name"
   log="$tmp/kernel_$name.log"
   t0=$(date +%s)
-  (cd "$tmp/kernel_$name" && "$OUT/kernel" "$ROOT/$so" -seed=1 -runs="$KERNEL_RUNS" -timeout=10 \
+  (cd "$tmp/kernel_$name" && "$OUT/kernel" "$so" -seed=1 -runs="$KERNEL_RUNS" -timeout=10 \
       -rss_limit_mb=2048 -artifact_prefix="$tmp/kernel_$name/" "$tmp/kernel_$name") > "$log" 2>&1
   rc=$?
   if [ "$rc" -ne 0 ] && grep -q "$want" "$log" && ls "$tmp/kernel_$name"/crash-* > /dev/null 2>&1; then
