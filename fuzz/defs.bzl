@@ -52,7 +52,7 @@ def fuzz_harness(name, deps = [], data = [], dict = None, extra_srcs = [], runti
             srcs = ["replay_test.py"],
             main = "replay_test.py",
             args = ["--env=" + e for e in replay_env] + ["$(rootpath :%s)" % name, "fuzz/corpus/" + name],
-            data = [":" + name, "//spec:report_inputs"] + corpus + data,
+            data = [":" + name, "upstream_ubsan.supp", "//spec:report_inputs"] + corpus + data,
             python_version = "PY3",
             # Against a library that fails some inputs, each failure is
             # found by halving the batch: more runs than the one batch.

@@ -66,6 +66,11 @@ def run(binary, kind, files, tolerate=""):
     env = dict(os.environ)
     if tolerate:
         env["FUZZ_TOLERATE"] = tolerate
+        # An instrumented upstream (fuzz/build_upstream.sh) reports the
+        # UBSan findings of upstream_ubsan.supp on nearly every input.
+        supp = os.path.abspath("fuzz/upstream_ubsan.supp")
+        opts = env.get("UBSAN_OPTIONS", "")
+        env["UBSAN_OPTIONS"] = (opts + ":" if opts else "") + "suppressions=" + supp
     preexec = None
     if kind["libfuzzer"]:
         args += ["-runs=0", f"-rss_limit_mb={RSS_LIMIT_MB}", f"-malloc_limit_mb={MALLOC_LIMIT_MB}",
