@@ -31,6 +31,10 @@ __asm__(".globl __tvm_ffi__library_bin\n"
         ".set fuzz_blob_guard, storage + 32768\n"
         ".size fuzz_blob_guard, 4096\n");
 
+/* The runtime writes its library context here when it loads the blob; the
+ * harness passes it to TVMFFIEnvModLookupFromImports, as library code does. */
+__attribute__((visibility("default"))) void* __tvm_ffi__library_ctx;
+
 __attribute__((visibility("default"))) int __tvm_ffi_ping(void* handle, const TVMFFIAny* args,
                                                          int32_t num_args, TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
