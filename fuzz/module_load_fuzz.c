@@ -21,11 +21,12 @@
  * TVMFFIEnvModLookupFromImports with the library context the runtime wrote
  * into the library's `__tvm_ffi__library_ctx` (as library code calls it).
  *
- * FUZZ_AVOID=LIB-021,LIB-029 (a campaign's choice, never the replay's)
- * steps around blobs of two crash classes a library under test is known to
- * have, so that a campaign against it finds the next instead of the same
- * ones again: LIB-021, fewer than one module (an indptr of 0 or 1
- * entries); LIB-029, an nbytes past the symbol.
+ * FUZZ_AVOID=LIB-021,LIB-028,LIB-029 (a campaign's choice, never the
+ * replay's) steps around blobs of crash classes a library under test is
+ * known to have, so that a campaign against it finds the next instead of
+ * the same ones again: LIB-021, fewer than one module (an indptr of 0 or 1
+ * entries); LIB-028 (and LIB-027), a vector count or string length larger
+ * than the bytes left; LIB-029, an nbytes past the symbol.
  *
  * Checks: a load returns a Module or -1 with a documented error kind; every
  * lookup returns, with a Function or None (MOD-010), ImplementsFunction
@@ -198,12 +199,39 @@ static uint64_t blob_u64(const uint8_t* blob, size_t n, size_t at) {
   return v;
 }
 
+/* Does a length read at `*at` (a count of `unit`-byte items) overrun the
+ * `end` of the blob? Moves *at past the items when it does not. */
+static int overruns(const uint8_t* blob, size_t n, size_t* at, size_t end, size_t unit) {
+  uint64_t count = blob_u64(blob, n, *at);
+  *at += 8;
+  if (*at > end || count > (end - *at) / unit) return 1;
+  *at += count * unit;
+  return 0;
+}
+
+/* Walks the blob's lengths, as a loader reads them, to the first that
+ * overruns (LIB-027, LIB-028). */
+static int has_overrun(const uint8_t* blob, size_t n) {
+  size_t end = 8 + blob_u64(blob, n, 0), at = 8;
+  uint64_t modules = blob_u64(blob, n, 8);
+  if (overruns(blob, n, &at, end, 8) || overruns(blob, n, &at, end, 8)) return 1;
+  for (uint64_t i = 0; i + 1 < modules && at < end; ++i) {
+    size_t kind_at = at + 8;
+    if (overruns(blob, n, &at, end, 1)) return 1;
+    int lib = blob_u64(blob, n, kind_at - 8) == 4 && kind_at + 4 <= n &&
+              memcmp(blob + kind_at, "_lib", 4) == 0;
+    if (!lib && overruns(blob, n, &at, end, 1)) return 1;
+  }
+  return 0;
+}
+
 /* FUZZ_AVOID's known crash classes (see the top of this file). */
 static int avoided(const uint8_t* blob, size_t n, size_t capacity) {
-  if (getenv("FUZZ_AVOID") == NULL) return 0;
   const char* list = getenv("FUZZ_AVOID");
+  if (list == NULL) return 0;
   if (strstr(list, "LIB-029") && blob_u64(blob, n, 0) > capacity - 8) return 1;
   if (strstr(list, "LIB-021") && blob_u64(blob, n, 8) <= 1) return 1;
+  if (strstr(list, "LIB-028") && has_overrun(blob, n)) return 1;
   return 0;
 }
 
