@@ -137,6 +137,15 @@ static void read_tensor(FuzzReader* r, Producer* p, DLTensor* t) {
   t->byte_offset = off < 200 ? (uint64_t)(off % 8) * 4 : fuzz_u64(r);
 }
 
+/* FUZZ_AVOID (a campaign's choice, never the replay's) skips the tensors
+ * of crash classes a library is known to have, so a campaign finds the
+ * next: TEN-043, ndim > 0 with a NULL shape; TEN-044, a negative ndim. */
+static int avoided(const DLTensor* t) {
+  const char* list = getenv("FUZZ_AVOID");
+  return list != NULL && ((strstr(list, "TEN-043") && t->ndim > 0 && t->shape == NULL) ||
+                          (strstr(list, "TEN-044") && t->ndim < 0));
+}
+
 static int32_t read_alignment(FuzzReader* r) {
   static const int32_t common[] = {0, 0, 0, 1, 2, 3, 16, 64, 256, -1, 1 << 30};
   uint8_t how = fuzz_u8(r);
@@ -257,6 +266,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DLTensor t;
   memset(&t, 0, sizeof(t));
   read_tensor(&r, p, &t);
+  if (avoided(&t)) {
+    free_producer(p);
+    return 0;
+  }
 
   TVMFFIObjectHandle obj = NULL;
   int rc = import(p, &t, flags, major, minor, null_deleter, align, contiguous, &obj);
