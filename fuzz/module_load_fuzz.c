@@ -21,12 +21,13 @@
  * TVMFFIEnvModLookupFromImports with the library context the runtime wrote
  * into the library's `__tvm_ffi__library_ctx` (as library code calls it).
  *
- * FUZZ_AVOID=LIB-021,LIB-028,LIB-029 (a campaign's choice, never the
- * replay's) steps around blobs of crash classes a library under test is
+ * FUZZ_AVOID=LIB-021,LIB-024,LIB-028,LIB-029 (a campaign's choice, never
+ * the replay's) steps around blobs of crash classes a library under test is
  * known to have, so that a campaign against it finds the next instead of
  * the same ones again: LIB-021, fewer than one module (an indptr of 0 or 1
- * entries); LIB-028 (and LIB-027), a vector count or string length larger
- * than the bytes left; LIB-029, an nbytes past the symbol.
+ * entries); LIB-024, an indptr entry past the child indices; LIB-028 (and
+ * LIB-027), a vector count or string length larger than the bytes left;
+ * LIB-029, an nbytes past the symbol.
  *
  * Checks: a load returns a Module or -1 with a documented error kind; every
  * lookup returns, with a Function or None (MOD-010), ImplementsFunction
@@ -225,6 +226,17 @@ static int has_overrun(const uint8_t* blob, size_t n) {
   return 0;
 }
 
+/* Does an indptr entry point past the child indices (LIB-024)? */
+static int indptr_past_children(const uint8_t* blob, size_t n) {
+  uint64_t entries = blob_u64(blob, n, 8);
+  if (entries > n / 8) return 0; /* an overrun, not this class */
+  uint64_t children = blob_u64(blob, n, 16 + entries * 8);
+  for (uint64_t i = 0; i < entries; ++i) {
+    if (blob_u64(blob, n, 16 + i * 8) > children) return 1;
+  }
+  return 0;
+}
+
 /* FUZZ_AVOID's known crash classes (see the top of this file). */
 static int avoided(const uint8_t* blob, size_t n, size_t capacity) {
   const char* list = getenv("FUZZ_AVOID");
@@ -232,6 +244,7 @@ static int avoided(const uint8_t* blob, size_t n, size_t capacity) {
   if (strstr(list, "LIB-029") && blob_u64(blob, n, 0) > capacity - 8) return 1;
   if (strstr(list, "LIB-021") && blob_u64(blob, n, 8) <= 1) return 1;
   if (strstr(list, "LIB-028") && has_overrun(blob, n)) return 1;
+  if (strstr(list, "LIB-024") && indptr_past_children(blob, n)) return 1;
   return 0;
 }
 
