@@ -186,7 +186,7 @@ static TVMFFICustomAllocator core_counting_allocator = {core_count_allocate, NUL
  * lacks the custom allocator API or does not make its objects through it
  * (a heap string made as a probe never reaches allocate), *why saying which. */
 static inline int core_count_try_begin(const char** why) {
-  if (conf_api.TVMFFISetCustomAllocator == NULL || conf_api.TVMFFIGetCustomAllocator == NULL) {
+  if (!conf_api_present.TVMFFISetCustomAllocator || !conf_api_present.TVMFFIGetCustomAllocator) {
     *why = "the implementation lacks TVMFFISetCustomAllocator";
     return 0;
   }

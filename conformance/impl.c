@@ -1,12 +1,44 @@
 #include "impl.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
+/* The stand-ins for missing functions: one per name, so the skip can say
+ * which. They take no arguments; called through the function's own pointer
+ * type they ignore the arguments and never return. An armed allocation
+ * failure (alloc_fail.h, present in every conformance binary) is stopped
+ * first: the skip message allocates. */
+__attribute__((weak)) long conf_alloc_off(void);
+
+static _Noreturn void missing_called(const char* name) {
+  if (conf_alloc_off) conf_alloc_off();
+  criterion_skip_test("%s does not export %s", conf_impl_path(), name);
+}
+
+#define CONF_API_STAND_IN(name) \
+  static void missing_##name(void) { missing_called(#name); }
+CONF_API_FUNCTIONS(CONF_API_STAND_IN)
+#undef CONF_API_STAND_IN
+
+static int is_stand_in(const void* fn) {
+#define CONF_API_IS(name) if (fn == (const void*)missing_##name) return 1;
+  CONF_API_FUNCTIONS(CONF_API_IS)
+#undef CONF_API_IS
+  return 0;
+}
+
 /* Runs before main in the runner and in every test worker (Criterion starts
- * workers as fresh processes), so each has the library loaded before any
- * test code runs. */
-__attribute__((constructor)) static void load_impl(void) { conf_impl_load(); }
+ * workers as fresh processes), so each has the library loaded, and every
+ * function it lacks replaced by its stand-in, before any test code runs. */
+__attribute__((constructor)) static void load_impl(void) {
+  if (conf_impl_load() != 0) return;
+#define CONF_API_FILL(name) \
+  if (!conf_api_present.name) conf_api.name = (__typeof__(&name))missing_##name;
+  CONF_API_FUNCTIONS(CONF_API_FILL)
+#undef CONF_API_FILL
+}
 
 /* The banner, printed once by the runner: which library this run checks. */
 ReportHook(PRE_ALL)(struct criterion_test_set* set) {
@@ -16,10 +48,9 @@ ReportHook(PRE_ALL)(struct criterion_test_set* set) {
     fprintf(stderr, "conformance: cannot load it: %s\n", conf_impl_load_error());
     return;
   }
-  TVMFFIVersion v = {0, 0, 0};
-  if (conf_api.TVMFFIGetVersion) conf_api.TVMFFIGetVersion(&v);
-  fprintf(stderr, "conformance: TVMFFIGetVersion: %u.%u.%u%s\n", v.major, v.minor, v.patch,
-          conf_api.TVMFFIGetVersion ? "" : " (symbol missing)");
+  fprintf(stderr, "conformance: TVMFFIGetVersion: %s; exports %d of the %d TVMFFI* functions\n",
+          conf_api_present.TVMFFIGetVersion ? conf_impl_version() : "(not exported)",
+          conf_impl_exported(), conf_impl_api_total());
 }
 
 void conf_impl_require(void) {
@@ -29,7 +60,24 @@ void conf_impl_require(void) {
 }
 
 void conf_impl_need(const void* fn, const char* name) {
-  if (fn == NULL) criterion_skip_test("%s does not export %s", conf_impl_path(), name);
+  if (fn == NULL || is_stand_in(fn))
+    criterion_skip_test("%s does not export %s", conf_impl_path(), name);
+}
+
+void conf_impl_need_present(int present, const char* name) {
+  if (!present) criterion_skip_test("%s does not export %s", conf_impl_path(), name);
+}
+
+void conf_impl_skip_if_unresolved(const char* dlerror_text, const char* library) {
+  static const char marker[] = "undefined symbol: ";
+  const char* at = dlerror_text ? strstr(dlerror_text, marker) : NULL;
+  if (at == NULL || conf_impl_handle() == NULL) return;
+  char name[256];
+  at += sizeof marker - 1;
+  size_t n = strcspn(at, " \t\n,;()");
+  snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), at);
+  if (dlsym(conf_impl_handle(), name) == NULL)
+    criterion_skip_test("%s does not export %s, which %s needs", conf_impl_path(), name, library);
 }
 
 /* Current size of the address space, from /proc (0 when unreadable).

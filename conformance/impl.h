@@ -4,8 +4,10 @@
  * The suite never links a runtime: it dlopens one (the reference by default,
  * the pip library with --config=upstream, or the path in TVMFFI_IMPL; see
  * impl_load.h, which the fuzz harnesses share) and reaches the C API through
- * `conf_api`. A symbol the library lacks leaves its slot NULL, and API(name)
- * turns that into a SKIP naming the symbol.
+ * `conf_api`. A symbol the library lacks gets a stand-in that skips the
+ * running test naming the symbol (from any thread of the test), so a test
+ * that calls it never crashes the suite; API(name) checks first, and
+ * conf_api_present says which ones the library has.
  */
 #ifndef CONFORMANCE_IMPL_H_
 #define CONFORMANCE_IMPL_H_
@@ -14,12 +16,21 @@
 
 #include "impl_load.h"
 
+/* Skips the running test when `dlerror_text` (of a library loaded on top of
+ * the implementation) says a symbol is undefined that the implementation
+ * does not export: the implementation lacks it, the library is not at fault. */
+void conf_impl_skip_if_unresolved(const char* dlerror_text, const char* library);
+
 /* Fixture run before every conformance test: fails it with the dlerror()
  * text when the library did not load. */
 void conf_impl_require(void);
 
-/* Skips the running test, naming the symbol, when `fn` is NULL. */
+/* Skips the running test, naming the symbol, when `fn` is NULL or the
+ * stand-in of a missing function. */
 void conf_impl_need(const void* fn, const char* name);
+
+/* Skips the running test, naming the symbol, when `present` is 0. */
+void conf_impl_need_present(int present, const char* name);
 
 /*
  * For tests that feed hostile input: caps this test's address space at what
@@ -44,7 +55,7 @@ void conf_limit_memory(void);
  * the library under test calls it first (layout_guard.h). */
 #include "layout_guard.h"
 
-#define API(name) (conf_impl_need((const void*)conf_api.name, #name), conf_api.name)
+#define API(name) (conf_impl_need_present(conf_api_present.name, #name), conf_api.name)
 
 /* Every conformance test: Test() with the load check as its fixture. */
 #define TEST(suite, name, ...) Test(suite, name, .init = conf_impl_require, ##__VA_ARGS__)

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 ConfApi conf_api;
+ConfApiPresent conf_api_present;
 
 static char impl_path[PATH_MAX];
 static char load_error[1024];
 static void* impl_handle;
 static char impl_version[64];
 static int impl_is_reference;
+static int relative_under_bazel;
 static int load_rc = 1; /* 1: not tried yet */
 
 const char* conf_runfile(const char* path) {
@@ -53,6 +55,8 @@ static void resolve_path(void) {
     snprintf(path, sizeof path, "%s", want);
   }
   if (realpath(path, impl_path) == NULL) snprintf(impl_path, sizeof impl_path, "%s", path);
+  relative_under_bazel = want != NULL && want[0] != '/' && strcmp(path, want) == 0 &&
+                         getenv("TEST_SRCDIR") != NULL;
   /* The bundled reference, however it was named: deviations recorded for
    * other implementations never apply to it. */
   char real_bundled[PATH_MAX];
@@ -63,10 +67,41 @@ static void resolve_path(void) {
 /* Fills the API table (impl_load.h: all 50 functions of the C API, all of
  * which the reference exports); a symbol the library lacks stays NULL. */
 static void resolve_api(void) {
-#define CONF_API_RESOLVE(name) \
-  conf_api.name = (__typeof__(&name))dlsym(impl_handle, #name);
+#define CONF_API_RESOLVE(name)                                  \
+  conf_api.name = (__typeof__(&name))dlsym(impl_handle, #name); \
+  conf_api_present.name = conf_api.name != NULL;
   CONF_API_FUNCTIONS(CONF_API_RESOLVE)
 #undef CONF_API_RESOLVE
+}
+
+int conf_impl_exported(void) {
+  int n = 0;
+#define CONF_API_COUNT(name) n += conf_api_present.name;
+  CONF_API_FUNCTIONS(CONF_API_COUNT)
+#undef CONF_API_COUNT
+  return n;
+}
+
+int conf_impl_api_total(void) {
+  int n = 0;
+#define CONF_API_COUNT(name) ++n;
+  CONF_API_FUNCTIONS(CONF_API_COUNT)
+#undef CONF_API_COUNT
+  return n;
+}
+
+const char* conf_impl_api_release(void) { return CONF_API_RELEASE; }
+
+const char* conf_impl_missing(void) {
+  static char names[2048];
+  size_t at = 0;
+  names[0] = '\0';
+#define CONF_API_MISSING(name)                                     \
+  if (!conf_api_present.name && at < sizeof names)                 \
+    at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? "," : "", #name);
+  CONF_API_FUNCTIONS(CONF_API_MISSING)
+#undef CONF_API_MISSING
+  return names;
 }
 
 int conf_impl_load(void) {
@@ -76,11 +111,16 @@ int conf_impl_load(void) {
   if (impl_handle == NULL) {
     const char* why = dlerror();
     snprintf(load_error, sizeof load_error, "%s", why ? why : "unknown dlopen failure");
+    if (relative_under_bazel)
+      snprintf(load_error + strlen(load_error), sizeof load_error - strlen(load_error),
+               " (TVMFFI_IMPL is a relative path, and bazel test runs each test in a directory "
+               "of its own without saying where you ran bazel: pass an absolute path, e.g. "
+               "--test_env=TVMFFI_IMPL=$PWD/%s)", getenv("TVMFFI_IMPL"));
     return load_rc = -1;
   }
   resolve_api();
   TVMFFIVersion v = {0, 0, 0};
-  if (conf_api.TVMFFIGetVersion) {
+  if (conf_api_present.TVMFFIGetVersion) {
     conf_api.TVMFFIGetVersion(&v);
     snprintf(impl_version, sizeof impl_version, "%u.%u.%u", v.major, v.minor, v.patch);
   }

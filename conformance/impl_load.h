@@ -8,8 +8,9 @@
  *   TVMFFI_IMPL=/abs/path/libtvm_ffi.so      anything else
  *
  * The library is dlopened RTLD_GLOBAL (kernels loaded later bind to it) and
- * its C API reached through `conf_api`; a symbol it lacks leaves its slot
- * NULL.
+ * its C API reached through `conf_api`; conf_api_present says which
+ * functions it exports. Here a function it lacks leaves its slot NULL; the
+ * conformance suite (impl.c) then puts a stand-in there that skips the test.
  */
 #ifndef CONFORMANCE_IMPL_LOAD_H_
 #define CONFORMANCE_IMPL_LOAD_H_
@@ -18,7 +19,8 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 /* The C API: the 50 TVMFFI* functions that upstream's libtvm_ffi.so
- * (0.1.15.post2) exports, every one of which the reference implements. */
+ * (CONF_API_RELEASE) exports, every one of which the reference implements. */
+#define CONF_API_RELEASE "0.1.15.post2"
 #define CONF_API_FUNCTIONS(X)                    \
   X(TVMFFIGetVersion)                            \
   X(TVMFFIObjectIncRef)                          \
@@ -78,6 +80,22 @@ typedef struct {
 } ConfApi;
 
 extern ConfApi conf_api;
+
+/* 1 for each function the library exports, 0 for each it lacks. */
+typedef struct {
+#define CONF_API_FLAG(name) unsigned char name;
+  CONF_API_FUNCTIONS(CONF_API_FLAG)
+#undef CONF_API_FLAG
+} ConfApiPresent;
+
+extern ConfApiPresent conf_api_present;
+
+/* How many of the CONF_API_FUNCTIONS the library exports, of how many,
+ * the names of those it lacks (comma-separated), and CONF_API_RELEASE. */
+int conf_impl_exported(void);
+int conf_impl_api_total(void);
+const char* conf_impl_missing(void);
+const char* conf_impl_api_release(void);
 
 /* Resolves TVMFFI_IMPL and loads that library, once per process (later
  * calls return the first answer). Returns 0, or -1 when it did not load

@@ -26,6 +26,10 @@ __attribute__((weak)) const char* conf_impl_path(void);
 __attribute__((weak)) const char* conf_impl_load_error(void);
 __attribute__((weak)) const char* conf_impl_version(void);
 __attribute__((weak)) int conf_impl_is_reference(void);
+__attribute__((weak)) int conf_impl_exported(void);
+__attribute__((weak)) int conf_impl_api_total(void);
+__attribute__((weak)) const char* conf_impl_missing(void);
+__attribute__((weak)) const char* conf_impl_api_release(void);
 
 /* XML text: markup characters escaped; control bytes and bytes outside
  * ASCII (which may not be valid UTF-8) become '?', so the file always parses. */
@@ -58,6 +62,18 @@ static void put_properties(FILE* f) {
   put_property(f, "bundled_reference",
                conf_impl_is_reference && conf_impl_is_reference() ? "1" : "0");
   put_property(f, "load_error", conf_impl_load_error ? conf_impl_load_error() : "");
+  /* How many of the C API's functions it exports (none when it did not
+   * load): the first thing a report says about a library. */
+  const char* error = conf_impl_load_error ? conf_impl_load_error() : NULL;
+  if (conf_impl_exported && conf_impl_api_total && !(error && *error)) {
+    char count[32];
+    snprintf(count, sizeof count, "%d", conf_impl_exported());
+    put_property(f, "api_exported", count);
+    snprintf(count, sizeof count, "%d", conf_impl_api_total());
+    put_property(f, "api_total", count);
+    put_property(f, "api_missing", conf_impl_missing ? conf_impl_missing() : "");
+    put_property(f, "api_release", conf_impl_api_release ? conf_impl_api_release() : "");
+  }
   fputs("    </properties>\n", f);
 }
 

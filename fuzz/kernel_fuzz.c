@@ -144,18 +144,42 @@ static void read_word(FuzzReader* r, char* word) {
   word[n] = '\0';
 }
 
-/* Any argument of any kind. */
-static void read_any(FuzzReader* r, CertArg* a, const CertArg* like) {
+static void read_any(FuzzReader* r, CertCall* call, CertArg* a, const CertArg* like);
+
+/* An ffi.Array of up to three items of any kind but an array, appended to
+ * the call's items. */
+static void read_array(FuzzReader* r, CertCall* call, CertArg* a) {
+  a->i = call->nitems;
+  a->ndim = 0;
+  int32_t want = fuzz_u8(r) % 4;
+  for (int32_t k = 0; k < want && call->nitems < CERT_MAX_ITEMS; ++k) {
+    CertArg* item = &call->items[call->nitems];
+    read_any(r, NULL, item, NULL);
+    if (item->kind == CERT_ARG_DLTENSOR) item->kind = CERT_ARG_TENSOR; /* items are owned values */
+    call->nitems++;
+    a->ndim++;
+  }
+}
+
+/* Any argument of any kind (an array only when `call` can hold its items). */
+static void read_any(FuzzReader* r, CertCall* call, CertArg* a, const CertArg* like) {
   static const CertArgKind kinds[] = {
-      CERT_ARG_DLTENSOR, CERT_ARG_DLTENSOR, CERT_ARG_TENSOR, CERT_ARG_FLOAT, CERT_ARG_INT,
-      CERT_ARG_NONE,     CERT_ARG_BOOL,     CERT_ARG_STR,    CERT_ARG_RAWSTR, CERT_ARG_BYTES,
+      CERT_ARG_DLTENSOR, CERT_ARG_DLTENSOR, CERT_ARG_TENSOR, CERT_ARG_FLOAT,   CERT_ARG_INT,
+      CERT_ARG_NONE,     CERT_ARG_BOOL,     CERT_ARG_STR,    CERT_ARG_RAWSTR,  CERT_ARG_BYTES,
       CERT_ARG_DTYPE,    CERT_ARG_DEVICE,   CERT_ARG_PTR,    CERT_ARG_FUNCTION, CERT_ARG_ERROR,
-      CERT_ARG_DLNULL,
+      CERT_ARG_DLNULL,   CERT_ARG_DATAPTR,  CERT_ARG_SHAPE,  CERT_ARG_ARRAY,
   };
   *a = cert_arg_simple(kinds[fuzz_u8(r) % (sizeof kinds / sizeof kinds[0])]);
+  if (a->kind == CERT_ARG_ARRAY && call == NULL) a->kind = CERT_ARG_NONE;
   switch (a->kind) {
     case CERT_ARG_DLTENSOR:
-    case CERT_ARG_TENSOR: read_tensor(r, a, like); break;
+    case CERT_ARG_TENSOR:
+    case CERT_ARG_DATAPTR: read_tensor(r, a, like); break;
+    case CERT_ARG_SHAPE:
+      a->ndim = fuzz_u8(r) % (CERT_MAX_NDIM + 1);
+      for (int32_t k = 0; k < a->ndim; ++k) a->shape[k] = fuzz_u8(r) % 65;
+      break;
+    case CERT_ARG_ARRAY: read_array(r, call, a); break;
     case CERT_ARG_FLOAT: a->f = (double)(int8_t)fuzz_u8(r) / 4; break;
     case CERT_ARG_INT:
     case CERT_ARG_BOOL:
@@ -170,56 +194,27 @@ static void read_any(FuzzReader* r, CertArg* a, const CertArg* like) {
   if (a->kind == CERT_ARG_PTR) a->i &= 1;
 }
 
-/* The extent a manifest name (or number) stands for in this call. */
-static int64_t manifest_extent(const char* dim, const char names[][16], const int64_t* values,
-                               int* n, FuzzReader* r) {
-  if (dim[0] >= '0' && dim[0] <= '9') return strtoll(dim, NULL, 10);
-  for (int k = 0; k < *n; ++k) {
-    if (strcmp(names[k], dim) == 0) return values[k];
-  }
-  return -1 - read_extent(r); /* a new name: caller records it */
-}
-
-/* A call shaped by the manifest: its argument kinds, one of its dtypes for
- * every tensor, its device, and one extent per name. */
+/* A call shaped by the manifest, as certify's probes make it
+ * (cert_manifest_call: its argument kinds, tuples and pointers, one of its
+ * dtypes, its device, every named extent the same multiple of what it must
+ * divide by), then made hostile: some arguments replaced, the count
+ * changed. */
 static void read_manifest_call(FuzzReader* r, const CertManifestFunction* m, CertCall* call) {
-  char names[CERT_MAX_ARGS * CERT_MAX_NDIM][16];
-  int64_t values[CERT_MAX_ARGS * CERT_MAX_NDIM];
-  int nnames = 0;
   DLDataType dtype = m->ndtypes ? m->dtypes[fuzz_u8(r) % m->ndtypes] : kDtypes[0];
-  call->nargs = m->nargs;
-  for (int32_t k = 0; k < m->nargs; ++k) {
-    const CertManifestArg* ma = &m->args[k];
-    CertArg* a = &call->args[k];
-    switch (ma->kind) {
-      case CERT_MKIND_TENSOR: {
-        int64_t shape[CERT_MAX_NDIM];
-        for (int32_t d = 0; d < ma->ndim; ++d) {
-          int64_t v = manifest_extent(ma->dims[d], (const char(*)[16])names, values, &nnames, r);
-          if (v < 0 && nnames < CERT_MAX_ARGS * CERT_MAX_NDIM) {
-            v = -1 - v;
-            snprintf(names[nnames], sizeof names[nnames], "%s", ma->dims[d]);
-            values[nnames++] = v;
-          }
-          shape[d] = v < 0 ? 1 : v;
-        }
-        *a = cert_arg_tensor(fuzz_u8(r) < 192 ? CERT_ARG_DLTENSOR : CERT_ARG_TENSOR, dtype,
-                             ma->ndim, shape, (DLDevice){m->device, 0});
-        bound_elements(a);
-        break;
-      }
-      case CERT_MKIND_FLOAT: *a = cert_arg_float((double)(int8_t)fuzz_u8(r) / 4); break;
-      case CERT_MKIND_INT: *a = cert_arg_int((int8_t)fuzz_u8(r)); break;
-      default: *a = cert_arg_simple(CERT_ARG_BOOL); a->i = fuzz_u8(r) & 1; break;
-    }
-  }
-  /* Then hostile: some arguments replaced, the count changed. */
+  int64_t n = read_extent(r);
+  *call = cert_manifest_call(m, dtype, n, fuzz_u8(r) < 192 ? CERT_ARG_DLTENSOR : CERT_ARG_TENSOR);
   for (int32_t k = 0; k < call->nargs; ++k) {
-    if (fuzz_u8(r) >= 216) read_any(r, &call->args[k], k ? &call->args[k - 1] : NULL);
+    if (cert_arg_is_tensor(&call->args[k])) bound_elements(&call->args[k]);
+  }
+  for (int32_t k = 0; k < call->nitems; ++k) {
+    if (cert_arg_is_tensor(&call->items[k])) bound_elements(&call->items[k]);
+  }
+  for (int32_t k = 0; k < call->nargs; ++k) {
+    if (fuzz_u8(r) >= 216) read_any(r, call, &call->args[k], k ? &call->args[k - 1] : NULL);
   }
   uint8_t arity = fuzz_u8(r);
   if (arity >= 240 && call->nargs > 0) call->nargs--;
-  if (arity >= 248 && call->nargs < CERT_MAX_ARGS) read_any(r, &call->args[call->nargs++], NULL);
+  if (arity >= 248 && call->nargs < CERT_MAX_ARGS) read_any(r, call, &call->args[call->nargs++], NULL);
 }
 
 static void read_call(FuzzReader* r, const Function* f, CertCall* call) {
@@ -235,7 +230,7 @@ static void read_call(FuzzReader* r, const Function* f, CertCall* call) {
   call->nargs = n < 192 ? n % 5 : n % (CERT_MAX_ARGS + 1);
   const CertArg* last_tensor = NULL;
   for (int32_t k = 0; k < call->nargs; ++k) {
-    read_any(r, &call->args[k], last_tensor);
+    read_any(r, call, &call->args[k], last_tensor);
     if (cert_arg_is_tensor(&call->args[k])) last_tensor = &call->args[k];
   }
 }
@@ -327,13 +322,9 @@ static const char* take_arg(int* argc, char*** argv, const char* suffix, const c
 }
 
 static void load_manifest(const char* path) {
-  FILE* f = fopen(path, "rb");
-  static char text[1 << 16];
-  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-  if (f) fclose(f);
-  char err[256];
-  if (n == 0 || cert_manifest_parse(text, n, &g_manifest, err, sizeof err) != 0) {
-    fprintf(stderr, "fuzz kernel: cannot use the manifest %s: %s\n", path, n ? err : "unreadable");
+  char err[512];
+  if (cert_manifest_load(path, &g_manifest, err, sizeof err) != 0) {
+    fprintf(stderr, "fuzz kernel: cannot use the manifest: %s\n", err);
     exit(1);
   }
 }
@@ -353,9 +344,7 @@ static void find_functions(void* lib) {
     snprintf(f->name, sizeof f->name, "%s", names[k]);
     snprintf(sym, sizeof sym, "__tvm_ffi_%s", names[k]);
     f->fn = (TVMFFISafeCallType)(uintptr_t)dlsym(lib, sym);
-    for (size_t m = 0; m < g_manifest.n; ++m) {
-      if (strcmp(g_manifest.fns[m].name, f->name) == 0) f->manifest = &g_manifest.fns[m];
-    }
+    f->manifest = cert_manifest_find(&g_manifest, f->name);
     if (f->fn != NULL) ++g_nfns;
   }
   cert_elf_free(&elf);
@@ -394,7 +383,7 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   fputc('\n', stderr);
   void *base = NULL, *guard = NULL;
   size_t len = 0;
-  cert_guarded_alloc(0, &base, &len, &guard);
+  cert_guarded_alloc(0, 0, &base, &len, &guard);
   g_guard_page = guard;
   return 0;
 }

@@ -18,6 +18,12 @@ Verdicts of a test case:
              release under test (its "(since X)" is later): listed, not
              counted in the MUST/SHOULD totals, not unexpected
 Unexpected = FAIL, NONSTRICT, CRASH, TIMEOUT. Exit status 1 when any.
+A library that does not load is one CRASH, and nothing else is judged.
+
+Every test that did not pass or skip carries `rerun`: the `bazel test`
+command that runs that one test again against the same implementation,
+under the same configuration (the run's properties tvmffi_impl,
+tvmffi_release and bazel_flags, set by conformance/suite_test.py).
 
 The release a run is judged as: TVMFFI_RELEASE when set (the matrix sets
 it), else the latest release of spec/releases.md that reports the library's
@@ -32,8 +38,14 @@ import html
 import json
 import os
 import re
+import shlex
 import sys
 import xml.etree.ElementTree as ET
+
+try:
+    from tools import report_sources
+except ImportError:  # run as a script: tools/ is the script's folder
+    import report_sources
 
 SUITE = "//conformance:suite_test"
 UNEXPECTED = ("FAIL", "NONSTRICT", "CRASH", "TIMEOUT")
@@ -42,7 +54,23 @@ SEVERITY = ["CRASH", "TIMEOUT", "FAIL", "NONSTRICT", "KNOWN", "LATER", "SKIP", "
 # Row colours of the HTML pages (this report and tools/matrix's).
 COLOURS = {"PASS": "#d8f0d8", "FAIL": "#f6c6c6", "NONSTRICT": "#fde2b8", "SKIP": "#e4e4e4",
            "CRASH": "#e8a0a0", "TIMEOUT": "#e8b0d8", "KNOWN": "#cfe0f7", "LATER": "#ece0f4"}
+# What each verdict means: the HTML legend and the terminal's counts.
+MEANING = {
+    "PASS": "the test passed",
+    "FAIL": "a MUST clause broken",
+    "NONSTRICT": "a SHOULD clause broken",
+    "CRASH": "the test process died, or the library did not load",
+    "TIMEOUT": "the test process hung",
+    "KNOWN": "a failure spec/deviations.md records for this implementation's release: "
+             "listed, not unexpected (never for the bundled reference)",
+    "LATER": "a failure of a clause newer than the release under test (its \"(since X)\" is later): "
+             "listed, not counted in MUST/SHOULD, not unexpected",
+    "SKIP": "the test did not run; the reason says why (a function the library does not export, no GPU, ...)",
+}
 SINCE = re.compile(r"\(since (\d+\.\d+\.\d+(?:\.post\d+)?)\b")
+# "(since none)": no release is known to meet the clause (spec/README.md);
+# every release is judged by it.
+NO_SINCE = re.compile(r"\(since none\b")
 CLAUSE_LINE = re.compile(r"^([A-Z]{2,5}-\d{3}) \[(MUST|SHOULD|WITHDRAWN)\] (.*)$")
 CLAUSE_IN_NAME = re.compile(r"(?:^|test_)([A-Z]{2,5})_(\d{3})(?:_|$)")
 TEST_DEF = re.compile(r"\b(?:Test|TEST|ParameterizedTest)\(\s*([a-z_0-9]+)\s*,\s*([A-Za-z_0-9]+)")
@@ -66,7 +94,8 @@ def read_clauses(spec_dir):
                     since = SINCE.search(m.group(3))
                     clauses[m.group(1)] = {"id": m.group(1), "level": m.group(2), "text": m.group(3),
                                            "area": name[:-3], "file": "spec/" + name, "line": number,
-                                           "since": since.group(1) if since else ""}
+                                           "since": since.group(1) if since else "",
+                                           "no_since": bool(NO_SINCE.search(m.group(3)))}
     return clauses
 
 
@@ -270,6 +299,26 @@ def expected_actual(message, detail, requirement):
     return requirement or "the test's assertions hold", text or message
 
 
+def rerun_command(rec):
+    """The `bazel test` command that runs this one test again against the
+    same implementation under the same configuration."""
+    impl = rec.get("impl") or {}
+    cmd = ["bazel", "test", rec["target"]] + impl.get("bazel_flags", "").split()
+    which = impl.get("tvmffi_impl", "")
+    if not which and impl.get("bundled_reference") != "1":
+        which = impl.get("implementation", "")  # the matrix: a release's library in the cache
+    if which and which not in ("reference", "upstream") and "--config=upstream" not in cmd:
+        cmd.append(f"--test_env=TVMFFI_IMPL={which}")
+    release = impl.get("tvmffi_release") or ("" if "tvmffi_impl" in impl else impl.get("release", ""))
+    if release:
+        cmd.append(f"--test_env=TVMFFI_RELEASE={release}")
+    if rec["suite"] == "pytest":
+        cmd += ["--test_arg=-k", f"--test_arg={rec['name']}"]
+    elif rec["suite"]:
+        cmd.append(f"--test_arg=--filter={rec['suite']}/{rec['name']}")
+    return " ".join(shlex.quote(part) for part in cmd)
+
+
 def judge(cases, clauses, deviations, releases=None):
     """Adds verdict, clause, level, text, expected/actual, note, release and
     later to each case."""
@@ -284,6 +333,7 @@ def judge(cases, clauses, deviations, releases=None):
         cid = clause_of(rec["name"])
         clause = clauses.get(cid, {})
         rec.update(clause=cid, level=clause.get("level", ""), text=clause.get("text", ""),
+                   clause_file=clause.get("file", ""), clause_line=clause.get("line", 0),
                    area=clause.get("area", rec["target"].split(":")[0].lstrip("/")))
         recorded, section = recorded_for(deviations, rec.get("impl"))
         status = rec["status"]
@@ -314,8 +364,32 @@ def judge(cases, clauses, deviations, releases=None):
                 verdict = "LATER"
             rec["verdict"] = verdict
             rec["expected"], rec["actual"] = expected_actual(rec["message"], rec["detail"], rec["text"])
+            rec["rerun"] = rerun_command(rec)
         out.append(rec)
-    return out
+    return one_load_failure(out)
+
+
+def one_load_failure(records):
+    """A library that does not load: every binary of the suite said so, and
+    what else ran (the Python tests skip for any library but upstream's)
+    judged nothing. One CRASH per library stands for its run; records of
+    other tests (a CI report of every target) stay."""
+    failed = {}
+    for r in records:
+        if r["status"] == "LOAD_FAILED":
+            failed.setdefault(r["message"], r)
+    if not failed:
+        return records
+    gone = {(r.get("impl") or {}).get("implementation") for r in failed.values()}
+    kept = [r for r in records if r["status"] != "LOAD_FAILED" and not r["target"].startswith("//conformance:")
+            and (r.get("impl") or {}).get("implementation") not in gone]
+    for r in failed.values():
+        # Any one binary reruns it: each stops at the load.
+        row = dict(r, clause="", level="", text="the library under test loads", area="load", suite="",
+                   name="implementation_loads", test="the library loads", expected="the library loads",
+                   actual=r["message"])
+        kept.append(dict(row, rerun=rerun_command(row)))
+    return kept
 
 
 def load_failures(records):
@@ -324,11 +398,10 @@ def load_failures(records):
 
 
 def clause_rows(records):
-    """One row per clause (worst verdict of its tests); tests naming no clause get a row each."""
+    """One row per clause (worst verdict of its tests); tests naming no clause
+    (and a library that did not load) get a row each."""
     rows = {}
     for r in records:
-        if r["status"] == "LOAD_FAILED":
-            continue
         key = r["clause"] or f"{r['target']} {r['test']}"
         row = rows.setdefault(key, {"clause": r["clause"], "level": r["level"], "text": r["text"],
                                     "area": r["area"], "verdict": "PASS", "tests": [],
@@ -340,75 +413,138 @@ def clause_rows(records):
 
 
 def totals(records, rows):
-    t = {"passed": 0, "failed": 0, "skipped": 0, "known": 0, "later": 0}
-    for r in records:
-        v = r["verdict"]
-        if v == "PASS":
-            t["passed"] += 1
-        elif v == "SKIP":
-            t["skipped"] += 1
-        elif v == "KNOWN":
-            t["known"] += 1
-        elif v != "LATER":
-            t["failed"] += 1
+    """Counts of test cases (passed, skipped, known, failed = unexpected, and
+    `cases` by verdict) and of clauses (MUST, SHOULD, later, and `clauses`
+    by verdict): the summary line says which is which."""
+    cases = {v: sum(r["verdict"] == v for r in records) for v in SEVERITY}
+    t = {"passed": cases["PASS"], "skipped": cases["SKIP"], "known": cases["KNOWN"],
+         "failed": sum(cases[v] for v in UNEXPECTED), "cases": cases,
+         "clauses": {v: sum(row["verdict"] == v for row in rows) for v in SEVERITY}}
     # A release is judged by the clauses that existed at it; the later
     # clauses it breaks are counted apart.
     for level in ("MUST", "SHOULD"):
         mine = [row for row in rows if row["level"] == level and not row.get("later")]
         t[level] = {"passed": sum(row["verdict"] == "PASS" for row in mine), "total": len(mine)}
-    t["later"] = sum(row["verdict"] == "LATER" for row in rows)
+    t["later"] = t["clauses"]["LATER"]
     t["release"] = next((r["release"] for r in records if r.get("release")), "")
-    # A library that does not load fails every binary the same way: that
-    # is one unexpected outcome, not one per binary.
-    loads = load_failures(records)
-    t["failed"] -= sum(r["status"] == "LOAD_FAILED" for r in records) - len(loads)
     t["unexpected"] = t["failed"]
     return t
 
 
-def summary_line(t, load_errors):
+def summary_line(t, load_errors=()):
+    """The run in one line: clauses for MUST and SHOULD, test cases for the rest."""
     line = (f"MUST {t['MUST']['passed']}/{t['MUST']['total']}, "
-            f"SHOULD {t['SHOULD']['passed']}/{t['SHOULD']['total']}, "
-            f"skipped {t['skipped']}, known deviations {t['known']}, unexpected {t['unexpected']}")
+            f"SHOULD {t['SHOULD']['passed']}/{t['SHOULD']['total']} clauses passed; "
+            f"test cases: {t['passed']} passed, {t['skipped']} skipped, {t['known']} known deviations, "
+            f"{t['unexpected']} unexpected")
     if t.get("release"):
-        line += f", judged as {t['release']}: later clauses broken {t.get('later', 0)}"
+        line += f"; judged as {t['release']}: {t.get('later', 0)} later clauses broken"
     if load_errors:
-        line += " (the library did not load: " + "; ".join(load_errors) + ")"
+        line += " (the library did not load: nothing was checked)"
+    return line
+
+
+def implementation_of(records):
+    return next((r["impl"] for r in records if (r.get("impl") or {}).get("implementation")), {})
+
+
+def implementation_name(impl):
+    if impl.get("bundled_reference") == "1":
+        return "the bundled reference runtime"
+    if impl.get("tvmffi_impl") == "upstream":
+        return "the pinned upstream library (--config=upstream)"
+    return impl.get("implementation", "?")
+
+
+def implementation_line(records):
+    """What was checked: the library, its version, and how much of the C
+    API it exports (the first line of the summary)."""
+    impl = implementation_of(records)
+    if not impl:
+        return ""
+    name = implementation_name(impl)
+    if load_failures(records):
+        return f"implementation: {name}: did not load (the CRASH above)"
+    line = f"implementation: {name}, TVMFFIGetVersion {impl.get('version') or 'not exported'}"
+    if impl.get("api_total"):
+        exported = int(impl.get("api_exported") or 0)
+        line += (f", exports {exported} of the {impl['api_total']} TVMFFI* functions of apache-tvm-ffi "
+                 f"{impl.get('api_release', '')}".rstrip())
+        if exported == 0:
+            line += ": not a TVM-FFI runtime"
+        elif impl.get("api_missing"):
+            missing = impl["api_missing"].split(",")
+            line += f" (lacks {', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
     return line
 
 
 # ------------------------------------------------------------- printing
 
-def print_report(records, rows, t, out=sys.stdout, only_problems=False, label=""):
-    loads = load_failures(records)
-    for message in loads:
-        print(f"LOAD FAILED  {message}", file=out)
-    impls = sorted({(r["impl"].get("implementation", ""), r["impl"].get("version", ""))
-                    for r in records if r.get("impl") and r["impl"].get("implementation")})
-    for path, version in impls:
-        print(f"implementation: {path} (TVMFFIGetVersion {version or 'unknown'})", file=out)
+def print_test(r, out):
+    print(f"    {r['verdict']:<9} {r['target']} {r['test']}", file=out)
+    if r["verdict"] == "SKIP":
+        print(f"        Reason:   {r['message']}", file=out)
+    elif r["verdict"] != "PASS":
+        print(f"        Expected: {one_line(r['expected'])}", file=out)
+        print(f"        Actual:   {one_line(r['actual'])}", file=out)
+        print(f"        Rerun:    {r['rerun']}", file=out)
+    if r["note"]:
+        print(f"        Note:     {r['note']}", file=out)
+
+
+def print_row(row, width, out):
+    name = row["clause"] or ("(load)" if row["area"] == "load" else
+                             row["tests"][0]["target"] + " " + row["tests"][0]["test"])
+    print(f"{row['verdict']:<9} {name:<{width}} {row['level'] or '-':<6} {row['text'][:110]}", file=out)
+    for r in row["tests"]:
+        if r["verdict"] != "PASS" or r["note"]:
+            print_test(r, out)
+
+
+def print_counts(records, rows, t, out, skip_reasons=5):
+    """The short form of what is not unexpected: known deviations, later
+    clauses and skips as counts (each one is in the report)."""
+    clauses = t["clauses"]
+    if t["known"]:
+        print(f"known deviations: {t['known']} test cases ({clauses['KNOWN']} clauses) fail as "
+              "spec/deviations.md records for this release: not unexpected; the report lists each", file=out)
+    if t["later"]:
+        print(f"later clauses: {t['later']} clauses newer than {t['release']} fail (LATER: not counted, "
+              "not unexpected); the report lists each", file=out)
+    reasons = {}
+    for r in records:
+        if r["verdict"] == "SKIP":
+            reasons[r["message"]] = reasons.get(r["message"], 0) + 1
+    if reasons:
+        print(f"skipped: {t['skipped']} test cases, for {len(reasons)} "
+              f"{'reason' if len(reasons) == 1 else 'reasons'}:", file=out)
+        ranked = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+        for reason, n in ranked[:skip_reasons]:
+            print(f"    {n:4}  {one_line(reason, 160)}", file=out)
+        if len(ranked) > skip_reasons:
+            print(f"    ...   {len(ranked) - skip_reasons} more reasons, each in the report", file=out)
+
+
+def print_report(records, rows, t, out=sys.stdout, only_problems=False, label="", where=""):
+    """The table (every clause, or with only_problems the unexpected ones in
+    full and the rest as counts), then the summary: the implementation line
+    and the summary line, last."""
     width = max([len(row["clause"]) for row in rows] + [9])
     for row in rows:
-        if only_problems and row["verdict"] == "PASS":
+        if only_problems and row["verdict"] not in UNEXPECTED:
             continue
-        name = row["clause"] or row["tests"][0]["target"] + " " + row["tests"][0]["test"]
-        level = row["level"] or "-"
-        print(f"{row['verdict']:<9} {name:<{width}} {level:<6} {row['text'][:110]}", file=out)
-        for r in row["tests"]:
-            if r["verdict"] == "PASS" and not r["note"]:
-                continue
-            print(f"    {r['verdict']:<9} {r['target']} {r['test']}", file=out)
-            if r["verdict"] == "SKIP":
-                print(f"        Reason:   {r['message']}", file=out)
-            elif r["verdict"] != "PASS":
-                print(f"        Expected: {one_line(r['expected'])}", file=out)
-                print(f"        Actual:   {one_line(r['actual'])}", file=out)
-            if r["note"]:
-                print(f"        Note:     {r['note']}", file=out)
+        print_row(row, width, out)
+    if only_problems:
+        print_counts(records, rows, t, out)
+    if where:
+        print(f"report: {where}", file=out)
     if label:
         print(f"{label}: {t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped, "
               f"{t['known']} known deviations", file=out)
-    print(summary_line(t, loads), file=out)
+    impl = implementation_line(records)
+    if impl:
+        print(impl, file=out)
+    print(summary_line(t, load_failures(records)), file=out)
 
 
 def one_line(text, limit=300):
@@ -420,7 +556,8 @@ def one_line(text, limit=300):
 
 def write_json(path, records, rows, t, label):
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"label": label, "summary": summary_line(t, load_failures(records)), "totals": t,
+        json.dump({"label": label, "implementation": implementation_line(records),
+                   "summary": summary_line(t, load_failures(records)), "totals": t,
                    "load_errors": load_failures(records),
                    "clauses": [{k: v for k, v in row.items() if k != "tests"} |
                                {"tests": [f"{r['target']} {r['test']}" for r in row["tests"]]}
@@ -432,10 +569,10 @@ def write_junit(path, records, label="conformance"):
     """Merged JUnit XML. KNOWN cases carry no <failure> (they do not fail a
     run); their outcome is in attributes and <system-out>."""
     suites = ET.Element("testsuites", name=label)
-    impls = [r["impl"] for r in records if r.get("impl")]
-    if impls:
+    impl = implementation_of(records) or next((r["impl"] for r in records if r.get("impl")), {})
+    if impl:
         props = ET.SubElement(suites, "properties")
-        for k, v in impls[0].items():
+        for k, v in impl.items():
             ET.SubElement(props, "property", name=k, value=v)
     by_target = {}
     for r in records:
@@ -447,7 +584,8 @@ def write_junit(path, records, label="conformance"):
                               clause=r["clause"], level=r["level"])
             body = (f"Requirement: {r['clause']} [{r['level']}] {r['text']}\n" if r["clause"] else "")
             if r["verdict"] not in ("PASS", "SKIP"):
-                body += f"Expected: {r['expected']}\nActual: {r['actual']}\n{r['detail']}"
+                e.set("rerun", r["rerun"])
+                body += f"Expected: {r['expected']}\nActual: {r['actual']}\nRerun: {r['rerun']}\n{r['detail']}"
             if r["status"] != "PASSED":
                 e.set("raw_status", r["status"])
                 e.set("raw_message", r["message"][:2000])
@@ -495,6 +633,14 @@ def html_chips(label, counts):
         + "</div>")
 
 
+def html_legend(verdicts=None):
+    """What each verdict means (LATER and KNOWN above all, which no other tool has)."""
+    return ("<details class='legend'><summary>What the verdicts mean</summary><dl>" + "".join(
+        f"<dt><span class='chip' style='background:{COLOURS[v]}'>{v}</span></dt><dd>{html.escape(MEANING[v])}</dd>"
+        for v in (verdicts or COLOURS)) + "</dl><p>Unexpected: FAIL, NONSTRICT, CRASH, TIMEOUT; the run "
+        "fails only on those.</p></details>")
+
+
 def html_filters(areas):
     """Area, level, verdict and text filters over the rows of the page's table
     (rows carry data-area, data-level and data-verdict: space-separated words)."""
@@ -505,7 +651,8 @@ def html_filters(areas):
             "<option>SHOULD</option></select>Verdict <select id='verdict'><option value=''>all</option>" +
             "".join(f"<option>{v}</option>" for v in COLOURS) + "</select>"
             "Text <input id='q' size='24' placeholder='clause or words'> "
-            "<span id='count'></span></p>")
+            "<span id='count'></span></p>"
+            "<p id='none' style='display:none;font-weight:600'>No row matches these filters.</p>")
 
 
 HTML_FILTER_SCRIPT = (
@@ -517,65 +664,77 @@ HTML_FILTER_SCRIPT = (
     "const ok=f.every(e=>!e.value||(' '+tr.dataset[e.id]+' ').includes(' '+e.value+' '))&&"
     "(!s||tr.textContent.toLowerCase().includes(s));tr.style.display=ok?'':'none';n+=ok}"
     "document.getElementById('count').textContent=n+' of '+"
-    "document.querySelectorAll('tbody tr').length+' rows'}"
+    "document.querySelectorAll('tbody tr').length+' rows';"
+    "document.getElementById('none').style.display=n?'none':''}"
     "f.concat([q]).forEach(e=>e.addEventListener('input',apply));"
     "for(const kv of location.hash.slice(1).split('&')){const [k,v]=kv.split('=');"
     "const e=document.getElementById(k);if(e&&v)e.value=decodeURIComponent(v)}apply();"
     "</script></body></html>")
 
 
-def spec_link(clause, area, workspace):
-    """The clause ID, linking its spec file."""
-    if not clause:
+def spec_link(clause, links):
+    """The clause ID, linking its text in the spec (links: report_sources.Links)."""
+    if not clause or not clause.get("id"):
         return "&mdash;"
-    spec_file = f"{workspace}/spec/{area}.md" if workspace else f"spec/{area}.md"
-    return f"<a href='file://{html.escape(spec_file)}'>{html.escape(clause)}</a>"
+    return f"<a href='{html.escape(links.clause(clause))}'>{html.escape(clause['id'])}</a>"
 
 
-def write_html(path, records, rows, t, sources, workspace, label):
-    loads = load_failures(records)
-    impls = sorted({f"{r['impl'].get('implementation', '')} (TVMFFIGetVersion {r['impl'].get('version') or '?'})"
-                    for r in records if r.get("impl") and r["impl"].get("implementation")})
+def clause_place(row):
+    """{id, file, line} of a row's clause, from any of its judged tests."""
+    r = row["tests"][0]
+    return {"id": row["clause"], "file": r.get("clause_file", f"spec/{row['area']}.md"),
+            "line": r.get("clause_line", 0)}
+
+
+def html_test(r, sources, links):
+    esc = html.escape
+    src = sources.get(r["name"], "")
+    link = f"<a href='{esc(links.source(src))}'>{esc(src)}</a>" if src else ""
+    line = (f"<div class='t'><b>{r['verdict']}</b> {esc(r['target'])} {esc(r['test'])}"
+            f" {('&middot; ' + link) if link else ''}</div>")
+    if r["verdict"] == "SKIP":
+        line += f"<div class='why'>Reason: {esc(r['message'])}</div>"
+    elif r["verdict"] != "PASS":
+        expected = ("the requirement above" if r["expected"] == r["text"] else one_line(r["expected"], 400))
+        line += (f"<div class='why'>Expected: {esc(expected)}\n"
+                 f"Actual:   {esc(one_line(r['actual'], 400))}</div>"
+                 f"<div class='rerun'>Rerun: <code>{esc(r['rerun'])}</code></div>")
+    if r["note"]:
+        line += f"<div class='why' style='color:#035'>{esc(r['note'])}</div>"
+    return line
+
+
+def write_html(path, records, rows, t, sources, workspace, label, base_url=""):
+    """The page, and beside it (report_sources) the spec and test sources it
+    links, unless base_url names where they are."""
+    links = report_sources.Links(os.path.dirname(os.path.abspath(path)), workspace, base_url)
     areas = sorted({row["area"] for row in rows})
     esc = html.escape
-    out = html_head("TVM-FFI conformance report", summary_line(t, loads), t["unexpected"],
-                    [f"{label or 'conformance run'} \u00b7 generated "
-                     f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}"] +
-                    [f"implementation: {i}" for i in impls])
-    for message in loads:
-        out.append(f"<div class='load'>LOAD FAILED: {esc(message)}</div>")
-    out.append(html_chips("clauses", {v: sum(row["verdict"] == v for row in rows) for v in COLOURS}))
+    impl = implementation_line(records)
+    out = html_head("TVM-FFI conformance report", summary_line(t, load_failures(records)), t["unexpected"],
+                    ([impl] if impl else []) + [f"{label or 'conformance run'} \u00b7 generated "
+                                                f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}"],
+                    ".rerun{font-size:12px}.rerun code{background:#f4f4f4;padding:1px 4px;user-select:all}"
+                    ".legend dt{float:left;clear:left;width:8em}.legend dd{margin-left:9em}")
+    out.append(html_chips("clauses (a row each, its worst verdict)", t["clauses"]))
+    out.append(html_chips("test cases (the summary's counts)", t["cases"]))
+    out.append(html_legend())
     out.append(html_filters(areas))
     out.append("<table><thead><tr><th>verdict</th><th>clause</th><th>level</th><th>area</th>"
                "<th>requirement and tests</th></tr></thead><tbody>")
     # Worst first: what a vendor has to act on is at the top.
     for row in sorted(rows, key=lambda r: (SEVERITY.index(r["verdict"]), r["clause"] or "~")):
-        tests = []
-        for r in row["tests"]:
-            src = sources.get(r["name"], "")
-            link = (f"<a href='file://{esc(workspace)}/{esc(src.split(':')[0])}'>{esc(src)}</a>"
-                    if src and workspace else esc(src))
-            line = (f"<div class='t'><b>{r['verdict']}</b> {esc(r['target'])} {esc(r['test'])}"
-                    f" {('&middot; ' + link) if link else ''}</div>")
-            if r["verdict"] == "SKIP":
-                line += f"<div class='why'>Reason: {esc(r['message'])}</div>"
-            elif r["verdict"] != "PASS":
-                expected = ("the requirement above" if r["expected"] == r["text"]
-                            else one_line(r["expected"], 400))
-                line += (f"<div class='why'>Expected: {esc(expected)}\n"
-                         f"Actual:   {esc(one_line(r['actual'], 400))}</div>")
-            if r["note"]:
-                line += f"<div class='why' style='color:#035'>{esc(r['note'])}</div>"
-            tests.append(line)
+        tests = "".join(html_test(r, sources, links) for r in row["tests"])
         out.append(f"<tr data-area='{esc(row['area'])}' data-level='{esc(row['level'])}' "
                    f"data-verdict='{row['verdict']}' style='background:{COLOURS[row['verdict']]}'>"
                    f"<td class='v'>{row['verdict']}</td><td class='id'>"
-                   f"{spec_link(row['clause'], row['area'], workspace)}</td>"
+                   f"{spec_link(clause_place(row) if row['clause'] else None, links)}</td>"
                    f"<td>{esc(row['level'] or '-')}</td><td>{esc(row['area'])}</td>"
-                   f"<td>{esc(row['text'])}{''.join(tests)}</td></tr>")
+                   f"<td>{esc(row['text'])}{tests}</td></tr>")
     out.append("</tbody></table>" + HTML_FILTER_SCRIPT)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
+    links.write()
 
 
 # ------------------------------------------------------------- main
@@ -595,15 +754,19 @@ def collect(testlogs, targets=None):
     return records
 
 
-def emit(records, rows, t, args, workspace, out=sys.stdout):
-    print_report(records, rows, t, out=out, only_problems=args.problems_only, label=args.label)
+def emit(records, rows, t, args, workspace, out=sys.stdout, where=""):
+    """Writes the reports asked for, then prints the table and the summary
+    (`where`: what to say of the report's whereabouts; default its path)."""
     if args.json:
         write_json(args.json, records, rows, t, args.label)
     if args.junit:
         write_junit(args.junit, records, args.label or "conformance")
     if args.html:
         sources = find_test_sources(workspace) if workspace else {}
-        write_html(args.html, records, rows, t, sources, workspace, args.label)
+        write_html(args.html, records, rows, t, sources, workspace, args.label,
+                   getattr(args, "source_url", "") or os.environ.get("CONFORMANCE_SOURCE_URL", ""))
+    print_report(records, rows, t, out=out, only_problems=args.problems_only, label=args.label,
+                 where=where or args.html or "")
     return 1 if t["unexpected"] or not records else 0
 
 
@@ -638,7 +801,13 @@ def main(argv=None):
     ap.add_argument("--junit")
     ap.add_argument("--html")
     ap.add_argument("--all", action="store_true", help="every test.xml under testlogs, not only the suite's")
-    ap.add_argument("--problems-only", action="store_true", help="list only clauses that did not pass")
+    ap.add_argument("--problems-only", action="store_true",
+                    help="list the unexpected clauses in full and the rest as counts")
+    ap.add_argument("--readme", action="store_true",
+                    help="write this run's summary into README.md's sample (tools/readme_sample.py)")
+    ap.add_argument("--source-url", default="",
+                    help="link the spec and sources under this URL (e.g. a repository browser at a commit) "
+                         "instead of copies beside the HTML page (also CONFORMANCE_SOURCE_URL)")
     args = ap.parse_args(argv)
 
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
@@ -663,9 +832,14 @@ def main(argv=None):
     if not records:
         print(f"report: no test results under {testlogs}")
         return 2
-    rc = emit(records, rows, t, args, workspace)
-    if args.out:
-        print(f"report: {args.out}/report.html, report.json, report.xml")
+    where = f"{args.out}/report.html (with report.json, report.xml)" if args.out else ""
+    rc = emit(records, rows, t, args, workspace, where=where)
+    if args.readme:
+        from tools import readme_sample
+        key = readme_sample.write(os.path.join(workspace, "README.md"), records, t)
+        print(f"report: README.md's sample summary of the {key} written" if key else
+              "report: this run has no README sample (only the reference and --config=upstream, "
+              "under the plain configuration)")
     return rc
 
 

@@ -18,7 +18,9 @@ def main() -> int:
     # The C test library sits in the runfiles next to this folder.
     env.setdefault("CONF_RAISE_KINDS_LIB", os.path.join(os.path.dirname(here), "libraise_kinds.so"))
     env = sanitizer_env(env["CONF_RAISE_KINDS_LIB"], env) or env
-    cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests]
+    # Arguments pass through to pytest: `-k NAME` runs one test (the rerun
+    # command tools/report.py gives).
+    cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *tests, *sys.argv[1:]]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
         cmd.append("--junitxml=" + xml)

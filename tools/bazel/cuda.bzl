@@ -1,7 +1,10 @@
 """The CUDA toolkit as @cuda: where nvcc is and how to link the CUDA runtime.
 
 tools/find_cuda.sh decides (the same answer tools/bootstrap.sh gets). The
-repository holds one file, defs.bzl, for genrules that run nvcc:
+repository holds defs.bzl, for genrules that run nvcc, and the toolkit's
+driver stubs (`@cuda//:driver_stubs`, its lib64/stubs/libcuda.so and
+friends; empty where the toolkit has none), which certify loads kernel
+libraries against on a machine without an NVIDIA driver:
 
     load("@cuda//:defs.bzl", "NVCC", "CUDART_LINK")
 
@@ -12,9 +15,26 @@ toolkit is found, NVCC is a script that fails naming what was looked at, so
 only the CUDA targets fail and the rest of the build goes on.
 """
 
+_BUILD = """# defs.bzl and the driver stubs; see tools/bazel/cuda.bzl
+package(default_visibility = ["//visibility:public"])
+
+filegroup(
+    name = "driver_stubs",
+    srcs = glob(["stubs/*.so"], allow_empty = True),
+)
+"""
+
+def _link_stubs(ctx, lib):
+    """Links the toolkit's lib64/stubs driver libraries into stubs/."""
+    for name in ["libcuda.so", "libnvidia-ml.so"]:
+        for folder in [lib + "/stubs", lib + "/../lib64/stubs", lib + "/../targets/x86_64-linux/lib/stubs"]:
+            if lib and ctx.path(folder + "/" + name).exists:
+                ctx.symlink(folder + "/" + name, "stubs/" + name)
+                break
+
 def _impl(ctx):
     ctx.file("WORKSPACE", "")
-    ctx.file("BUILD", "# defs.bzl only; see tools/bazel/cuda.bzl\n")
+    ctx.file("BUILD", _BUILD)
     finder = ctx.path(Label("//tools:find_cuda.sh"))
     res = ctx.execute([str(finder)])
     if res.return_code != 0:
@@ -34,6 +54,7 @@ def _impl(ctx):
         key, _, value = line.partition("=")
         found[key] = value
     lib = found["lib"]
+    _link_stubs(ctx, lib)
     link = ["-cudart none"]
     if lib:
         link += ["-L" + lib, found["cudart"], "-Xlinker -rpath," + lib]

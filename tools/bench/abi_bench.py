@@ -13,7 +13,9 @@ Every figure is reported gross (as measured) and net: minus the op
 run the same way (callgrind 2N - N, and wall clock). The ratios and targets
 use the net figures, so that the loop's own instructions, the same for both
 runtimes, do not pull the ratios of small operations towards 1.
-Prints a table and writes JSON (--json PATH, default abi_bench.json in the
+Prints a line per measurement as it goes (and at least one every 10 s),
+then a table, says in words why a target its floor puts out of reach is
+missed, and writes JSON (--json PATH, default abi_bench.json in the
 directory `bazel run` was started from). `--check` only runs every operation
 a few times against both runtimes (the smoke test; no timing).
 
@@ -27,6 +29,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+
+from tools import progress
 
 # Operation -> (callgrind iterations N, target ratio reference/upstream).
 # Calls must cost no more than upstream; everything else at most half.
@@ -46,6 +51,10 @@ OPS = {
 # any runtime could reach; above the target, the target is out of reach.
 FLOORS = {"owned_long": "floor_owned_long", "dlpack_4d": "floor_dlpack_4d",
           "load_1": "floor_load_1"}
+# What each floor does, in words (bench_ops.c).
+FLOOR_WORK = {"floor_owned_long": "strlen, malloc, memcpy and free of the string",
+              "floor_dlpack_4d": "malloc of the object, the DLTensor and its strides, free and the deleter",
+              "floor_load_1": "dlopen, dlsym of the two symbols and dlclose"}
 LOADS = {"load_1": 1, "load_100": 100, "load_10000": 10000}
 
 
@@ -126,17 +135,30 @@ def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+def say(text):
+    print(f"abi_bench: {text}", file=sys.stderr, flush=True)
+
+
 def measure(core: Core, args) -> dict:
     instr = {name: {} for name in core.libs}
     heap = {name: {} for name in core.libs}
-    with tempfile.TemporaryDirectory() as tmp:
+    steps, doing = len(core.libs) * len(OPS), ["starting"]
+    with progress.Heartbeat(lambda: doing[0], say) as beat, tempfile.TemporaryDirectory() as tmp:
         for name, lib in core.libs.items():
             for op, (n, _) in OPS.items():
+                step = len(instr["reference"]) + len(instr["upstream"]) + 1
+                doing[0] = f"[{step:2}/{steps}] {name} {op}: callgrind" + (", massif" if op in LOADS else "")
+                started = time.time()
                 instr[name][op] = instructions(core, lib, op, max(1, n * args.n // 20000), tmp)
                 if op in LOADS:
                     heap[name][op] = peak_heap(core, lib, op, tmp)
-    wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
-                          capture_output=True, text=True).stdout
+                say(f"[{step:2}/{steps}] {name:9} {op:16} {instr[name][op]:12.1f} instructions per op "
+                    f"({time.time() - started:.0f} s)")
+                beat.touch()
+        doing[0] = f"wall clock of every op, both runtimes ({args.ms:g} ms batches)"
+        say(doing[0])
+        wall = subprocess.run(core.cmd("--wall", "--ms", str(args.ms), *core.both()), check=True,
+                              capture_output=True, text=True).stdout
     wall = json.loads(wall)
     base_i = {name: instr[name]["baseline"] for name in core.libs}
     base_w = {name: (wall[name]["baseline"] or {}).get("median") for name in core.libs}
@@ -190,14 +212,28 @@ def print_table(result):
         if "floor" in r:
             f = r["floor"]
             print(f"{r['op']:14} floor ({f['op']}): {f['net_instructions']:.1f} net instructions, "
-                  f"{fmt(f['net_ratio_to_upstream'], '.3f')} of upstream's net"
-                  + (" - the target is out of reach" if r["target_ratio"] is not None
-                     and f["net_ratio_to_upstream"] > r["target_ratio"] else ""))
+                  f"{fmt(f['net_ratio_to_upstream'], '.3f')} of upstream's net")
+            why = floor_limited(r)
+            if why:
+                print(f"{'':14} {why}")
     for r in result["paths"]:
         if "peak_heap_bytes" in r:
             h = r["peak_heap_bytes"]
             print(f"{r['op']:14} peak heap of one load: reference {h['reference']} B, "
                   f"upstream {h['upstream']} B (library file {h['library_file']} B)")
+
+
+def floor_limited(r):
+    """In words, why a missed target cannot be met: the work no runtime can
+    skip already costs more than the target allows. "" when that is not so."""
+    f, target = r.get("floor"), r["target_ratio"]
+    if not f or target is None or f["net_ratio_to_upstream"] is None or f["net_ratio_to_upstream"] <= target:
+        return ""
+    mine = r["instructions"]["net_ratio"]
+    return (f"the target (at most {target:g} of upstream's instructions) is out of reach for any runtime: "
+            f"{FLOOR_WORK.get(f['op'], f['op'])}, which every runtime must do, alone costs "
+            f"{f['net_ratio_to_upstream']:.2f} of upstream's; the reference's {fmt(mine, '.2f')} is "
+            f"{fmt(None if mine is None else mine - f['net_ratio_to_upstream'], '.2f')} above that floor")
 
 
 def main() -> int:

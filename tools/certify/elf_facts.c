@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* No library certify meets is bigger; refusing larger files bounds memory. */
@@ -186,6 +187,14 @@ static int cert_keep_string(char** slot, const char* value) {
   return *slot == NULL ? -1 : 0;
 }
 
+/* A library that asks for immediate binding has every import looked up at
+ * load, whatever host loads it. */
+static void cert_note_bind_now(CertElf* out, const GElf_Dyn* dyn) {
+  if (dyn->d_tag == DT_BIND_NOW) out->bind_now = 1;
+  if (dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_BIND_NOW)) out->bind_now = 1;
+  if (dyn->d_tag == DT_FLAGS_1 && (dyn->d_un.d_val & DF_1_NOW)) out->bind_now = 1;
+}
+
 static int cert_read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
   GElf_Shdr sh;
   Elf_Scn* scn = cert_find_section(elf, SHT_DYNAMIC, &sh);
@@ -198,6 +207,7 @@ static int cert_read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
   for (size_t i = 0; i < count; ++i) {
     GElf_Dyn dyn;
     if (gelf_getdyn(data, (int)i, &dyn) == NULL || dyn.d_tag == DT_NULL) break;
+    cert_note_bind_now(out, &dyn);
     if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH &&
         dyn.d_tag != DT_SONAME)
       continue;
@@ -251,15 +261,28 @@ static int cert_compare_symbol_index(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
+static int cert_is_plt_slot(int machine, unsigned type) {
+  switch (machine) {
+    case EM_X86_64: return type == R_X86_64_JUMP_SLOT;
+    case EM_386: return type == R_386_JMP_SLOT;
+    case EM_AARCH64: return type == R_AARCH64_JUMP_SLOT;
+    case EM_PPC64: return type == R_PPC64_JMP_SLOT;
+    default: return 0;
+  }
+}
+
 /* Marks the import with .dynsym index `index` as referenced (imports are
- * in index order, so a binary search finds it). */
-static void cert_mark_referenced(CertElf* out, size_t index) {
+ * in index order, so a binary search finds it); it stays lazy only while
+ * every relocation naming it is a PLT slot. */
+static void cert_mark_referenced(CertElf* out, size_t index, int plt_slot) {
   if (index == 0 || out->imports.n == 0) return;
   CertSymbol key;
   key.index = index;
   CertSymbol* hit = bsearch(&key, out->imports.items, out->imports.n, sizeof key,
                             cert_compare_symbol_index);
-  if (hit != NULL) hit->is_referenced = 1;
+  if (hit == NULL) return;
+  hit->is_lazy = hit->is_referenced ? hit->is_lazy && plt_slot : plt_slot;
+  hit->is_referenced = 1;
 }
 
 /* The dynamic relocations: which imports the loader must resolve, and the
@@ -288,7 +311,8 @@ static int cert_read_relocations(Elf* elf, CertElf* out) {
         r.r_info = rel.r_info;
         r.r_addend = 0;
       }
-      cert_mark_referenced(out, (size_t)GELF_R_SYM(r.r_info));
+      cert_mark_referenced(out, (size_t)GELF_R_SYM(r.r_info),
+                           cert_is_plt_slot(out->machine, (unsigned)GELF_R_TYPE(r.r_info)));
       if (!rela || !cert_is_relative(out->machine, (unsigned)GELF_R_TYPE(r.r_info))) continue;
       if (cert_push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0)
         return -1;
@@ -446,6 +470,7 @@ static int cert_read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t e
     GElf_Dyn dyn;
     if (gelf_getdyn(d, (int)i, &dyn) == NULL || dyn.d_tag == DT_NULL) break;
     unsigned long long v = dyn.d_un.d_val;
+    cert_note_bind_now(out, &dyn);
     if (dyn.d_tag == DT_STRTAB) t.strtab = v, t.has_strtab = 1;
     if (dyn.d_tag == DT_STRSZ) t.strsz = v;
     if (dyn.d_tag == DT_SYMTAB) t.symtab = v, t.has_symtab = 1;
@@ -513,16 +538,19 @@ static int cert_read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
   if (cert_read_dynamic(elf, out, err, errlen) != 0) return -1;
   if (cert_read_relocations(elf, out) != 0)
     return cert_fail(err, errlen, "out of memory reading relocations");
+  for (size_t i = 0; out->bind_now && i < out->imports.n; ++i) out->imports.items[i].is_lazy = 0;
   cert_derive_flags(out);
   return 0;
 }
 
-/* Takes ownership of `image` (malloc'd, `size` bytes). */
-static int cert_read_image(unsigned char* image, size_t size, const char* path, CertElf* out,
-                           char* err, size_t errlen) {
+/* Takes ownership of `image` (`size` bytes, mmap'd when `mapped`, else
+ * malloc'd). */
+static int cert_read_image(unsigned char* image, size_t size, int mapped, const char* path,
+                           CertElf* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->image = image;
   out->image_size = size;
+  out->image_mapped = mapped;
   out->path = strdup(path);
   if (out->path == NULL) {
     cert_elf_free(out);
@@ -550,7 +578,7 @@ int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err
   unsigned char* copy = malloc(size ? size : 1);
   if (copy == NULL) return cert_fail(err, errlen, "out of memory copying %zu bytes", size);
   if (size) memcpy(copy, image, size);
-  return cert_read_image(copy, size, "<memory>", out, err, errlen);
+  return cert_read_image(copy, size, 0, "<memory>", out, err, errlen);
 }
 
 int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
@@ -563,28 +591,23 @@ int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
     close(fd);
     return cert_fail(err, errlen, "%s: not a regular file", path);
   }
-  FILE* f = fdopen(fd, "rb");
-  if (f == NULL) {
-    close(fd);
-    return cert_fail(err, errlen, "%s: %s", path, strerror(errno));
-  }
   if ((unsigned long long)st.st_size > CERT_ELF_MAX_FILE) {
-    fclose(f);
+    close(fd);
     return cert_fail(err, errlen, "%s: larger than 2 GiB", path);
   }
   size_t size = (size_t)st.st_size;
-  unsigned char* image = malloc(size ? size : 1);
-  if (image == NULL) {
-    fclose(f);
-    return cert_fail(err, errlen, "%s: out of memory reading %zu bytes", path, size);
+  if (size == 0) {
+    close(fd);
+    unsigned char* empty = malloc(1);
+    if (empty == NULL) return cert_fail(err, errlen, "out of memory");
+    return cert_read_image(empty, 0, 0, path, out, err, errlen);
   }
-  size_t got = fread(image, 1, size, f);
-  fclose(f);
-  if (got != size) {
-    free(image);
-    return cert_fail(err, errlen, "%s: short read (%zu of %zu bytes)", path, got, size);
-  }
-  return cert_read_image(image, size, path, out, err, errlen);
+  /* Private and writable: libelf may convert data in place, and a write
+   * must never reach the file. Pages cost memory only once read. */
+  void* image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (image == MAP_FAILED) return cert_fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+  return cert_read_image(image, size, 1, path, out, err, errlen);
 }
 
 void cert_elf_free(CertElf* elf) {
@@ -596,7 +619,11 @@ void cert_elf_free(CertElf* elf) {
   free(elf->rpath);
   free(elf->runpath);
   free(elf->soname);
-  free(elf->image);
+  if (elf->image_mapped) {
+    munmap(elf->image, elf->image_size);
+  } else {
+    free(elf->image);
+  }
   free(elf->relative_offsets);
   free(elf->relative_addends);
   free(elf->sections);
@@ -609,6 +636,14 @@ const CertSymbol* cert_elf_find(const CertElf* elf, const char* name, int import
     if (strcmp(list->items[i].name, name) == 0) return &list->items[i];
   }
   return NULL;
+}
+
+int cert_is_upstream_cxx_symbol(const char* name) {
+  /* Nested names (N..E) of namespace tvm::ffi, in functions, vtables,
+   * typeinfo and their names: _ZN3tvm3ffi, _ZNK3tvm3ffi, _ZTVN3tvm3ffi, ... */
+  if (strncmp(name, "_Z", 2) != 0) return 0;
+  const char* at = strstr(name, "3tvm3ffi");
+  return at != NULL && at - name <= 6;
 }
 
 size_t cert_elf_callable(const CertElf* elf, const char** names, size_t max) {

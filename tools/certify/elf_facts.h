@@ -13,9 +13,14 @@ typedef struct {
   int is_function; /* STT_FUNC (or STT_GNU_IFUNC) rather than data */
   size_t size;     /* st_size */
   int is_weak;     /* STB_WEAK */
-  /* A dynamic relocation names it: the loader must resolve it (RTLD_NOW).
-   * An undefined symbol nothing relocates against is never looked up. */
+  /* A dynamic relocation names it: the loader resolves it, at load or (see
+   * is_lazy) at the first call that reaches it. An undefined symbol nothing
+   * relocates against is never looked up. */
   int is_referenced;
+  /* Every relocation naming it is a PLT slot (a function call): with lazy
+   * binding, as hosts load kernel libraries, the loader looks it up only
+   * when a call first reaches it, not when the library loads. */
+  int is_lazy;
   size_t index;    /* its index in .dynsym */
   /* Where the symbol's bytes lie in the file (defined symbols in a section
    * with file contents): `file_bytes` bytes from `file_offset`, never past
@@ -51,9 +56,13 @@ typedef struct {
   char* rpath;          /* DT_RPATH or NULL */
   char* runpath;        /* DT_RUNPATH or NULL */
   char* soname;         /* DT_SONAME or NULL */
-  /* The file itself (a private copy), for checks that read symbol bytes. */
+  /* The file itself, for checks that read symbol bytes: mapped privately
+   * from the file (only the pages read cost memory, so a 500 MB needed
+   * library costs its headers), or a private copy for cert_elf_read_memory. */
   unsigned char* image;
   size_t image_size;
+  int image_mapped;     /* image is an mmap of image_size bytes */
+  int bind_now;         /* DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: every symbol bound at load */
   /* R_*_RELATIVE relocations of the dynamic relocation table, sorted by
    * offset: what a pointer variable in the file points to once loaded. */
   unsigned long long* relative_offsets;
@@ -106,5 +115,25 @@ size_t cert_elf_callable(const CertElf* elf, const char** names, size_t max);
  * makes runtime-imports and undefined a SKIP with the reason. Functions
  * named in findings are without the __tvm_ffi_ prefix. */
 int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFindings* out);
+
+/* What the process the library is loaded into holds besides the runtime,
+ * for the loader model: the objects LD_PRELOAD names (loaded before
+ * anything else, so they answer DT_NEEDED by soname and define symbols),
+ * and where the CUDA toolkit's driver stubs are, which certify loads in
+ * place of an NVIDIA driver this machine lacks (the dynamic stage does the
+ * same). */
+typedef struct {
+  const char* preload;      /* LD_PRELOAD's value (spaces or colons between), or NULL */
+  const char* driver_stubs; /* a folder holding libcuda.so and friends, or NULL */
+} CertLoadEnv;
+
+/* cert_static_checks with the loader environment spelt out; the plain
+ * one uses LD_PRELOAD from the environment and no driver stubs. */
+int cert_static_checks_in(const CertElf* elf, const char* runtime_path, const CertLoadEnv* env,
+                          CertFindings* out);
+
+/* A C++ symbol of upstream's tvm::ffi namespace (`_ZN3tvm3ffi...`): only
+ * upstream's libtvm_ffi.so defines these; the C ABI has none. */
+int cert_is_upstream_cxx_symbol(const char* name);
 
 #endif

@@ -60,3 +60,13 @@ const char* cert_verdict_name(CertVerdict v) {
   }
   return "?";
 }
+
+int cert_findings_nothing_called(const CertFindings* f) {
+  for (size_t i = 0; i < f->n; ++i) {
+    const CertFinding* x = &f->items[i];
+    if (x->verdict == CERT_SKIP && x->function[0] == '\0' && strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}

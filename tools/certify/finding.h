@@ -43,4 +43,12 @@ void cert_findings_free(CertFindings* f);
 /* "PASS", "SKIP", "WARN", "NONSTRICT", "FAIL". */
 const char* cert_verdict_name(CertVerdict v);
 
+/* The check the probes report "nothing could be called" with, on the
+ * library as a whole (function ""): no call reached any function, so the
+ * library is not certified whatever else passed. */
+#define CERT_CHECK_NOTHING_CALLED "probe.valid-call"
+
+/* 1 when the findings say nothing could be called under some runtime. */
+int cert_findings_nothing_called(const CertFindings* f);
+
 #endif

@@ -75,6 +75,17 @@ static void cert_cache_load(void) {
   atexit(cert_cache_free);
 }
 
+int cert_driver_stub_name(const char* needed, char* buf, size_t size) {
+  static const char* const kDriver[] = {"libcuda.so", "libnvidia-ml.so", NULL};
+  for (const char* const* d = kDriver; *d != NULL; ++d) {
+    size_t n = strlen(*d);
+    if (strncmp(needed, *d, n) != 0 || (needed[n] != '\0' && needed[n] != '.')) continue;
+    snprintf(buf, size, "%s", *d);
+    return 1;
+  }
+  return 0;
+}
+
 int cert_elf_ident(const char* path, int* machine, int* elf_class) {
   unsigned char h[20];
   /* O_NONBLOCK: a library name may point at a FIFO, which must not hang us. */

@@ -24,6 +24,13 @@ typedef struct {
 int cert_search_library(const char* name, const CertSearchScope* scopes, size_t n_scopes,
                         int machine, int elf_class, char* out, size_t outlen);
 
+/* For a library only the NVIDIA driver installs ("libcuda.so.1",
+ * "libnvidia-ml.so.1"): the file name of the stub the CUDA toolkit ships
+ * for it in its lib64/stubs folder ("libcuda.so"), into buf; 1, or 0 when
+ * `needed` is not a driver library. A machine without a GPU lacks these:
+ * that is the machine's gap, not the library's. */
+int cert_driver_stub_name(const char* needed, char* buf, size_t size);
+
 /* The ELF machine and class of a file, or -1 when it is not a readable ELF. */
 int cert_elf_ident(const char* path, int* machine, int* elf_class);
 

@@ -56,8 +56,32 @@ static void cert_usage(FILE* out) {
         "               [--json FILE] [--junit FILE] [--html FILE] [--jobs N]\n"
         "               [--timeout S] [--replay LINE] [--quiet]\n"
         "exit status (bits): 1 certify could not finish, 2 usage error,\n"
-        "                    4 a MUST failure, 8 a NONSTRICT finding; 0 certified\n",
+        "                    4 a MUST failure, 8 a NONSTRICT finding,\n"
+        "                    16 nothing could be called; 0 certified\n",
         out);
+}
+
+#define CERT_RUNTIME_WORDS "reference, upstream, or the path of a libtvm_ffi.so"
+
+/* What certify itself calls in every runtime it probes under. */
+static int cert_check_runtime_file(const char* which, const char* path, char* err, size_t errlen) {
+  static const char* const kNeeded[] = {"TVMFFIErrorMoveFromRaised", "TVMFFIObjectDecRef", NULL};
+  CertElf elf;
+  char why[512];
+  if (cert_elf_read(path, &elf, why, sizeof why) != 0) {
+    snprintf(err, errlen, "runtime %.256s is not a TVM-FFI runtime: %.512s (--runtime takes %s)", which, why,
+             CERT_RUNTIME_WORDS);
+    return -1;
+  }
+  int rc = 0;
+  for (const char* const* n = kNeeded; *n != NULL && rc == 0; ++n) {
+    if (cert_elf_find(&elf, *n, 0) != NULL) continue;
+    snprintf(err, errlen, "runtime %.256s is not a TVM-FFI runtime: %.1024s does not export %s (--runtime takes %s)",
+             which, path, *n, CERT_RUNTIME_WORDS);
+    rc = -1;
+  }
+  cert_elf_free(&elf);
+  return rc;
 }
 
 /* `bazel run` starts tools in their runfiles tree: paths on the command line
@@ -120,10 +144,48 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
     snprintf(want, sizeof want, "%s", cert_user_path(which, cwd_buf, sizeof cwd_buf));
   }
   if (realpath(want, rt->path) == NULL) {
-    snprintf(err, errlen, "runtime %.256s: %.1024s: %s", which, want, strerror(errno));
+    snprintf(err, errlen, "runtime %.256s: %.1024s: %s (--runtime takes %s)", which, want, strerror(errno),
+             CERT_RUNTIME_WORDS);
     return -1;
   }
   snprintf(rt->label, sizeof rt->label, "%s", rel ? which : rt->path);
+  return cert_check_runtime_file(which, rt->path, err, errlen);
+}
+
+/* The CUDA toolkit's driver stubs, as the @cuda repository put them in
+ * the runfiles; NULL where the toolkit has none. */
+static const char* cert_driver_stubs(const char* argv0, char* buf, size_t cap) {
+  char dir[PATH_MAX], stub[PATH_MAX + 32];
+  if (cert_runfiles_dir(argv0, dir, sizeof dir) != 0) return NULL;
+  snprintf(stub, sizeof stub, "%s/cuda/stubs/libcuda.so", dir);
+  if (access(stub, R_OK) != 0) return NULL;
+  snprintf(buf, cap, "%.*s/cuda/stubs", (int)(cap > 12 ? cap - 12 : 0), dir);
+  return buf;
+}
+
+/* A report file that cannot be written is found before the run, not after. */
+static int cert_check_report_paths(const CertArgs* a, char* err, size_t errlen) {
+  const char* paths[] = {a->json, a->junit, a->html};
+  const char* what[] = {"JSON", "JUnit", "HTML"};
+  for (size_t k = 0; k < 3; ++k) {
+    if (paths[k] == NULL) continue;
+    char buf[PATH_MAX], dir[PATH_MAX];
+    const char* path = cert_user_path(paths[k], buf, sizeof buf);
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    const char* why = NULL;
+    if (exists && S_ISDIR(st.st_mode)) why = "is a directory";
+    else if (exists && access(path, W_OK) != 0) why = strerror(errno);
+    else if (!exists && access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    if (why == NULL) continue;
+    snprintf(err, errlen, "cannot write the %s report %.2048s: %s", what[k], path, why);
+    return -1;
+  }
   return 0;
 }
 
@@ -241,7 +303,7 @@ typedef struct {
 static void cert_progress(void* ctx, size_t done, size_t total, const char* what) {
   CertProgress* p = ctx;
   char* clean = cert_text_clean(what); /* a function name: the library chose it */
-  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %.60s", p->runtime, done, total,
+  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu functions, at %.60s", p->runtime, done, total,
                   clean ? clean : "");
   free(clean);
   if (n < p->width) fprintf(stderr, "%*s", p->width - n, "");
@@ -270,11 +332,11 @@ static int cert_copy_finding(CertFindings* out, const CertFinding* x, const char
  * not defined by it: findings every runtime agrees on are kept once (no
  * runtime), the others are labelled with certify's name for their runtime. */
 static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t n_rts,
-                             CertFindings* out) {
+                             const CertLoadEnv* env, CertFindings* out) {
   CertFindings per[CERT_MAX_RUNTIMES];
   memset(per, 0, sizeof per);
   int rc = 0;
-  for (size_t r = 0; r < n_rts && rc == 0; ++r) rc = cert_static_checks(elf, rts[r].path, &per[r]);
+  for (size_t r = 0; r < n_rts && rc == 0; ++r) rc = cert_static_checks_in(elf, rts[r].path, env, &per[r]);
   for (size_t r = 0; r < n_rts && rc == 0; ++r) {
     for (size_t i = 0; i < per[r].n && rc == 0; ++i) {
       const CertFinding* x = &per[r].items[i];
@@ -294,12 +356,13 @@ static int cert_static_stage(const CertElf* elf, const CertRuntime* rts, size_t 
 }
 
 static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
-                              const CertRuntime* rts, size_t n_rts, CertFindings* out) {
+                              const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
+                              CertFindings* out) {
   int show = !a->quiet && isatty(STDERR_FILENO);
   for (size_t r = 0; r < n_rts; ++r) {
     CertProgress progress = {rts[r].label, 0};
     CertProbeOptions opt = {elf->path, rts[r].path, rts[r].label, manifest, a->jobs, a->timeout_s,
-                            0, show ? cert_progress : NULL, &progress};
+                            0, env->driver_stubs, show ? cert_progress : NULL, &progress};
     int rc = a->replay ? cert_probe_replay(a->replay, &opt, out) : cert_probe_library(elf, &opt, out);
     cert_progress_end(&progress);
     if (rc != 0) return -1;
@@ -355,6 +418,7 @@ static int cert_run(const char* argv0, const CertArgs* a) {
       cert_probe_replay_runtime(a->replay, replay_rt, sizeof replay_rt) == 0) {
     only = replay_rt;
   }
+  if (!failed) failed = cert_check_report_paths(a, err, sizeof err) != 0;
   const char* wanted[] = {"reference", "upstream"};
   size_t n_wanted = only ? 1 : 2;
   for (size_t r = 0; r < n_wanted && !failed; ++r) {
@@ -380,13 +444,15 @@ static int cert_run(const char* argv0, const CertArgs* a) {
     n_functions = names ? cert_elf_callable(&elf, names, CERT_MAX_FUNCTIONS) : 0;
     free(names);
   }
-  if (!failed && !a->replay && cert_static_stage(&elf, rts, n_rts, &findings) != 0) {
+  char stubs_buf[PATH_MAX];
+  CertLoadEnv env = {getenv("LD_PRELOAD"), cert_driver_stubs(argv0, stubs_buf, sizeof stubs_buf)};
+  if (!failed && !a->replay && cert_static_stage(&elf, rts, n_rts, &env, &findings) != 0) {
     snprintf(err, sizeof err, "the static checks could not finish (out of memory)");
     failed = 1;
   }
-  if (!failed && cert_dynamic_stage(&elf, a, manifest, rts, n_rts, &findings) != 0) {
-    snprintf(err, sizeof err, a->replay ? "cannot replay '%s': see the reason above"
-                                        : "the probes could not finish%s", a->replay ? a->replay : "");
+  if (!failed && cert_dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings) != 0) {
+    snprintf(err, sizeof err, "%s%.2048s%s", a->replay ? "cannot replay: " : "the probes could not finish: ",
+             cert_probe_error(), "");
     failed = 1;
   }
   CertRunInfo run = {a->lib, labels, n_rts, cert_now() - start, n_functions,
@@ -417,7 +483,7 @@ int main(int argc, char** argv) {
   if (parsed < 0) {
     fprintf(stderr, "certify: %s\n", err);
     cert_usage(stderr);
-    return CERT_EXIT_TOOL_ERROR | CERT_EXIT_USAGE;
+    return CERT_EXIT_USAGE;
   }
   return cert_run(argv[0], &args);
 }

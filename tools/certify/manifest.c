@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char* const kErrorCaseNames[CERT_ERR_COUNT] = {
-    "arity", "type", "dtype", "device", "shape", "layout", "null_data",
+    "arity", "type", "dtype", "device", "shape", "layout", "null_data", "divisibility",
 };
 
 const char* cert_error_case_name(CertErrorCase c) {
@@ -48,43 +48,137 @@ static int is_ident(const char* s) {
   return 1;
 }
 
-static int parse_arg(Ctx* c, const char* fn, size_t k, json_t* j, CertManifestArg* a) {
-  char where[200];
-  snprintf(where, sizeof where, "functions.%s.args[%zu]", fn, k);
-  if (!json_is_object(j)) return bad(c, "%s: expected an object", where);
-  const char* key;
-  json_t* v;
-  json_object_foreach(j, key, v) {
-    if (strcmp(key, "name") && strcmp(key, "kind") && strcmp(key, "shape")) {
-      return bad(c, "%s: unknown key \"%s\"", where, key);
+static const struct {
+  const char* word;
+  CertManifestKind kind;
+  int has_shape; /* 1: needs "shape"; 0: must not have one */
+} kKinds[] = {
+    {"tensor", CERT_MKIND_TENSOR, 1}, {"float", CERT_MKIND_FLOAT, 0},   {"int", CERT_MKIND_INT, 0},
+    {"bool", CERT_MKIND_BOOL, 0},     {"stream", CERT_MKIND_STREAM, 0}, {"pointer", CERT_MKIND_POINTER, 1},
+    {"shape", CERT_MKIND_SHAPE, 1},   {"tuple", CERT_MKIND_TUPLE, 0},
+};
+
+static int parse_kind(Ctx* c, json_t* j, const char* where, CertManifestKind* kind, int* has_shape) {
+  char word[16];
+  if (get_word(c, json_object_get(j, "kind"), where, word, sizeof word) != 0) return -1;
+  for (size_t k = 0; k < sizeof kKinds / sizeof kKinds[0]; ++k) {
+    if (strcmp(word, kKinds[k].word) == 0) {
+      *kind = kKinds[k].kind;
+      *has_shape = kKinds[k].has_shape;
+      return 0;
     }
   }
-  if (get_word(c, json_object_get(j, "name"), where, a->name, sizeof a->name) != 0) return -1;
-  if (!is_ident(a->name)) return bad(c, "%s.name: not an identifier", where);
-  char kind[16];
-  if (get_word(c, json_object_get(j, "kind"), where, kind, sizeof kind) != 0) return -1;
-  if (strcmp(kind, "tensor") == 0) a->kind = CERT_MKIND_TENSOR;
-  else if (strcmp(kind, "float") == 0) a->kind = CERT_MKIND_FLOAT;
-  else if (strcmp(kind, "int") == 0) a->kind = CERT_MKIND_INT;
-  else if (strcmp(kind, "bool") == 0) a->kind = CERT_MKIND_BOOL;
-  else return bad(c, "%s.kind: \"%s\" is not tensor, float, int or bool", where, kind);
-  json_t* shape = json_object_get(j, "shape");
-  if (a->kind != CERT_MKIND_TENSOR) {
-    return shape ? bad(c, "%s.shape: only tensors have a shape", where) : 0;
-  }
+  return bad(c, "%s.kind: \"%s\" is not tensor, float, int, bool, stream, pointer, shape or tuple", where,
+             word);
+}
+
+static int parse_dims(Ctx* c, json_t* shape, const char* where, int32_t* ndim, char (*dims)[16]) {
   if (!json_is_array(shape) || json_array_size(shape) > CERT_MAX_NDIM) {
     return bad(c, "%s.shape: expected a list of at most %d extents", where, CERT_MAX_NDIM);
   }
-  a->ndim = (int32_t)json_array_size(shape);
-  for (int32_t d = 0; d < a->ndim; ++d) {
+  *ndim = (int32_t)json_array_size(shape);
+  for (int32_t d = 0; d < *ndim; ++d) {
     json_t* e = json_array_get(shape, (size_t)d);
     if (json_is_integer(e)) {
       json_int_t x = json_integer_value(e);
       if (x < 0 || x > 4096) return bad(c, "%s.shape[%d]: extents are 0..4096", where, (int)d);
-      snprintf(a->dims[d], sizeof a->dims[d], "%lld", (long long)x);
-    } else if (get_word(c, e, where, a->dims[d], sizeof a->dims[d]) != 0 || !is_ident(a->dims[d])) {
+      snprintf(dims[d], 16, "%lld", (long long)x);
+    } else if (get_word(c, e, where, dims[d], 16) != 0 || !is_ident(dims[d])) {
       return bad(c, "%s.shape[%d]: expected a name or a number", where, (int)d);
     }
+  }
+  return 0;
+}
+
+static int only_keys(Ctx* c, json_t* j, const char* where, const char* const* keys) {
+  const char* key;
+  json_t* v;
+  json_object_foreach(j, key, v) {
+    int known = 0;
+    for (int k = 0; keys[k]; ++k) known |= strcmp(key, keys[k]) == 0;
+    if (!known) return bad(c, "%s: unknown key \"%s\"", where, key);
+  }
+  return 0;
+}
+
+static int parse_items(Ctx* c, json_t* items, const char* where, CertManifestArg* a) {
+  if (!json_is_array(items) || json_array_size(items) == 0 || json_array_size(items) > CERT_MANIFEST_MAX_ITEMS) {
+    return bad(c, "%s.items: expected a list of 1 to %d items", where, CERT_MANIFEST_MAX_ITEMS);
+  }
+  static const char* const keys[] = {"kind", "shape", NULL};
+  for (size_t k = 0; k < json_array_size(items); ++k) {
+    char at[240];
+    snprintf(at, sizeof at, "%s.items[%zu]", where, k);
+    json_t* j = json_array_get(items, k);
+    if (!json_is_object(j)) return bad(c, "%s: expected an object", at);
+    if (only_keys(c, j, at, keys) != 0) return -1;
+    CertManifestItem* it = &a->items[a->nitems];
+    int has_shape = 0;
+    if (parse_kind(c, j, at, &it->kind, &has_shape) != 0) return -1;
+    if (it->kind == CERT_MKIND_TUPLE || it->kind == CERT_MKIND_STREAM) {
+      return bad(c, "%s.kind: a tuple holds scalars, tensors, pointers or shapes", at);
+    }
+    json_t* shape = json_object_get(j, "shape");
+    if (has_shape != (shape != NULL)) return bad(c, "%s.shape: %s", at, has_shape ? "needed" : "only tensors, pointers and shapes have one");
+    if (shape && parse_dims(c, shape, at, &it->ndim, it->dims) != 0) return -1;
+    a->nitems++;
+  }
+  return 0;
+}
+
+static int parse_arg(Ctx* c, const char* fn, size_t k, json_t* j, CertManifestArg* a) {
+  char where[200];
+  snprintf(where, sizeof where, "functions.%s.args[%zu]", fn, k);
+  if (!json_is_object(j)) return bad(c, "%s: expected an object", where);
+  static const char* const keys[] = {"name", "kind", "shape", "align", "items", "extent", NULL};
+  if (only_keys(c, j, where, keys) != 0) return -1;
+  if (get_word(c, json_object_get(j, "name"), where, a->name, sizeof a->name) != 0) return -1;
+  if (!is_ident(a->name)) return bad(c, "%s.name: not an identifier", where);
+  int has_shape = 0;
+  if (parse_kind(c, j, where, &a->kind, &has_shape) != 0) return -1;
+  json_t* shape = json_object_get(j, "shape");
+  if (!has_shape && shape) return bad(c, "%s.shape: only tensors, pointers and shapes have a shape", where);
+  if (has_shape && parse_dims(c, shape, where, &a->ndim, a->dims) != 0) return -1;
+  json_t* align = json_object_get(j, "align");
+  if (align) {
+    json_int_t x = json_is_integer(align) ? json_integer_value(align) : 0;
+    if (a->kind != CERT_MKIND_TENSOR && a->kind != CERT_MKIND_POINTER) {
+      return bad(c, "%s.align: only tensors and pointers have an alignment", where);
+    }
+    if (x < 1 || x > 4096 || (x & (x - 1)) != 0) return bad(c, "%s.align: a power of two up to 4096", where);
+    a->align = (uint32_t)x;
+  }
+  json_t* extent = json_object_get(j, "extent");
+  if (extent) {
+    if (a->kind != CERT_MKIND_INT) return bad(c, "%s.extent: only ints are passed an extent", where);
+    if (get_word(c, extent, where, a->extent, sizeof a->extent) != 0 || !is_ident(a->extent)) {
+      return bad(c, "%s.extent: expected an extent name", where);
+    }
+  }
+  json_t* items = json_object_get(j, "items");
+  if ((a->kind == CERT_MKIND_TUPLE) != (items != NULL)) {
+    return bad(c, "%s.items: %s", where, items ? "only tuples have items" : "a tuple needs items");
+  }
+  return items ? parse_items(c, items, where, a) : 0;
+}
+
+static int parse_divisible(Ctx* c, const char* fn, json_t* j, CertManifestFunction* f) {
+  if (!json_is_object(j) || json_object_size(j) > CERT_MANIFEST_MAX_DIVISIBLE) {
+    return bad(c, "functions.%s.divisible: expected an object of at most %d extent names", fn,
+               CERT_MANIFEST_MAX_DIVISIBLE);
+  }
+  const char* key;
+  json_t* v;
+  json_object_foreach(j, key, v) {
+    CertDivisible* d = &f->divisible[f->ndivisible];
+    if (!is_ident(key) || strlen(key) >= sizeof d->name) {
+      return bad(c, "functions.%s.divisible: \"%s\" is not an extent name", fn, key);
+    }
+    json_int_t by = json_is_integer(v) ? json_integer_value(v) : 0;
+    if (by < 1 || by > 4096) return bad(c, "functions.%s.divisible.%s: a number from 1 to 4096", fn, key);
+    snprintf(d->name, sizeof d->name, "%s", key);
+    d->by = by;
+    f->ndivisible++;
   }
   return 0;
 }
@@ -132,8 +226,9 @@ static int parse_reference(Ctx* c, const char* fn, const char* s, CertManifestFu
   const char* start = p;
   while (isalnum((unsigned char)*p) || *p == '_') ++p;
   e->out_arg = arg_index(f, start, (size_t)(p - start));
-  if (e->out_arg < 0 || f->args[e->out_arg].kind != CERT_MKIND_TENSOR) {
-    return bad(c, "functions.%s.reference: must start with a tensor argument's name", fn);
+  if (e->out_arg < 0 || (f->args[e->out_arg].kind != CERT_MKIND_TENSOR &&
+                         f->args[e->out_arg].kind != CERT_MKIND_POINTER)) {
+    return bad(c, "functions.%s.reference: must start with a tensor or pointer argument's name", fn);
   }
   while (isspace((unsigned char)*p)) ++p;
   if (*p++ != '=') return bad(c, "functions.%s.reference: expected '='", fn);
@@ -145,13 +240,32 @@ static int parse_reference(Ctx* c, const char* fn, const char* s, CertManifestFu
       char* end = NULL;
       e->term_const[e->nterms] = strtod(p, &end);
       e->term_arg[e->nterms] = -1;
+      e->term_item[e->nterms] = -1;
       p = end;
     } else {
       while (isalnum((unsigned char)*p) || *p == '_') ++p;
       int k = arg_index(f, start, (size_t)(p - start));
       if (k < 0) return bad(c, "functions.%s.reference: unknown name at \"%.20s\"", fn, start);
-      if (f->args[k].kind == CERT_MKIND_BOOL) return bad(c, "functions.%s.reference: bool term", fn);
       e->term_arg[e->nterms] = k;
+      e->term_item[e->nterms] = -1;
+      CertManifestKind kind = f->args[k].kind;
+      if (*p == '[' && kind == CERT_MKIND_TUPLE) {
+        char* end = NULL;
+        long item = strtol(p + 1, &end, 10);
+        if (end == p + 1 || *end != ']' || item < 0 || item >= f->args[k].nitems) {
+          return bad(c, "functions.%s.reference: bad item at \"%.20s\"", fn, start);
+        }
+        e->term_item[e->nterms] = (int)item;
+        kind = f->args[k].items[item].kind;
+        p = end + 1;
+        if (kind != CERT_MKIND_FLOAT && kind != CERT_MKIND_INT) {
+          return bad(c, "functions.%s.reference: a tuple item in it must be a float or an int", fn);
+        }
+      }
+      if (kind != CERT_MKIND_TENSOR && kind != CERT_MKIND_POINTER && kind != CERT_MKIND_FLOAT &&
+          kind != CERT_MKIND_INT) {
+        return bad(c, "functions.%s.reference: \"%.20s\" is not a number, tensor or pointer", fn, start);
+      }
     }
     e->nterms++;
     while (isspace((unsigned char)*p)) ++p;
@@ -182,7 +296,7 @@ static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunct
   snprintf(f->name, sizeof f->name, "%s", name);
   if (!json_is_object(j)) return bad(c, "functions.%s: expected an object", name);
   static const char* const keys[] = {"device", "dtypes", "args", "returns", "reference", "errors",
-                                     "errors_name_argument", NULL};
+                                     "errors_name_argument", "divisible", "byte_offset", NULL};
   const char* key;
   json_t* v;
   json_object_foreach(j, key, v) {
@@ -210,10 +324,19 @@ static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunct
   json_t* dt = json_object_get(j, "dtypes");
   if (dt && parse_dtypes(c, name, dt, f) != 0) return -1;
   for (int k = 0; k < f->nargs; ++k) {
-    if (f->args[k].kind == CERT_MKIND_TENSOR && f->ndtypes == 0) {
-      return bad(c, "functions.%s.dtypes: needed for tensor arguments", name);
+    int laid_out = f->args[k].kind == CERT_MKIND_TENSOR || f->args[k].kind == CERT_MKIND_POINTER;
+    for (int i = 0; i < f->args[k].nitems; ++i) {
+      laid_out |= f->args[k].items[i].kind == CERT_MKIND_TENSOR || f->args[k].items[i].kind == CERT_MKIND_POINTER;
+    }
+    if (laid_out && f->ndtypes == 0) {
+      return bad(c, "functions.%s.dtypes: needed for tensor and pointer arguments", name);
     }
   }
+  json_t* offset = json_object_get(j, "byte_offset");
+  if (offset && !json_is_boolean(offset)) return bad(c, "functions.%s.byte_offset: expected a bool", name);
+  f->refuses_byte_offset = offset && json_is_false(offset);
+  json_t* div = json_object_get(j, "divisible");
+  if (div && parse_divisible(c, name, div, f) != 0) return -1;
   json_t* ret = json_object_get(j, "returns");
   if (ret) {
     if (!json_is_string(ret) || strcmp(json_string_value(ret), "none") != 0) {
@@ -303,6 +426,84 @@ void cert_manifest_free(CertManifest* m) {
   m->n = 0;
 }
 
+int64_t cert_manifest_divisor(const CertManifestFunction* f, const char* extent) {
+  for (int k = 0; f && k < f->ndivisible; ++k) {
+    if (strcmp(f->divisible[k].name, extent) == 0) return f->divisible[k].by;
+  }
+  return 1;
+}
+
+/* ---- the valid call a signature describes -------------------------------- */
+
+/* A tensor's extent for one of the manifest's dimension words: `n`, made a
+ * multiple of what the manifest says the named extent must divide by. */
+static int64_t extent_of(const CertManifestFunction* f, const char* dim, int64_t n) {
+  if (dim[0] >= '0' && dim[0] <= '9') return strtoll(dim, NULL, 10);
+  int64_t by = cert_manifest_divisor(f, dim);
+  return (n + by - 1) / by * by;
+}
+
+static CertArg manifest_layout(const CertManifestFunction* f, CertManifestKind kind, int32_t ndim,
+                               const char (*dims)[16], DLDataType dt, int64_t n, CertArgKind tkind) {
+  int64_t shape[CERT_MAX_NDIM];
+  for (int32_t d = 0; d < ndim; ++d) shape[d] = extent_of(f, dims[d], n);
+  DLDevice dev = {f->device, 0};
+  CertArgKind k = kind == CERT_MKIND_POINTER ? CERT_ARG_DATAPTR : kind == CERT_MKIND_SHAPE ? CERT_ARG_SHAPE : tkind;
+  return cert_arg_tensor(k, dt, ndim, shape, dev);
+}
+
+/* One argument (or tuple item) of a valid call. */
+static CertArg manifest_value(const CertManifestFunction* f, CertManifestKind kind, int32_t ndim,
+                              const char (*dims)[16], DLDataType dt, int64_t n, CertArgKind tkind) {
+  CertArg a = cert_arg_simple(CERT_ARG_NONE);
+  switch (kind) {
+    case CERT_MKIND_TENSOR:
+    case CERT_MKIND_POINTER:
+    case CERT_MKIND_SHAPE: return manifest_layout(f, kind, ndim, dims, dt, n, tkind);
+    case CERT_MKIND_FLOAT: return cert_arg_float(2.5);
+    case CERT_MKIND_INT: return cert_arg_int(3);
+    case CERT_MKIND_BOOL:
+      a.kind = CERT_ARG_BOOL;
+      a.i = 1;
+      return a;
+    case CERT_MKIND_STREAM: /* the default stream: a NULL opaque pointer */
+      a.kind = CERT_ARG_PTR;
+      return a;
+    case CERT_MKIND_TUPLE: break;
+  }
+  return a;
+}
+
+CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind) {
+  CertCall c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.function, sizeof c.function, "%s", f->name);
+  c.threads = 1;
+  for (int k = 0; k < f->nargs; ++k) {
+    const CertManifestArg* a = &f->args[k];
+    if (a->kind == CERT_MKIND_INT && a->extent[0]) {
+      c.args[k] = cert_arg_int(extent_of(f, a->extent, n));
+      continue;
+    }
+    if (a->kind != CERT_MKIND_TUPLE) {
+      c.args[k] = manifest_value(f, a->kind, a->ndim, (const char (*)[16])a->dims, dt, n, tkind);
+      c.args[k].align = a->align;
+      continue;
+    }
+    /* Items of an ffi.Array are owned values: tensors in it are Tensor objects. */
+    c.args[k] = cert_arg_simple(CERT_ARG_ARRAY);
+    c.args[k].i = c.nitems;
+    for (int i = 0; i < a->nitems && c.nitems < CERT_MAX_ITEMS; ++i) {
+      const CertManifestItem* it = &a->items[i];
+      c.items[c.nitems++] = manifest_value(f, it->kind, it->ndim, (const char (*)[16])it->dims, dt, n, CERT_ARG_TENSOR);
+      c.args[k].ndim++;
+    }
+  }
+  c.nargs = f->nargs;
+  c.returns_none = f->returns_none;
+  return c;
+}
+
 const CertManifestFunction* cert_manifest_find(const CertManifest* m, const char* name) {
   for (size_t k = 0; m && k < m->n; ++k) {
     if (strcmp(m->fns[k].name, name) == 0) return &m->fns[k];
@@ -323,7 +524,9 @@ static double in_arith(DLDataType t, double v) {
   return v;
 }
 
-static double scalar_of(const CertArg* a) {
+static double scalar_of(const CertCall* call, int arg, int item) {
+  const CertArg* a = &call->args[arg];
+  if (item >= 0 && a->kind == CERT_ARG_ARRAY && a->i + item < call->nitems) a = &call->items[a->i + item];
   if (a->kind == CERT_ARG_FLOAT) return a->f;
   if (a->kind == CERT_ARG_INT || a->kind == CERT_ARG_BOOL) return (double)a->i;
   return 0;
@@ -364,7 +567,7 @@ int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
       int a = e->term_arg[k];
       if (a < 0) {
         v = e->term_const[k];
-      } else if (tensors[a]) {
+      } else if (tensors[a] && e->term_item[k] < 0) {
         const DLTensor* t = tensors[a];
         /* The value the argument held before the call (in-place safe). */
         const char* base = inputs_before[a] ? inputs_before[a] : (const char*)t->data + t->byte_offset;
@@ -372,7 +575,7 @@ int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
           return snprintf(note, note_size, "cannot read argument %d", a), -1;
         }
       } else {
-        v = scalar_of(&call->args[a]);
+        v = scalar_of(call, a, e->term_item[k]);
       }
       v = in_arith(dt, v);
       /* Products bind tighter than sums. */

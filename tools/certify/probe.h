@@ -1,6 +1,6 @@
 /* The dynamic stage: calls into a kernel library under a chosen runtime,
- * every probe in a forked child with a time limit and a memory cap, so a
- * crash, hang, abort, exit() or memory bomb becomes a verdict. */
+ * in processes of their own with a time limit per call and a memory cap, so
+ * a crash, hang, abort, exit() or memory bomb becomes a verdict. */
 #ifndef CERT_PROBE_H_
 #define CERT_PROBE_H_
 
@@ -11,6 +11,14 @@
 
 typedef struct CertManifest CertManifest; /* manifest.h */
 
+/* What a call may allocate beyond what its process held (RLIMIT_DATA): a
+ * memory bomb fills it in a second or two even where page faults are slow,
+ * well inside the time limit, so the same call gets the same verdict every
+ * time. Where a GPU driver is present it gets 4 GiB: creating a CUDA
+ * context takes host memory of its own. */
+#define CERT_DEFAULT_MEMORY_LIMIT ((size_t)512 << 20)
+#define CERT_DEFAULT_MEMORY_LIMIT_GPU ((size_t)4 << 30)
+
 typedef struct {
   const char* lib_path;      /* the library under test, absolute */
   const char* runtime_path;  /* the libtvm_ffi.so loaded RTLD_GLOBAL first, absolute */
@@ -18,17 +26,26 @@ typedef struct {
   const CertManifest* manifest; /* NULL: probes without typed signatures */
   int jobs;                  /* child processes at once; <= 0: the number of CPUs */
   double timeout_s;          /* per probe; <= 0: a default */
-  size_t memory_limit;       /* bytes of address space per child; 0: a default */
-  /* Called from the parent as probes finish; may be NULL. */
+  size_t memory_limit;       /* bytes a call may allocate; 0: CERT_DEFAULT_MEMORY_LIMIT */
+  const char* driver_stubs;  /* the CUDA toolkit's driver stubs folder (lib64/stubs), or NULL */
+  /* Called from the parent as probes finish, with the functions done and
+   * in all (calls, for a replay); may be NULL. */
   void (*progress)(void* ctx, size_t done, size_t total, const char* what);
   void* progress_ctx;
 } CertProbeOptions;
 
 /* Runs every probe on every callable function of `elf` (and decodes
- * metadata/doc symbols that are functions) and appends the findings.
- * Returns 0, or -1 on a tool error (the library not loading is a finding,
- * not a tool error). */
+ * metadata/doc symbols that are functions) and appends the findings: the
+ * library-level ones (probe.load: how it loaded and what it registered;
+ * probe.valid-call: nothing could be called; manifest.functions: the
+ * manifest describes a function the library lacks), then each function's.
+ * A library without callable exports is still loaded. Returns 0, or -1 on
+ * a tool error, with the reason in cert_probe_error() (the library not
+ * loading is a finding, not a tool error). */
 int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFindings* out);
+
+/* Why the last call returned -1, or "". */
+const char* cert_probe_error(void);
 
 /* The same on functions named explicitly (without the __tvm_ffi_ prefix)
  * and on full metadata/doc symbol names (`__tvm_ffi__metadata_<name>`,

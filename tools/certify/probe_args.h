@@ -27,6 +27,9 @@ typedef struct {
   int (*function_create)(void*, TVMFFISafeCallType, void (*)(void*), TVMFFIObjectHandle*);
   int (*error_create)(const TVMFFIByteArray*, const TVMFFIByteArray*, const TVMFFIByteArray*,
                       TVMFFIObjectHandle*);
+  int (*get_global)(const TVMFFIByteArray*, TVMFFIObjectHandle*);
+  int (*function_call)(TVMFFIObjectHandle, TVMFFIAny*, int32_t, TVMFFIAny*);
+  const TVMFFITypeInfo* (*type_info)(int32_t);
 } CertApi;
 
 extern CertApi cert_api;
@@ -52,10 +55,12 @@ void cert_region_find(uint64_t addr, int32_t* region, int32_t* arg);
 
 size_t cert_page_size(void);
 
-/* A mapping of `len` usable bytes that ends exactly at an unreadable page.
- * Returns the start of the usable bytes (or the guard page itself when len
- * is 0); *base and *total say what to unmap, *guard where the page is. */
-void* cert_guarded_alloc(size_t len, void** base, size_t* total, void** guard);
+/* A mapping of `len` usable bytes that ends exactly at an unreadable page
+ * (or, with `align`, as near it as a start at a multiple of `align`
+ * allows). Returns the start of the usable bytes (or the guard page itself
+ * when len is 0); *base and *total say what to unmap, *guard where the
+ * page is. */
+void* cert_guarded_alloc(size_t len, size_t align, void** base, size_t* total, void** guard);
 
 typedef struct {
   DLTensor dl;
@@ -74,6 +79,9 @@ typedef struct {
   size_t args_len;
   TVMFFIAny owned[CERT_MAX_ARGS]; /* objects to release after the call */
   CertTensorBox* boxes[CERT_MAX_ARGS];
+  TVMFFIAny item_values[CERT_MAX_ITEMS]; /* the elements of array arguments */
+  TVMFFIAny item_owned[CERT_MAX_ITEMS];
+  CertTensorBox* item_boxes[CERT_MAX_ITEMS];
   void* guard_page;
   uint32_t refs_before[CERT_MAX_ARGS];
 } CertBuilt;

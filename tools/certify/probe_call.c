@@ -151,6 +151,8 @@ int cert_arg_is_tensor(const CertArg* a) {
   return a->kind == CERT_ARG_DLTENSOR || a->kind == CERT_ARG_TENSOR;
 }
 
+int cert_arg_has_layout(const CertArg* a) { return cert_arg_is_tensor(a) || a->kind == CERT_ARG_DATAPTR; }
+
 int64_t cert_arg_elements(const CertArg* a) {
   int64_t n = 1;
   for (int32_t k = 0; k < a->ndim; ++k) {
@@ -184,7 +186,8 @@ static void format_tensor(Out* o, const CertArg* a) {
   char dt[32], dev[32];
   cert_dtype_format(a->dtype, dt, sizeof dt);
   cert_device_format(a->device, dev, sizeof dev);
-  out_printf(o, "%s:%s[", a->kind == CERT_ARG_TENSOR ? "tensor" : "dl", dt);
+  const char* prefix = a->kind == CERT_ARG_TENSOR ? "tensor" : a->kind == CERT_ARG_DATAPTR ? "ptr" : "dl";
+  out_printf(o, "%s:%s[", prefix, dt);
   format_dims(o, a->shape, a->ndim);
   out_printf(o, "]");
   const char* sep = "{";
@@ -204,11 +207,15 @@ static void format_tensor(Out* o, const CertArg* a) {
     out_printf(o, "%sdata=%s", sep, a->data == CERT_DATA_NULL ? "null" : "guard");
     sep = ";";
   }
+  if (a->align != 0) {
+    out_printf(o, "%salign=%u", sep, (unsigned)a->align);
+    sep = ";";
+  }
   if (sep[0] == ';') out_printf(o, "}");
   out_printf(o, "@%s", dev);
 }
 
-static void format_arg(Out* o, const CertArg* a) {
+static void format_arg(Out* o, const CertCall* call, const CertArg* a) {
   char w[32];
   switch (a->kind) {
     case CERT_ARG_NONE: out_printf(o, "none"); break;
@@ -231,7 +238,21 @@ static void format_arg(Out* o, const CertArg* a) {
     case CERT_ARG_ERROR: out_printf(o, "object:error"); break;
     case CERT_ARG_DLNULL: out_printf(o, "dl:null"); break;
     case CERT_ARG_DLTENSOR:
-    case CERT_ARG_TENSOR: format_tensor(o, a); break;
+    case CERT_ARG_TENSOR:
+    case CERT_ARG_DATAPTR: format_tensor(o, a); break;
+    case CERT_ARG_SHAPE:
+      out_printf(o, "shape:[");
+      format_dims(o, a->shape, a->ndim);
+      out_printf(o, "]");
+      break;
+    case CERT_ARG_ARRAY:
+      out_printf(o, "array:[");
+      for (int32_t k = 0; k < a->ndim && a->i + k < call->nitems; ++k) {
+        if (k) out_printf(o, ", ");
+        if (call->items[a->i + k].kind != CERT_ARG_ARRAY) format_arg(o, call, &call->items[a->i + k]);
+      }
+      out_printf(o, "]");
+      break;
   }
 }
 
@@ -241,7 +262,7 @@ int cert_call_format(const CertCall* call, char* buf, size_t size) {
   out_printf(&o, "%s(", call->function);
   for (int32_t k = 0; k < call->nargs; ++k) {
     if (k) out_printf(&o, ", ");
-    format_arg(&o, &call->args[k]);
+    format_arg(&o, call, &call->args[k]);
   }
   out_printf(&o, ")");
   if (call->runtime[0]) out_printf(&o, " runtime=%s", call->runtime);
@@ -252,6 +273,7 @@ int cert_call_format(const CertCall* call, char* buf, size_t size) {
   }
   if (call->check_reference) out_printf(&o, " check=reference");
   if (call->returns_none) out_printf(&o, " returns=none");
+  if (call->probe[0]) out_printf(&o, " probe=%s", call->probe);
   return (int)o.len;
 }
 
@@ -320,7 +342,7 @@ static int parse_dims(In* in, int64_t* dims, int32_t* ndim) {
 
 static int parse_word(In* in, char* out) {
   size_t start = in->pos;
-  size_t len = token(in, ",) ");
+  size_t len = token(in, ",) ]");
   if (len >= CERT_WORD_MAX) return fail(in, "word longer than %d bytes", CERT_WORD_MAX - 1);
   memcpy(out, in->s + start, len);
   out[len] = '\0';
@@ -347,6 +369,11 @@ static int parse_tensor_options(In* in, CertArg* a) {
       if (parse_int64(in, &off) != 0) return -1;
       if (off < 0 || off > (1 << 20)) return fail(in, "offset must be 0..1048576");
       a->byte_offset = (uint64_t)off;
+    } else if (accept(in, "align=")) {
+      int64_t align = 0;
+      if (parse_int64(in, &align) != 0) return -1;
+      if (align < 1 || align > 4096 || (align & (align - 1)) != 0) return fail(in, "align must be a power of two up to 4096");
+      a->align = (uint32_t)align;
     } else if (accept(in, "data=")) {
       if (accept(in, "null")) {
         a->data = CERT_DATA_NULL;
@@ -381,12 +408,23 @@ static int parse_tensor(In* in, CertArg* a) {
   if (accept(in, "{") && parse_tensor_options(in, a) != 0) return -1;
   if (!accept(in, "@")) return fail(in, "expected '@device'");
   start = in->pos;
-  len = token(in, ",) ");
+  len = token(in, ",) ]");
   if (cert_device_parse(in->s + start, len, &a->device) != 0) return fail(in, "bad device");
   return 0;
 }
 
-static int parse_arg(In* in, CertArg* a) {
+static int parse_shape(In* in, CertArg* a) {
+  a->kind = CERT_ARG_SHAPE;
+  a->ndim = 0;
+  if (accept(in, "]")) return 0;
+  if (parse_dims(in, a->shape, &a->ndim) != 0) return -1;
+  for (int32_t k = 0; k < a->ndim; ++k) {
+    if (a->shape[k] < 0) return fail(in, "extents must not be negative");
+  }
+  return accept(in, "]") ? 0 : fail(in, "expected ']'");
+}
+
+static int parse_item(In* in, CertArg* a) {
   *a = cert_arg_simple(CERT_ARG_NONE);
   size_t start = in->pos;
   if (accept(in, "none")) return 0;
@@ -403,7 +441,7 @@ static int parse_arg(In* in, CertArg* a) {
   if (accept(in, "float:")) {
     char tmp[40];
     size_t s0 = in->pos;
-    size_t len = token(in, ",) ");
+    size_t len = token(in, ",) ]");
     if (len == 0 || len >= sizeof tmp) return fail(in, "expected a number");
     memcpy(tmp, in->s + s0, len);
     tmp[len] = '\0';
@@ -418,19 +456,20 @@ static int parse_arg(In* in, CertArg* a) {
   if (accept(in, "dtype:")) {
     size_t s0 = in->pos;
     a->kind = CERT_ARG_DTYPE;
-    return cert_dtype_parse(in->s + s0, token(in, ",) "), &a->dtype) == 0 ? 0 : fail(in, "bad dtype");
+    return cert_dtype_parse(in->s + s0, token(in, ",) ]"), &a->dtype) == 0 ? 0 : fail(in, "bad dtype");
   }
   if (accept(in, "device:")) {
     size_t s0 = in->pos;
     a->kind = CERT_ARG_DEVICE;
-    return cert_device_parse(in->s + s0, token(in, ",) "), &a->device) == 0 ? 0 : fail(in, "bad device");
+    return cert_device_parse(in->s + s0, token(in, ",) ]"), &a->device) == 0 ? 0 : fail(in, "bad device");
   }
   if (accept(in, "ptr:")) {
     a->kind = CERT_ARG_PTR;
     if (accept(in, "guard")) a->i = 1;
-    else if (!accept(in, "null")) return fail(in, "ptr takes null or guard");
+    else if (!accept(in, "null")) return a->kind = CERT_ARG_DATAPTR, parse_tensor(in, a);
     return 0;
   }
+  if (accept(in, "shape:[")) return parse_shape(in, a);
   if (accept(in, "object:")) {
     if (accept(in, "function")) a->kind = CERT_ARG_FUNCTION;
     else if (accept(in, "error")) a->kind = CERT_ARG_ERROR;
@@ -442,6 +481,25 @@ static int parse_arg(In* in, CertArg* a) {
   if (accept(in, "tensor:")) return a->kind = CERT_ARG_TENSOR, parse_tensor(in, a);
   in->pos = start;
   return fail(in, "unknown argument kind");
+}
+
+/* An argument: an item, or an array of items (kept in call->items). */
+static int parse_arg(In* in, CertCall* call, CertArg* a) {
+  if (!accept(in, "array:[")) return parse_item(in, a);
+  *a = cert_arg_simple(CERT_ARG_ARRAY);
+  a->i = call->nitems;
+  skip_spaces(in);
+  if (accept(in, "]")) return 0;
+  for (;;) {
+    if (call->nitems == CERT_MAX_ITEMS) return fail(in, "more than %d array items in a call", CERT_MAX_ITEMS);
+    skip_spaces(in);
+    if (parse_item(in, &call->items[call->nitems]) != 0) return -1;
+    call->nitems++;
+    a->ndim++;
+    skip_spaces(in);
+    if (accept(in, "]")) return 0;
+    if (!accept(in, ",")) return fail(in, "expected ',' or ']'");
+  }
 }
 
 static int parse_attr(In* in, CertCall* call) {
@@ -476,6 +534,14 @@ static int parse_attr(In* in, CertCall* call) {
     }
     return 0;
   }
+  if (accept(in, "probe=")) {
+    start = in->pos;
+    size_t len = token(in, " ");
+    if (len == 0 || len >= sizeof call->probe) return fail(in, "bad probe name");
+    memcpy(call->probe, in->s + start, len);
+    call->probe[len] = '\0';
+    return 0;
+  }
   if (accept(in, "check=reference")) return call->check_reference = 1, 0;
   if (accept(in, "returns=none")) return call->returns_none = 1, 0;
   return fail(in, "unknown attribute");
@@ -496,7 +562,7 @@ int cert_call_parse(const char* line, CertCall* call, char* err, size_t errlen) 
     for (;;) {
       if (call->nargs == CERT_MAX_ARGS) return fail(&in, "more than %d arguments", CERT_MAX_ARGS);
       skip_spaces(&in);
-      if (parse_arg(&in, &call->args[call->nargs]) != 0) return -1;
+      if (parse_arg(&in, call, &call->args[call->nargs]) != 0) return -1;
       ++call->nargs;
       skip_spaces(&in);
       if (accept(&in, ")")) break;

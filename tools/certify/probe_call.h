@@ -7,14 +7,19 @@
  *
  *   line     := NAME '(' [arg {',' arg}] ')' {' ' attr}
  *   attr     := 'runtime=' WORD | 'threads=' 1|2 | 'expect=' KIND[':' NAME]
- *               | 'check=reference' | 'returns=none'
- *   arg      := 'none' | 'bool:' true|false | 'int:' INT | 'float:' NUMBER
+ *               | 'check=reference' | 'returns=none' | 'probe=' WORD
+ *   arg      := item | 'array:[' [item {',' item}] ']'   (an ffi.Array)
+ *   item     := 'none' | 'bool:' true|false | 'int:' INT | 'float:' NUMBER
  *               | 'str:' WORD | 'rawstr:' WORD | 'bytes:' WORD
  *               | 'dtype:' DTYPE | 'device:' DEVICE | 'ptr:' null|guard
+ *               | 'ptr:' LAYOUT                    (a raw pointer to such memory)
+ *               | 'shape:[' [INT {'x' INT}] ']'    (an ffi.Shape)
  *               | 'object:' function|error          (a wrong object type)
  *               | 'dl:null'                         (a NULL DLTensor*)
- *               | ('dl:'|'tensor:') DTYPE '[' [INT {'x' INT}] ']' ['{' opt {';' opt} '}'] '@' DEVICE
+ *               | ('dl:'|'tensor:') LAYOUT
+ *   LAYOUT   := DTYPE '[' [INT {'x' INT}] ']' ['{' opt {';' opt} '}'] '@' DEVICE
  *   opt      := 'strides=' (INT {'x' INT} | 'null') | 'offset=' INT | 'data=' null|guard
+ *               | 'align=' INT                      (data starts at a multiple of it)
  *   DTYPE    := float32, float16, bfloat16, float64, int32, int8, uint8, bool, ... ['x' LANES]
  *   DEVICE   := cpu|cuda|cuda_host|rocm|metal|vulkan|opencl|type<N> ':' INT
  *
@@ -24,7 +29,9 @@
  * that ends right before an unreadable page (CPU) or is an unreadable page
  * (other devices; NULL when it has no elements). `str:` of up to 7 bytes is
  * a small string, longer ones a String object. `runtime=` is informative:
- * the runtime a replay uses is the one certify is run with. */
+ * the runtime a replay uses is the one certify is run with. `probe=` names
+ * the check the call belongs to (`legacy-forms`, `errors.shape`, ...), so
+ * a replay is judged as the run judged it. */
 #ifndef CERT_PROBE_CALL_H_
 #define CERT_PROBE_CALL_H_
 
@@ -32,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CERT_MAX_ARGS = 12, CERT_MAX_NDIM = 4, CERT_WORD_MAX = 24, CERT_NAME_MAX = 128 };
+enum { CERT_MAX_ARGS = 12, CERT_MAX_ITEMS = 8, CERT_MAX_NDIM = 4, CERT_WORD_MAX = 24, CERT_NAME_MAX = 128 };
 
 typedef enum {
   CERT_ARG_NONE,
@@ -50,6 +57,9 @@ typedef enum {
   CERT_ARG_DLNULL,   /* a NULL DLTensor* */
   CERT_ARG_DLTENSOR, /* DLTensor* view */
   CERT_ARG_TENSOR,   /* Tensor object */
+  CERT_ARG_DATAPTR,  /* an opaque pointer to memory laid out like a tensor (a DSL's raw pointer) */
+  CERT_ARG_SHAPE,    /* ffi.Shape of `ndim` extents in `shape` */
+  CERT_ARG_ARRAY,    /* ffi.Array of the call's items[i .. i + ndim) */
 } CertArgKind;
 
 typedef enum { CERT_STRIDES_COMPACT, CERT_STRIDES_EXPLICIT, CERT_STRIDES_NULL } CertStrides;
@@ -68,6 +78,7 @@ typedef struct {
   CertStrides strides_mode;
   uint64_t byte_offset;
   CertData data;
+  uint32_t align;            /* tensors, data pointers: data starts at a multiple of it (0: anywhere) */
 } CertArg;
 
 typedef struct {
@@ -80,6 +91,9 @@ typedef struct {
   char expect_name[CERT_NAME_MAX]; /* ... whose message names this argument */
   int check_reference;          /* compare outputs with the manifest's reference */
   int returns_none;             /* the result slot must stay None */
+  char probe[32];               /* the check it belongs to, without "probe." ("" for a plain call) */
+  int32_t nitems;
+  CertArg items[CERT_MAX_ITEMS]; /* the elements of array arguments */
 } CertCall;
 
 /* Writes the call's line into buf (always NUL-terminated). Returns the
@@ -97,6 +111,7 @@ CertArg cert_arg_tensor(CertArgKind kind, DLDataType dtype, int32_t ndim, const 
                         DLDevice device);
 int64_t cert_arg_elements(const CertArg* a); /* product of the shape, -1 on overflow */
 int cert_arg_is_tensor(const CertArg* a);     /* dl: or tensor: with a shape */
+int cert_arg_has_layout(const CertArg* a);    /* a tensor or a data pointer: memory certify lays out */
 
 /* dtype and device words: "float32", "cuda:0". */
 int cert_dtype_parse(const char* s, size_t n, DLDataType* out);

@@ -24,6 +24,26 @@ Test(probe_call, CDY_002_replay_lines_round_trip) {
             "expect=ValueError:output check=reference returns=none");
 }
 
+/* What DSL kernels take: tuples (ffi.Array), shapes, raw data pointers,
+ * aligned data, and the probe a line belongs to. */
+Test(probe_call, CDY_020_dsl_arguments_round_trip) {
+  roundtrip("scale_tuple(dl:float32[16]{align=16}@cpu:0, array:[float:2.5, int:3, tensor:float32[4]@cpu:0], "
+            "shape:[4x8], ptr:float32[16]@cpu:0, ptr:null) runtime=reference probe=valid-calls");
+  roundtrip("f(array:[]) probe=legacy-forms");
+  roundtrip("f(dl:float32[8]{strides=null}@cuda:0) probe=errors.divisibility");
+  CertCall c;
+  char err[256];
+  cr_assert_eq(cert_call_parse("f(int:1, array:[float:0.5, int:7], array:[none])", &c, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(c.nitems, 3);
+  cr_assert_eq(c.args[1].kind, CERT_ARG_ARRAY);
+  cr_assert_eq(c.args[1].i, 0);
+  cr_assert_eq(c.args[1].ndim, 2);
+  cr_assert_eq(c.items[1].i, 7);
+  cr_assert_eq(c.args[2].i, 2);
+  cr_assert_eq(c.args[2].ndim, 1);
+}
+
 Test(probe_call, CDY_002_parsed_fields) {
   CertCall c;
   char err[256];
@@ -51,7 +71,8 @@ Test(probe_call, CDY_002_bad_lines_are_refused) {
       "scale(dl:float32[99999999]@cpu:0)", "scale(dl:float32[4]{strides=1x1}@cpu:0)",
       "scale(dl:float32[4]{strides=-1}@cpu:0)",
       "scale() threads=3", "scale() bogus=1", "scale(str:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)",
-      "scale(none none)",
+      "scale(none none)", "f(array:[array:[int:1]])", "f(array:[int:1)", "f(shape:[2x])",
+      "f(dl:float32[4]{align=3}@cpu:0)", "f(array:[int:1, int:2, int:3, int:4, int:5, int:6, int:7, int:8, int:9])",
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
     CertCall c;

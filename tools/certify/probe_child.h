@@ -1,9 +1,14 @@
 /* The child side of a probe: a worker process forked from a parent that
  * never loaded the library. It loads the runtime (RTLD_GLOBAL) and then the
- * library (RTLD_LOCAL), runs the calls the parent sends it, and reports each
- * one to the parent as records on a pipe. A fatal signal is reported by its handler
- * (with the guard region the faulting address lies in) before the child
- * dies of it, so the parent can say what was read or written. */
+ * library as hosts do (tvm_ffi.load_module: RTLD_LAZY | RTLD_LOCAL), lists
+ * what loading registered, and runs the batches of calls the parent sends
+ * it, reporting each call as records on a pipe. A batch runs in a process
+ * of its own forked from the worker, one call after another; a call that
+ * dies, hangs or leaves processes behind ends that process, and the calls
+ * after it go on in a fresh one (a death is reported only for a call that
+ * ran first in its process, so no call is blamed for what an earlier one
+ * left). A fatal signal is reported by its handler (with the guard region
+ * the faulting address lies in) before the process dies of it. */
 #ifndef CERT_PROBE_CHILD_H_
 #define CERT_PROBE_CHILD_H_
 
@@ -18,13 +23,21 @@ typedef enum {
   CERT_REC_START = 1, /* payload none: call `index` begins */
   CERT_REC_DONE,      /* payload CertOutcome */
   CERT_REC_SIGNAL,    /* payload CertSignal, written by the signal handler */
-  CERT_REC_LOAD,      /* payload text: the runtime or library did not load */
+  CERT_REC_LOAD,      /* payload text: the library did not load */
   CERT_REC_TEXT,      /* payload text: the string a call returned (metadata, doc) */
-  CERT_REC_END,       /* payload CertEndRecord: how the call's process ended */
+  CERT_REC_END,       /* payload CertEndRecord: how call `index` ended */
   CERT_REC_READY,     /* payload none: loaded, waiting for calls */
+  CERT_REC_RUNTIME,   /* payload text: the runtime did not load (certify's problem, not the library's) */
+  CERT_REC_REGISTRY,  /* payload text: what loading the library registered (CertRegistry lines) */
+  CERT_REC_LOADNOTE,  /* payload text: how it was loaded (a driver stub stood in, ...) */
 } CertRecordType;
 
-/* What the parent sends a worker: run this call, report it as `index`. */
+/* What the parent sends a worker: a batch header, then `n` commands (run
+ * this call, report it as `index`). */
+typedef struct {
+  int32_t n;
+} CertBatchHeader;
+
 typedef struct {
   int32_t index;
   CertCall call;
@@ -36,7 +49,7 @@ typedef struct {
   uint32_t len;
 } CertRecordHeader;
 
-enum { CERT_KIND_MAX = 64, CERT_MSG_MAX = 480, CERT_NOTE_MAX = 400, CERT_TEXT_MAX = 65536 };
+enum { CERT_KIND_MAX = 64, CERT_MSG_MAX = 480, CERT_NOTE_MAX = 400, CERT_TEXT_MAX = 65536, CERT_BATCH_MAX = 256 };
 
 typedef struct {
   int32_t signo;
@@ -46,15 +59,24 @@ typedef struct {
   uint64_t addr;
 } CertSignal;
 
-/* Each call runs in a process of its own, forked from the worker process
- * that loaded the runtime and the library once (and paid the runtime's
- * first-error costs once): a crash costs one fork, and no call sees what
- * an earlier one left behind. The worker reports how the call's process
- * ended. */
+/* How a call ended. */
+typedef enum {
+  CERT_HOW_EXIT = 0,     /* its process exited during the call (`code`) */
+  CERT_HOW_SIGNAL = 1,   /* its process died of signal `code` */
+  CERT_HOW_TIMEOUT = 2,  /* it ran past the time limit and was killed */
+  CERT_HOW_NOFORK = 3,   /* certify could not start a process for it */
+  CERT_HOW_NOT_RUN = 4,  /* never started: an earlier call of the batch hung */
+  CERT_HOW_FDS = 5,      /* it returned, but with certify's descriptors closed or replaced */
+  CERT_HOW_RETURNED = 6, /* it returned; its CertOutcome came before */
+} CertHow;
+
 typedef struct {
-  int32_t how;  /* 0 exited, 1 killed by a signal, 2 timed out, 3 could not fork */
+  int32_t how;  /* CertHow */
   int32_t code; /* exit status or signal number */
-  int64_t maxrss_kb;
+  int64_t maxrss_kb;   /* peak memory of the process it ran in */
+  int64_t base_rss_kb; /* that process's memory before its first call */
+  int32_t strays;      /* processes it left that certify had to end */
+  char stray[64];      /* the first of them, "pid (name)" */
 } CertEndRecord;
 
 typedef enum {
@@ -80,6 +102,7 @@ typedef struct {
   int32_t ref_before, ref_after;
   int32_t checked;            /* 1: outputs compared with the reference */
   int32_t mismatches;         /* elements that differ */
+  int32_t left_processes;     /* processes it started that were still there when it returned */
   char note[CERT_NOTE_MAX];   /* the first mismatch, a build failure, ... */
 } CertOutcome;
 
@@ -97,11 +120,14 @@ typedef struct {
   CertCheckFn check; /* may be NULL */
   void* check_ctx;
   double timeout_s;  /* per call */
+  size_t memory_limit; /* bytes a call's process may allocate beyond what it started with */
+  const char* driver_stubs; /* the CUDA toolkit's driver stubs folder, or NULL */
+  int list_registry; /* report what loading the library registered */
 } CertChildConfig;
 
 /* In a worker process: loads the runtime and the library, then runs each
- * CertCommand read from cmd_fd in a process of its own, reporting to fd,
- * until cmd_fd reaches end of file. Never returns. */
+ * batch read from cmd_fd, reporting to fd, until cmd_fd reaches end of
+ * file. Never returns. */
 void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) __attribute__((noreturn));
 
 #endif

@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
+#include <unistd.h>
 
 #include "probe_plan.h"
+
+#include "elf_facts.h"
 
 typedef struct {
   const char* check;
@@ -78,18 +81,13 @@ static const char* pass_reason(const char* check) {
                                "0, with outputs equal to the reference where one is given."},
       {"manifest.errors", "Every documented invalid call failed with the documented error kind."},
       {"probe.metadata", "The metadata/doc function returned a string."},
+      {"probe.processes", "Every call left no process behind when it returned."},
       {"replay", "The call returned cleanly."},
   };
   for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i) {
     if (strcmp(k[i].check, check) == 0) return k[i].reason;
   }
   return "Passed.";
-}
-
-static int no_gpu_message(const char* m) {
-  return strstr(m, "cudaErrorInsufficientDriver") || strstr(m, "cudaErrorNoDevice") ||
-         strstr(m, "CUDA_ERROR_NO_DEVICE") || strstr(m, "CUDA_ERROR_NOT_INITIALIZED") ||
-         strstr(m, "no CUDA-capable device");
 }
 
 static void append(char* buf, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -109,11 +107,45 @@ static void output_tail(const CertResult* r, char* ev, size_t size) {
   append(ev, size, "; its output ended: %s", tail);
 }
 
+/* The symbol a lazily bound call could not find, from the loader's
+ * "symbol lookup error: LIB: undefined symbol: NAME" on its way out. */
+static int unresolved_symbol(const CertResult* r, char* name, size_t size) {
+  if (r->end != CERT_END_EXIT || r->exit_status != 127 || r->output == NULL) return 0;
+  const char* at = strstr(r->output, "symbol lookup error");
+  at = at ? strstr(at, "undefined symbol: ") : NULL;
+  if (at == NULL) return 0;
+  at += strlen("undefined symbol: ");
+  size_t n = strcspn(at, " \n,");
+  snprintf(name, size, "%.*s", (int)n, at);
+  return 1;
+}
+
+static int is_dl_null(const CertProbe* p) {
+  return p->cls == CERT_P_KINDS && p->varied_arg >= 0 && p->varied_arg < p->call.nargs &&
+         p->call.args[p->varied_arg].kind == CERT_ARG_DLNULL;
+}
+
 static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, Issue* is) {
   CertVerdict v;
   const char* clause = crash_clause(p->cls, &v);
   const char* check = class_check(p->cls);
-  if (r->has_sig && r->sig.region == CERT_REGION_ARGS_END) {
+  char symbol[256];
+  size_t cap_mib = (plan->opt->memory_limit                      ? plan->opt->memory_limit
+                    : access("/dev/nvidiactl", F_OK) == 0 ? CERT_DEFAULT_MEMORY_LIMIT_GPU
+                                                           : CERT_DEFAULT_MEMORY_LIMIT) >> 20;
+  if (unresolved_symbol(r, symbol, sizeof symbol) && cert_is_upstream_cxx_symbol(symbol)) {
+    set(is, check, "", CERT_SKIP,
+        "The call needs %s of upstream's C++ API, which this runtime does not define: the library "
+        "runs only on upstream's runtime, where this call is judged.", symbol);
+  } else if (unresolved_symbol(r, symbol, sizeof symbol)) {
+    set(is, check, "CDY-001", CERT_FAIL,
+        "The call reached %s, which nothing loaded defines: with lazy binding, as hosts load the library, "
+        "the dynamic loader ends the host process at that call ('symbol lookup error').", symbol);
+  } else if (is_dl_null(p) && r->end == CERT_END_SIGNAL && r->signo == SIGSEGV) {
+    set(is, "probe.invalid-tensors", "CDY-007", CERT_WARN,
+        "Dereferenced a NULL DLTensor* (argument %d) instead of refusing it with an error; upstream's "
+        "runtime never makes one, but a raw C caller can.", p->varied_arg);
+  } else if (r->has_sig && r->sig.region == CERT_REGION_ARGS_END) {
     set(is, "probe.args-bounds", "CDY-003", CERT_FAIL,
         "Read past the end of the argument array: args[%d] and beyond lie on an unreadable page "
         "and the function touched them (num_args was %d).",
@@ -126,13 +158,18 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
     set(is, "probe.tensor-bounds", "CDY-005", CERT_FAIL,
         "Dereferenced on the host a pointer certify made unreadable: the data of a non-CPU tensor "
         "or an opaque pointer argument.");
+  } else if (p->cls == CERT_P_LEGACY && r->end == CERT_END_SIGNAL) {
+    set(is, check, clause, v,
+        "Crashed (signal %d, %s) on tensors with NULL strides, which DLPack before 1.0 allowed for compact "
+        "tensors and raw C callers still send: it reads strides without checking for NULL.",
+        r->signo, strsignal(r->signo));
   } else if (p->cls == CERT_P_INVALID && r->end == CERT_END_SIGNAL && r->signo == SIGSEGV) {
     set(is, check, clause, v,
         "Dereferenced the NULL data pointer of a non-empty tensor (not valid DLPack) instead of "
         "refusing it with an error.");
   } else if (r->memory_exhausted) {
     set(is, check, clause, v, "Exhausted the memory cap (%zu MiB) and died instead of raising an error.",
-        plan->opt->memory_limit ? plan->opt->memory_limit >> 20 : (size_t)4096);
+        cap_mib);
   } else if (r->end == CERT_END_SIGNAL) {
     set(is, check, clause, v, "The call took the process down with signal %d (%s)%s.", r->signo,
         strsignal(r->signo), r->signo == SIGABRT ? ": it aborted instead of raising an error" : "");
@@ -227,7 +264,7 @@ static void judge_documented(const CertProbe* p, const CertResult* r, Issue* is)
     if (t->rc == 0) {
       set(is, "manifest.errors", "CDY-023", CERT_FAIL,
           "Accepted an invalid call (%s) that the manifest documents as %s.", what, c->expect_kind);
-    } else if (no_gpu_message(t->message) && strcmp(c->expect_kind, t->kind) != 0) {
+    } else if (cert_no_gpu_message(t->message) && strcmp(c->expect_kind, t->kind) != 0) {
       set(is, "manifest.errors", "", CERT_SKIP,
           "Could not check the %s error here: the call failed for want of a GPU.", what);
     } else if (strcmp(c->expect_kind, t->kind) != 0) {
@@ -247,7 +284,7 @@ static void judge_documented(const CertProbe* p, const CertResult* r, Issue* is)
     return;
   }
   if (p->cls == CERT_P_VALID || (p->cls == CERT_P_REPLAY && c->check_reference)) {
-    if (t->rc != 0 && no_gpu_message(t->message)) {
+    if (t->rc != 0 && cert_no_gpu_message(t->message)) {
       set(is, "manifest.valid-calls", "", CERT_SKIP,
           "Valid calls fail here only because there is no usable GPU (%s); run certify on a GPU machine.",
           strstr(t->message, "cuda") ? "the CUDA runtime has no driver or device" : "no device");
@@ -264,32 +301,32 @@ static void judge_documented(const CertProbe* p, const CertResult* r, Issue* is)
   }
 }
 
-static void judge_one(const CertPlan* plan, size_t k, Issue* is) {
-  const CertProbe* p = &plan->probes[k];
-  const CertResult* r = &plan->results[k];
-  memset(is, 0, sizeof *is);
-  set(is, class_check(p->cls), "", CERT_PASS, "%s", pass_reason(class_check(p->cls)));
-  switch (r->end) {
-    case CERT_END_TOOL:
-      set(is, class_check(p->cls), "", CERT_SKIP, "certify could not run this probe (fork or pipe failed).");
-      return;
-    case CERT_END_LOAD:
-      set(is, class_check(p->cls), "", CERT_SKIP, "The library did not load.");
-      return;
-    case CERT_END_SIGNAL:
-    case CERT_END_EXIT:
-    case CERT_END_TIMEOUT:
-      judge_death(p, r, plan, is);
-      return;
-    case CERT_END_DONE:
-      break;
-  }
-  if (r->out.status == CERT_CALL_NO_SYMBOL) {
-    set(is, class_check(p->cls), "", CERT_SKIP, "%s", r->out.note);
-    return;
-  }
-  if (r->out.status == CERT_CALL_UNBUILT) {
-    set(is, class_check(p->cls), "", CERT_SKIP, "This probe could not be built: %s.", r->out.note);
+/* What a function's calls showed as a whole, for judging each one. */
+typedef struct {
+  int reached;      /* some call got past its argument checks (returned 0, failed only for want of a
+                       GPU, or died) */
+  int base_died;    /* its base call crashed, exited or hung: variations of it die for that reason */
+  int has_symbol;   /* it is exported */
+  char refusal[600]; /* the first clean refusal, for saying why nothing reached it */
+} FunctionView;
+
+static int is_variation(CertProbeClass c) {
+  return c == CERT_P_KINDS || c == CERT_P_FORMS || c == CERT_P_LEGACY || c == CERT_P_INVALID ||
+         c == CERT_P_THREADS || c == CERT_P_VALID || c == CERT_P_ERRORS;
+}
+
+static int died(const CertResult* r) {
+  return r->end == CERT_END_SIGNAL || r->end == CERT_END_EXIT || r->end == CERT_END_TIMEOUT;
+}
+
+static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertResult* r, Issue* is) {
+  (void)plan;
+  if (r->out.left_processes || r->strays > 0) {
+    set(is, "probe.processes", "CDY-014", CERT_NONSTRICT,
+        "Left %d process%s running or unreaped after it returned, which certify had to end: in a host "
+        "they would outlive the call, hold its descriptors and never be waited for.",
+        r->strays > 0 ? r->strays : 1, r->strays > 1 ? "es" : "");
+    snprintf(is->evidence, sizeof is->evidence, "%s%s", r->stray[0] ? "first: " : "", r->stray);
     return;
   }
   for (int t = 0; t < r->out.threads; ++t) {
@@ -325,6 +362,63 @@ static void judge_one(const CertPlan* plan, size_t k, Issue* is) {
   }
 }
 
+static void judge_one(const CertPlan* plan, size_t k, const FunctionView* fv, Issue* is) {
+  const CertProbe* p = &plan->probes[k];
+  const CertResult* r = &plan->results[k];
+  const char* check = class_check(p->cls);
+  memset(is, 0, sizeof *is);
+  set(is, check, "", CERT_PASS, "%s", pass_reason(check));
+  switch (r->end) {
+    case CERT_END_TOOL:
+      set(is, check, "", CERT_SKIP, "certify could not run this probe (fork or pipe failed).");
+      return;
+    case CERT_END_LOAD:
+      set(is, check, "", CERT_SKIP, "The library did not load.");
+      return;
+    case CERT_END_NOT_RUN:
+      set(is, check, "", CERT_SKIP,
+          "Not run: %s hung or exhausted the memory cap on another call, which is its finding (such a "
+          "function is judged once).",
+          p->call.function);
+      return;
+    case CERT_END_FDS:
+      set(is, "probe.descriptors", "CDY-015", CERT_FAIL,
+          "Closed or replaced file descriptors it did not open (certify's report pipe among them): in a "
+          "host it would close the host's files, sockets and pipes.");
+      snprintf(is->evidence, sizeof is->evidence, "certify's descriptors were gone when the call returned");
+      return;
+    case CERT_END_SIGNAL:
+    case CERT_END_EXIT:
+    case CERT_END_TIMEOUT:
+      if (fv && fv->base_died && is_variation(p->cls)) {
+        set(is, check, "", CERT_SKIP,
+            "Not judged: %s dies on its base call too, whatever it is given, so this death says nothing "
+            "about this variation (the base call's death is its finding).", p->call.function);
+        return;
+      }
+      judge_death(p, r, plan, is);
+      return;
+    case CERT_END_DONE:
+      break;
+  }
+  if (r->out.status == CERT_CALL_NO_SYMBOL) {
+    set(is, check, "", CERT_SKIP, "%s", r->out.note);
+    return;
+  }
+  if (r->out.status == CERT_CALL_UNBUILT) {
+    set(is, check, "", CERT_SKIP, "This probe could not be built: %s.", r->out.note);
+    return;
+  }
+  judge_returned(plan, p, r, is);
+  if (is->verdict == CERT_PASS && fv && !fv->reached && p->cls != CERT_P_META) {
+    /* A refusal of a call the function never accepted in any form says
+     * nothing about what the probe varied. */
+    set(is, is->check, "", CERT_SKIP,
+        "Not reached: %s refused every call certify made (its argument checks stopped them all), so this "
+        "probe tested nothing; a manifest (--manifest) describes valid calls.", p->call.function);
+  }
+}
+
 /* ---- folding issues into findings ------------------------------------------- */
 
 typedef struct {
@@ -342,14 +436,76 @@ static const char* function_of(const CertProbe* p) {
   return f;
 }
 
-int cert_plan_judge(const CertPlan* plan, CertFindings* out) {
+static void view_function(const CertPlan* plan, const CertPlanFunction* fn, FunctionView* fv) {
+  memset(fv, 0, sizeof *fv);
+  for (size_t k = 0; k < plan->n; ++k) {
+    const CertProbe* p = &plan->probes[k];
+    const CertResult* r = &plan->results[k];
+    if (strcmp(p->call.function, fn->name) != 0) continue;
+    if (died(r) || r->end == CERT_END_FDS) {
+      /* Its code ran past any check into something that ended the call. */
+      fv->reached = fv->has_symbol = 1;
+      continue;
+    }
+    if (r->end != CERT_END_DONE || r->out.status == CERT_CALL_NO_SYMBOL) continue;
+    fv->has_symbol = 1;
+    if (r->out.status != CERT_CALL_RETURNED) continue;
+    const CertThreadOutcome* t = &r->out.t[0];
+    if (t->rc == 0 || (t->rc == -1 && cert_no_gpu_message(t->message))) fv->reached = 1;
+    if (t->rc == -1 && t->has_error && fv->refusal[0] == '\0') {
+      char line[2048];
+      cert_call_format(&p->call, line, sizeof line);
+      snprintf(fv->refusal, sizeof fv->refusal, "%.200s: %.120s: %.240s", line, t->kind, t->message);
+    }
+  }
+  fv->base_died = fn->base != SIZE_MAX && died(&plan->results[fn->base]);
+}
+
+static const FunctionView* view_of(const CertPlan* plan, const FunctionView* views, const char* function) {
+  for (size_t f = 0; f < plan->n_fns; ++f) {
+    if (strcmp(plan->fns[f].name, function) == 0) return &views[f];
+  }
+  return NULL;
+}
+
+/* Functions no call reached, each once. */
+static int report_unreached(const CertPlan* plan, const FunctionView* views, CertFindings* out) {
+  for (size_t f = 0; f < plan->n_fns; ++f) {
+    const FunctionView* fv = &views[f];
+    if (fv->reached || !fv->has_symbol) continue;
+    const CertManifestFunction* m = cert_manifest_find(plan->opt->manifest, plan->fns[f].name);
+    if (cert_findings_add(out, plan->fns[f].name, "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
+                          fv->refusal, "",
+                          m ? "No call reached it: even the manifest's valid calls were refused, so the probes "
+                              "tested only its argument checks."
+                            : "No call reached it: every call certify could guess (0 to 4 tensors on the CPU or "
+                              "CUDA, scalars last, or only ints or floats) was refused by its argument checks, "
+                              "so its probes tested nothing; a manifest (--manifest) describes valid calls.") != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached) {
   Cell* cells = calloc(plan->n + 1, sizeof *cells);
-  if (cells == NULL) return -1;
+  FunctionView* views = calloc(plan->n_fns + 1, sizeof *views);
+  if (cells == NULL || views == NULL) {
+    free(cells);
+    free(views);
+    return -1;
+  }
+  *reached = 0;
+  for (size_t f = 0; f < plan->n_fns; ++f) {
+    view_function(plan, &plan->fns[f], &views[f]);
+    *reached += views[f].reached;
+  }
   size_t ncells = 0;
   Issue is;
   for (size_t k = 0; k < plan->n; ++k) {
-    judge_one(plan, k, &is);
     const char* fn = function_of(&plan->probes[k]);
+    judge_one(plan, k, view_of(plan, views, plan->probes[k].call.function), &is);
+    if (plan->probes[k].cls == CERT_P_META && is.verdict == CERT_PASS) ++*reached;
     size_t c = 0;
     while (c < ncells && !(strcmp(cells[c].function, fn) == 0 && strcmp(cells[c].check, is.check) == 0)) ++c;
     if (c == ncells) {
@@ -360,20 +516,14 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out) {
       ncells++;
     }
     cells[c].calls++;
-    if (is.verdict != CERT_PASS) cells[c].bad++;
     if (is.verdict > cells[c].worst.verdict) {
       cells[c].worst = is;
       cells[c].worst_probe = k;
+      cells[c].bad = 0;
     }
+    if (is.verdict == cells[c].worst.verdict && is.verdict != CERT_PASS) cells[c].bad++;
   }
-  int rc = 0;
-  for (size_t k = 0; k < plan->n_no_base && rc == 0; ++k) {
-    rc = cert_findings_add(out, plan->no_base[k], "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
-                           "", "",
-                           "No call certify could guess was accepted (0 to 4 tensors, scalars last, or only "
-                           "ints or floats), so the probes reached only its argument checks; a manifest "
-                           "(--manifest) describes valid calls.");
-  }
+  int rc = report_unreached(plan, views, out);
   char replay[2048];
   for (size_t c = 0; c < ncells && rc == 0; ++c) {
     const Cell* cell = &cells[c];
@@ -389,6 +539,7 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out) {
                            more);
   }
   free(cells);
+  free(views);
   return rc;
 }
 
@@ -432,6 +583,9 @@ void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
     case CERT_END_TIMEOUT: fprintf(f, "did not return within the time limit\n"); break;
     case CERT_END_LOAD: fprintf(f, "did not load: %s\n", r->text ? r->text : ""); break;
     case CERT_END_TOOL: fprintf(f, "certify could not run it\n"); break;
+    case CERT_END_NOT_RUN: fprintf(f, "not run: its function hung or exhausted memory on another call\n"); break;
+    case CERT_END_FDS: fprintf(f, "returned with certify's file descriptors closed or replaced\n"); break;
   }
+  if (r->strays > 0) fprintf(f, "left %d process%s behind (first: %s)\n", r->strays, r->strays > 1 ? "es" : "", r->stray);
   if (r->output && r->output[0]) fprintf(f, "output:\n%s\n", r->output);
 }

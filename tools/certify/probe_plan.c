@@ -17,14 +17,69 @@ int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt) {
 }
 
 void cert_plan_free(CertPlan* plan) {
-  free(plan->no_base);
+  free(plan->fns);
   cert_results_free(plan->results, plan->n);
   free(plan->probes);
   free(plan->results);
   memset(plan, 0, sizeof *plan);
 }
 
-static int add(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case) {
+int cert_no_gpu_message(const char* m) {
+  static const char* const kNoGpu[] = {
+      "cudaErrorInsufficientDriver", "cudaErrorNoDevice", "cudaErrorStubLibrary", "CUDA_ERROR_NO_DEVICE",
+      "CUDA_ERROR_NOT_INITIALIZED", "CUDA_ERROR_STUB_LIBRARY", "no CUDA-capable device",
+      "CUDA driver is a stub library", NULL};
+  for (const char* const* k = kNoGpu; *k != NULL; ++k) {
+    if (strstr(m, *k) != NULL) return 1;
+  }
+  return 0;
+}
+
+static const struct {
+  CertProbeClass cls;
+  const char* word;
+} kClassWords[] = {
+    {CERT_P_ARITY, "arity"},         {CERT_P_BASE, "base"},
+    {CERT_P_KINDS, "arg-kinds"},     {CERT_P_FORMS, "tensor-forms"},
+    {CERT_P_LEGACY, "legacy-forms"}, {CERT_P_INVALID, "invalid-tensors"},
+    {CERT_P_THREADS, "threads"},     {CERT_P_VALID, "valid-calls"},
+    {CERT_P_ERRORS, "errors"},       {CERT_P_META, "metadata"},
+};
+
+const char* cert_probe_class_word(CertProbeClass cls, int error_case, char* buf, size_t size) {
+  buf[0] = '\0';
+  for (size_t k = 0; k < sizeof kClassWords / sizeof kClassWords[0]; ++k) {
+    if (kClassWords[k].cls != cls) continue;
+    if (cls == CERT_P_ERRORS) {
+      snprintf(buf, size, "errors.%s", cert_error_case_name((CertErrorCase)error_case));
+    } else {
+      snprintf(buf, size, "%s", kClassWords[k].word);
+    }
+  }
+  return buf;
+}
+
+int cert_probe_class_parse(const char* word, CertProbeClass* cls, int* error_case) {
+  *error_case = 0;
+  if (strncmp(word, "errors.", 7) == 0) {
+    for (int e = 0; e < CERT_ERR_COUNT; ++e) {
+      if (strcmp(word + 7, cert_error_case_name((CertErrorCase)e)) != 0) continue;
+      *cls = CERT_P_ERRORS;
+      *error_case = e;
+      return 0;
+    }
+    return -1;
+  }
+  for (size_t k = 0; k < sizeof kClassWords / sizeof kClassWords[0]; ++k) {
+    if (strcmp(word, kClassWords[k].word) == 0 && kClassWords[k].cls != CERT_P_ERRORS) {
+      *cls = kClassWords[k].cls;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case, int varied) {
   if (plan->n == plan->cap) {
     size_t cap = plan->cap ? plan->cap * 2 : 256;
     CertProbe* p = realloc(plan->probes, cap * sizeof *p);
@@ -39,12 +94,32 @@ static int add(CertPlan* plan, const CertCall* call, CertProbeClass cls, int err
   p->call = *call;
   p->cls = cls;
   p->error_case = error_case;
+  p->varied_arg = varied;
   snprintf(p->call.runtime, sizeof p->call.runtime, "%s",
            plan->opt->runtime_label ? plan->opt->runtime_label : "");
+  if (cls != CERT_P_REPLAY) cert_probe_class_word(cls, error_case, p->call.probe, sizeof p->call.probe);
   if (p->call.threads < 1) p->call.threads = 1;
   memset(&plan->results[plan->n], 0, sizeof plan->results[plan->n]);
   plan->n++;
   return 0;
+}
+
+static int add(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case) {
+  return add_varied(plan, call, cls, error_case, -1);
+}
+
+static CertPlanFunction* plan_function(CertPlan* plan, const char* function) {
+  for (size_t k = 0; k < plan->n_fns; ++k) {
+    if (strcmp(plan->fns[k].name, function) == 0) return &plan->fns[k];
+  }
+  CertPlanFunction* grown = realloc(plan->fns, (plan->n_fns + 1) * sizeof *grown);
+  if (grown == NULL) return NULL;
+  plan->fns = grown;
+  CertPlanFunction* f = &plan->fns[plan->n_fns++];
+  memset(f, 0, sizeof *f);
+  snprintf(f->name, sizeof f->name, "%s", function);
+  f->base = SIZE_MAX;
+  return f;
 }
 
 static CertCall new_call(const char* function) {
@@ -65,48 +140,30 @@ static const CertManifestFunction* manifest_fn(const CertPlan* plan, const char*
   return cert_manifest_find(plan->opt->manifest, function);
 }
 
-/* A tensor's extent for one of the manifest's dimension words. */
-static int64_t extent_of(const char* dim, int64_t n) {
-  if (dim[0] >= '0' && dim[0] <= '9') return strtoll(dim, NULL, 10);
-  return n;
-}
-
-/* The valid call the manifest describes, with `n` for every named extent. */
-static CertCall manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind) {
-  CertCall c = new_call(f->name);
-  DLDevice dev = {f->device, 0};
-  for (int k = 0; k < f->nargs; ++k) {
-    const CertManifestArg* a = &f->args[k];
-    switch (a->kind) {
-      case CERT_MKIND_TENSOR: {
-        int64_t shape[CERT_MAX_NDIM];
-        for (int32_t d = 0; d < a->ndim; ++d) shape[d] = extent_of(a->dims[d], n);
-        c.args[k] = cert_arg_tensor(tkind, dt, a->ndim, shape, dev);
-        break;
-      }
-      case CERT_MKIND_FLOAT: c.args[k] = cert_arg_float(2.5); break;
-      case CERT_MKIND_INT: c.args[k] = cert_arg_int(3); break;
-      case CERT_MKIND_BOOL:
-        c.args[k] = cert_arg_simple(CERT_ARG_BOOL);
-        c.args[k].i = 1;
-        break;
-    }
-  }
-  c.nargs = f->nargs;
-  c.returns_none = f->returns_none;
-  return c;
-}
-
 /* Candidate argument lists for a function without a manifest: n tensors,
- * or n-1 tensors and a float or int last. */
+ * or n-1 tensors and a float or int last, on the CPU and (a kernel that
+ * takes only CUDA tensors) on CUDA. With a manifest, its base call. */
 int cert_plan_discovery(CertPlan* plan, const char* function) {
+  CertPlanFunction* fn = plan_function(plan, function);
+  if (fn == NULL) return -1;
   for (int32_t n = 0; n <= 4; ++n) {
     CertCall c = new_call(function);
     for (int32_t k = 0; k < n; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
     c.nargs = n;
     if (add(plan, &c, CERT_P_ARITY, 0) != 0) return -1;
   }
-  if (manifest_fn(plan, function)) return 0;
+  const CertManifestFunction* f = manifest_fn(plan, function);
+  if (f) {
+    fn->manifest = 1;
+    fn->base = plan->n;
+    CertCall base = cert_manifest_call(f, f->ndtypes ? f->dtypes[0] : kF32, 8, CERT_ARG_DLTENSOR);
+    if (plan->have_gpu && f->device != kDLCPU) {
+      for (int32_t k = 0; k < base.nargs; ++k) {
+        if (cert_arg_has_layout(&base.args[k])) base.args[k].shape[0] = 0;
+      }
+    }
+    return add(plan, &base, CERT_P_BASE, 0);
+  }
   /* Tensors then a float or an int last (a kernel with a scalar
    * parameter), and only ints or only floats (a scalar function). */
   for (int32_t n = 1; n <= 4; ++n) {
@@ -123,6 +180,19 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
       if (add(plan, &c, CERT_P_BASE, 0) != 0) return -1;
     }
   }
+  /* The same tensors on CUDA: without a GPU the call reaches the launch
+   * and fails for want of a device, which still shows it was accepted. */
+  for (int32_t n = 1; n <= 4; ++n) {
+    for (int scalar = 0; scalar < 2; ++scalar) {
+      CertCall c = new_call(function);
+      DLDevice cuda = {kDLCUDA, 0};
+      for (int32_t k = 0; k < n; ++k) c.args[k] = tensor_1d(CERT_ARG_DLTENSOR, kF32, plan->have_gpu ? 0 : 8, cuda);
+      if (scalar) c.args[n - 1] = cert_arg_float(2.5);
+      c.nargs = n;
+      if (n == 1 && scalar) continue;
+      if (add(plan, &c, CERT_P_BASE, 0) != 0) return -1;
+    }
+  }
   return 0;
 }
 
@@ -133,12 +203,20 @@ int cert_plan_metadata(CertPlan* plan, const char* symbol) {
   return add(plan, &c, CERT_P_META, 0);
 }
 
+/* A replay is judged as the probe it came from, which its line names. */
 int cert_plan_add_replay(CertPlan* plan, const CertCall* call) {
-  return add(plan, call, strncmp(call->function, "_metadata_", 10) == 0 ||
-                                 strncmp(call->function, "_doc_", 5) == 0
-                             ? CERT_P_META
-                             : CERT_P_REPLAY,
-             0);
+  CertProbeClass cls = CERT_P_REPLAY;
+  int error_case = 0;
+  if (strncmp(call->function, "_metadata_", 10) == 0 || strncmp(call->function, "_doc_", 5) == 0) {
+    cls = CERT_P_META;
+  } else if (call->probe[0] && cert_probe_class_parse(call->probe, &cls, &error_case) != 0) {
+    cls = CERT_P_REPLAY;
+  }
+  int varied = -1;
+  for (int32_t k = 0; cls == CERT_P_KINDS && k < call->nargs; ++k) {
+    if (call->args[k].kind == CERT_ARG_DLNULL) varied = k;
+  }
+  return add_varied(plan, call, cls, error_case, varied);
 }
 
 static int tensor_count(const CertCall* c) {
@@ -147,30 +225,58 @@ static int tensor_count(const CertCall* c) {
   return n;
 }
 
+/* A discovery call the function accepted: it returned 0, or failed only
+ * for want of a GPU (its arguments passed). */
+static int accepted(const CertResult* r) {
+  if (r->end != CERT_END_DONE || r->out.status != CERT_CALL_RETURNED) return 0;
+  return r->out.t[0].rc == 0 || (r->out.t[0].rc == -1 && cert_no_gpu_message(r->out.t[0].message));
+}
+
 /* Of the discovery calls the function accepted, the one with the most
- * tensors (then the fewest arguments): it exercises the most. Without one,
- * three arguments (tensor, tensor, float). */
-static CertCall discovered_base(const CertPlan* plan, const char* function, int* found) {
-  const CertCall* best = NULL;
+ * tensors (then the fewest arguments), preferring those that returned 0:
+ * it exercises the most. Without one, three arguments (tensor, tensor,
+ * float). Returns the probe that made it, or SIZE_MAX. */
+static size_t discovered_base(const CertPlan* plan, const char* function, CertCall* base) {
+  size_t best = SIZE_MAX;
+  size_t fallback = SIZE_MAX;
   for (size_t k = 0; k < plan->n; ++k) {
     const CertProbe* p = &plan->probes[k];
     const CertResult* r = &plan->results[k];
     if (strcmp(p->call.function, function) != 0) continue;
     if (p->cls != CERT_P_BASE && p->cls != CERT_P_ARITY) continue;
-    if (r->end != CERT_END_DONE || r->out.status != CERT_CALL_RETURNED || r->out.t[0].rc != 0) continue;
-    if (best == NULL || tensor_count(&p->call) > tensor_count(best) ||
-        (tensor_count(&p->call) == tensor_count(best) && p->call.nargs < best->nargs)) {
-      best = &p->call;
+    if (fallback == SIZE_MAX && p->cls == CERT_P_BASE && p->call.nargs == 3 &&
+        p->call.args[2].kind == CERT_ARG_FLOAT && p->call.args[0].device.device_type == kDLCPU) {
+      fallback = k;
+    }
+    if (!accepted(r)) continue;
+    if (best == SIZE_MAX) {
+      best = k;
+      continue;
+    }
+    const CertCall* b = &plan->probes[best].call;
+    int ok_now = r->out.t[0].rc == 0, ok_best = plan->results[best].out.t[0].rc == 0;
+    if (ok_now != ok_best) {
+      if (ok_now) best = k;
+      continue;
+    }
+    if (tensor_count(&p->call) > tensor_count(b) ||
+        (tensor_count(&p->call) == tensor_count(b) && p->call.nargs < b->nargs)) {
+      best = k;
     }
   }
-  *found = best != NULL;
-  if (best) return *best;
+  size_t pick = best != SIZE_MAX ? best : fallback;
+  if (pick != SIZE_MAX) {
+    *base = plan->probes[pick].call;
+    base->probe[0] = '\0';
+    return pick;
+  }
   CertCall c = new_call(function);
   c.args[0] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
   c.args[1] = tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
   c.args[2] = cert_arg_float(2.5);
   c.nargs = 3;
-  return c;
+  *base = c;
+  return SIZE_MAX;
 }
 
 /* ---- phase 2 ------------------------------------------------------------ */
@@ -203,6 +309,7 @@ static CertArg kind_variant(int v, DLDevice dev) {
 enum { KIND_VARIANTS = 18 };
 
 static int same_arg(const CertArg* a, const CertArg* b) {
+  if (a->kind == CERT_ARG_ARRAY || b->kind == CERT_ARG_ARRAY) return a->kind == b->kind;
   char x[160], y[160];
   CertCall c1 = new_call("f"), c2 = new_call("f");
   c1.args[0] = *a, c1.nargs = 1;
@@ -222,7 +329,10 @@ static int add_kinds(CertPlan* plan, const CertCall* base, DLDevice dev) {
         c.args[p].shape[0] = 0;
       }
       if (same_arg(&c.args[p], &base->args[p])) continue;
-      if (add(plan, &c, CERT_P_KINDS, 0) != 0) return -1;
+      /* A raw data pointer is dereferenced whatever it holds (DSLs take an
+       * int as an address too): only NULL is one a function can refuse. */
+      if (base->args[p].kind == CERT_ARG_DATAPTR && (v == 2 || v == 12)) continue;
+      if (add_varied(plan, &c, CERT_P_KINDS, 0, p) != 0) return -1;
     }
   }
   return 0;
@@ -320,10 +430,11 @@ static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
   size_t nsizes = plan->have_gpu && f->device != kDLCPU ? 1 : sizeof kSizes / sizeof kSizes[0];
   for (int d = 0; d < f->ndtypes; ++d) {
     for (size_t s = 0; s < nsizes; ++s) {
-      for (int form = 0; form < (s == 2 ? 3 : 1); ++form) {
-        CertCall c = manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
+      for (int form = 0; form < (s == 2 ? (f->refuses_byte_offset ? 2 : 3) : 1); ++form) {
+        CertCall c = cert_manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
+        /* A byte_offset moves the data off the alignment a tensor needs. */
         for (int32_t k = 0; form == 2 && k < c.nargs; ++k) {
-          if (cert_arg_is_tensor(&c.args[k])) form_offset(&c.args[k], 0);
+          if (cert_arg_is_tensor(&c.args[k]) && c.args[k].align == 0) form_offset(&c.args[k], 0);
         }
         c.check_reference = f->has_reference;
         if (add(plan, &c, CERT_P_VALID, 0) != 0) return -1;
@@ -355,8 +466,27 @@ static void expect(CertCall* c, const CertManifestFunction* f, CertErrorCase e, 
 
 static int add_error(CertPlan* plan, CertCall* c, CertErrorCase e) { return add(plan, c, CERT_P_ERRORS, e); }
 
+/* An extent that the manifest says must be a multiple, made one that is not. */
+static int add_divisibility_call(CertPlan* plan, const CertManifestFunction* f, const CertCall* base) {
+  if (!f->errors[CERT_ERR_DIVISIBILITY].documented || f->ndivisible == 0) return 0;
+  const CertDivisible* d = &f->divisible[0];
+  if (d->by < 2) return 0;
+  CertCall c = *base;
+  const char* wrong = "";
+  for (int32_t k = 0; k < f->nargs; ++k) {
+    for (int32_t x = 0; x < f->args[k].ndim; ++x) {
+      if (strcmp(f->args[k].dims[x], d->name) != 0 || !cert_arg_has_layout(&c.args[k])) continue;
+      c.args[k].shape[x] = d->by + 1;
+      if (wrong[0] == '\0') wrong = f->args[k].name;
+    }
+  }
+  if (wrong[0] == '\0') return 0;
+  expect(&c, f, CERT_ERR_DIVISIBILITY, wrong);
+  return add_error(plan, &c, CERT_ERR_DIVISIBILITY);
+}
+
 static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
-  const CertCall base = manifest_call(f, f->dtypes[0], 7, CERT_ARG_DLTENSOR);
+  const CertCall base = cert_manifest_call(f, f->dtypes[0], 7, CERT_ARG_DLTENSOR);
   CertCall c;
   if (f->errors[CERT_ERR_ARITY].documented) {
     for (int extra = -1; extra <= 1; extra += 2) {
@@ -415,41 +545,21 @@ static int add_error_calls(CertPlan* plan, const CertManifestFunction* f) {
     expect(&c, f, CERT_ERR_NULL_DATA, f->args[t0].name);
     if (add_error(plan, &c, CERT_ERR_NULL_DATA) != 0) return -1;
   }
-  return 0;
-}
-
-/* Discovery found no __tvm_ffi_<function> to call at all. */
-static int symbol_missing(const CertPlan* plan, const char* function) {
-  for (size_t k = 0; k < plan->n; ++k) {
-    if (strcmp(plan->probes[k].call.function, function) != 0) continue;
-    const CertResult* r = &plan->results[k];
-    if (r->end == CERT_END_DONE && r->out.status == CERT_CALL_NO_SYMBOL) return 1;
-  }
-  return 0;
+  return add_divisibility_call(plan, f, &base);
 }
 
 int cert_plan_probes(CertPlan* plan, const char* function) {
   const CertManifestFunction* f = manifest_fn(plan, function);
-  int found = 0;
+  CertPlanFunction* fn = plan_function(plan, function);
+  if (fn == NULL) return -1;
   CertCall base;
   DLDevice dev = kCpu;
-  if (f) {
-    base = manifest_call(f, f->ndtypes ? f->dtypes[0] : kF32, 8, CERT_ARG_DLTENSOR);
+  if (f && fn->base != SIZE_MAX) {
+    base = plan->probes[fn->base].call;
+    base.probe[0] = '\0';
     dev = (DLDevice){f->device, 0};
-    if (plan->have_gpu && f->device != kDLCPU) {
-      for (int32_t k = 0; k < base.nargs; ++k) {
-        if (cert_arg_is_tensor(&base.args[k])) base.args[k].shape[0] = 0;
-      }
-    }
   } else {
-    base = discovered_base(plan, function, &found);
-    if (!found && !symbol_missing(plan, function)) {
-      /* Without one the probes still exercise the argument checks. */
-      char (*grown)[CERT_NAME_MAX] = realloc(plan->no_base, (plan->n_no_base + 1) * sizeof *grown);
-      if (grown == NULL) return -1;
-      plan->no_base = grown;
-      snprintf(plan->no_base[plan->n_no_base++], CERT_NAME_MAX, "%s", function);
-    }
+    fn->base = discovered_base(plan, function, &base);
   }
   if (add_kinds(plan, &base, dev) != 0) return -1;
   if (add_forms(plan, &base, f && f->errors[CERT_ERR_NULL_DATA].documented) != 0) return -1;

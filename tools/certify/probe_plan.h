@@ -35,7 +35,16 @@ typedef struct {
   CertCall call;
   CertProbeClass cls;
   int error_case; /* CertErrorCase for CERT_P_ERRORS */
+  int varied_arg; /* CERT_P_KINDS: the argument replaced; else -1 */
 } CertProbe;
+
+/* A function's base call: the probes of phase 2 vary it, so what it did
+ * decides what their outcomes mean. */
+typedef struct {
+  char name[CERT_NAME_MAX];
+  size_t base;     /* the probe that made the base call, or SIZE_MAX */
+  int manifest;    /* the base call comes from the manifest */
+} CertPlanFunction;
 
 typedef struct {
   const CertProbeOptions* opt;
@@ -43,10 +52,8 @@ typedef struct {
   CertResult* results;
   size_t n, cap;
   int have_gpu;
-  /* Functions that accepted none of the discovery calls (no manifest):
-   * their probes exercise argument checking only, and the report says so. */
-  char (*no_base)[CERT_NAME_MAX];
-  size_t n_no_base;
+  CertPlanFunction* fns;
+  size_t n_fns;
 } CertPlan;
 
 int cert_plan_init(CertPlan* plan, const CertProbeOptions* opt);
@@ -59,8 +66,20 @@ int cert_plan_probes(CertPlan* plan, const char* function);
 int cert_plan_add_replay(CertPlan* plan, const CertCall* call);
 
 /* Every probe's result judged, aggregated to one finding per function and
- * check (the worst, with its replay line). */
-int cert_plan_judge(const CertPlan* plan, CertFindings* out);
+ * check (the worst, with its replay line). A check whose calls never got
+ * past a function's argument checks (the function accepted none of them)
+ * is a SKIP, never a PASS. Sets *reached to the number of functions some
+ * call reached. */
+int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached);
+
+/* A failure that means only that this machine has no usable GPU
+ * (cudaErrorNoDevice, a driver stub, ...). */
+int cert_no_gpu_message(const char* message);
+
+/* The word a replay line names a probe class by (`probe=` attribute), and
+ * back; -1 when the word names none. */
+const char* cert_probe_class_word(CertProbeClass cls, int error_case, char* buf, size_t size);
+int cert_probe_class_parse(const char* word, CertProbeClass* cls, int* error_case);
 
 /* What probe k did, in words (for --replay). */
 void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f);

@@ -19,6 +19,7 @@ int cert_exit_status(const CertFindings* f, int tool_error) {
     if (f->items[i].verdict == CERT_FAIL) status |= CERT_EXIT_MUST;
     if (f->items[i].verdict == CERT_NONSTRICT) status |= CERT_EXIT_NONSTRICT;
   }
+  if (cert_findings_nothing_called(f)) status |= CERT_EXIT_UNTESTED;
   return status;
 }
 

@@ -15,6 +15,7 @@ enum {
   CERT_EXIT_USAGE = 2,      /* the command line was wrong (set with bit 1) */
   CERT_EXIT_MUST = 4,       /* at least one FAIL */
   CERT_EXIT_NONSTRICT = 8,  /* at least one NONSTRICT */
+  CERT_EXIT_UNTESTED = 16,  /* nothing could be called: no probe reached the library */
 };
 
 typedef struct {
@@ -29,7 +30,7 @@ typedef struct {
 } CertRunInfo;
 
 /* The bit mask above: tool_error sets bit 1, any FAIL bit 4, any
- * NONSTRICT bit 8. */
+ * NONSTRICT bit 8, nothing called (cert_findings_nothing_called) bit 16. */
 int cert_exit_status(const CertFindings* f, int tool_error);
 
 /* The readable table, grouped by function (the library itself first). */

@@ -95,7 +95,7 @@ const char* cert_base_name(const char* path) {
 
 const char* cert_verdict_word(const CertRunInfo* run, const CertIndex* ix) {
   if (run->error) return "ERROR";
-  if (ix->count[CERT_FAIL]) return "NOT CERTIFIED";
+  if (ix->count[CERT_FAIL] || cert_findings_nothing_called(ix->f)) return "NOT CERTIFIED";
   if (ix->count[CERT_NONSTRICT]) return "NOT STRICTLY CERTIFIED";
   return "CERTIFIED";
 }
@@ -118,6 +118,7 @@ char* cert_verdict_text(const CertRunInfo* run, const CertIndex* ix) {
   } else {
     int first = 1;
     fputs(": ", out);
+    if (cert_findings_nothing_called(ix->f)) fputs("nothing could be called; ", out);
     cert_put_count(out, &first, ix->count[CERT_FAIL], "MUST failure", "MUST failures");
     cert_put_count(out, &first, ix->count[CERT_NONSTRICT], "NONSTRICT", "NONSTRICT");
     cert_put_count(out, &first, ix->count[CERT_WARN], "warning", "warnings");

@@ -88,6 +88,25 @@ Test(report, exit_status_bits) {
   cert_findings_free(&f);
 }
 
+/* No call reached the library: not certified, whatever passed, with its
+ * own exit bit; a function nothing reached is only a SKIP of its own. */
+Test(report, nothing_called_is_not_certified) {
+  CertFindings f = {0};
+  add(&f, "gemm8", "probe.valid-call", "", "reference", CERT_SKIP, "", "", "no call reached it");
+  add(&f, "", "static.exports", "CST-001", "", CERT_PASS, "", "", "exports 1 function");
+  CertRunInfo run = {"libtakes8.so", two_runtimes, 1, 0.5, 1, NULL, NULL};
+  cr_assert_eq(cert_exit_status(&f, 0), 0, "one unreached function among others is not the library");
+  add(&f, "", CERT_CHECK_NOTHING_CALLED, "", "reference", CERT_SKIP, "", "", "Nothing could be called.");
+  cr_assert_eq(cert_exit_status(&f, 0), CERT_EXIT_UNTESTED);
+  char* line = capture(cert_report_verdict, &run, &f);
+  cr_assert_str_eq(line, "certify: libtakes8.so: NOT CERTIFIED: nothing could be called; 2 skipped, 1 passed "
+                         "(1 function, 1 runtime, 0.5 s)\n");
+  free(line);
+  add(&f, "gemm8", "probe.arity", "", "reference", CERT_FAIL, "", "", "crashed");
+  cr_assert_eq(cert_exit_status(&f, 0), CERT_EXIT_UNTESTED | CERT_EXIT_MUST);
+  cert_findings_free(&f);
+}
+
 Test(report, verdict_line_counts_every_verdict) {
   CertFindings f = {0};
   sample(&f);

@@ -94,8 +94,41 @@ static const char* cert_near_miss(const CertElf* elf) {
   return NULL;
 }
 
+/* Imports through which a library registers global functions or types when
+ * it loads (upstream's C++ registration macros end in these). */
+static const char* cert_registration_import(const CertElf* elf) {
+  static const char* const kRegister[] = {
+      "TVMFFIFunctionSetGlobal", "TVMFFIFunctionSetGlobalFromMethodInfo", "TVMFFITypeGetOrAllocIndex",
+      "TVMFFITypeRegisterField", "TVMFFITypeRegisterMethod", "TVMFFITypeRegisterAttr", NULL};
+  for (const char* const* r = kRegister; *r != NULL; ++r) {
+    if (cert_elf_find(elf, *r, 1) != NULL) return *r;
+  }
+  return NULL;
+}
+
+static size_t cert_count_cxx_imports(const CertElf* elf, CertText* list) {
+  size_t n = 0;
+  for (size_t i = 0; i < elf->imports.n; ++i) {
+    if (!cert_is_upstream_cxx_symbol(elf->imports.items[i].name)) continue;
+    n++;
+    if (list) cert_text_item(list, elf->imports.items[i].name);
+  }
+  return n;
+}
+
 static int cert_check_exports(const CertElf* elf, CertFindings* out) {
   size_t n = cert_elf_callable(elf, NULL, 0);
+  const char* registers = cert_registration_import(elf);
+  if (n == 0 && registers != NULL && cert_near_miss(elf) == NULL) {
+    size_t cxx = cert_count_cxx_imports(elf, NULL);
+    CERT_ADD(out, "", "static.exports", "CST-001", CERT_SKIP, registers,
+             "exports no function __tvm_ffi_<name>: it registers global functions or types when "
+             "it loads (it imports %s)%s, so hosts reach it through the runtime's registry, not "
+             "through exports; certify calls exported functions only: the dynamic stage loads it "
+             "and lists what it registers",
+             registers, cxx ? ", as libraries built on upstream's C++ API do (static.cxx-api)" : "");
+    return 0;
+  }
   if (n == 0) {
     const char* near = cert_near_miss(elf);
     if (near != NULL) {
@@ -406,6 +439,8 @@ typedef struct {
   int from_library;   /* reached from the library under test */
 } CertNode;
 
+enum { CERT_NODE_RUNTIME = 0, CERT_NODE_LIBRARY = 1 }; /* the two roots, in this order */
+
 typedef struct {
   CertNode* nodes;
   size_t n, cap;
@@ -464,7 +499,10 @@ static size_t cert_link_lookup(const CertLinkSet* set, const char* name, const c
 typedef struct {
   CertText missing;      /* "name (needed by X; looked in ...)" */
   size_t n_missing;
+  CertText missing_names; /* just the names, for the consequences */
   CertText found;        /* "name => path" */
+  CertText stubbed;      /* driver libraries this machine lacks, loaded as the toolkit's stubs */
+  CertText no_driver;    /* driver libraries this machine lacks, with no stub to stand in */
   int runtime_unfindable; /* the library needs the runtime's soname but could not find it itself */
   char runtime_looked[1024];
 } CertLinkReport;
@@ -481,7 +519,8 @@ static size_t cert_scopes(const CertLinkSet* set, size_t i, CertSearchScope* sco
   return n;
 }
 
-static int cert_resolve_needed(CertLinkSet* set, size_t i, CertLinkReport* rep) {
+static int cert_resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
+                               CertLinkReport* rep) {
   int from_library = set->nodes[i].from_library;
   /* Pushing a node may move the array, so node i is looked up afresh. */
   for (size_t k = 0; k < cert_node_elf(&set->nodes[i])->n_needed; ++k) {
@@ -493,18 +532,29 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, CertLinkReport* rep) 
     int found = cert_search_library(name, scopes, n_scopes, elf->machine, elf->elf_class, where,
                                     sizeof where);
     size_t loaded = cert_link_lookup(set, name, found ? where : NULL);
-    if (from_library && i == 1 && strcmp(name, CERT_RUNTIME_SONAME) == 0 && !found) {
+    if (from_library && i == CERT_NODE_LIBRARY && strcmp(name, CERT_RUNTIME_SONAME) == 0 && !found) {
       rep->runtime_unfindable = 1;
       snprintf(rep->runtime_looked, sizeof rep->runtime_looked, "%s", where);
     }
     if (loaded != SIZE_MAX) {
       if (from_library && !set->nodes[loaded].from_library) set->nodes[loaded].from_library = 1;
-      if (from_library && i == 1) {
+      if (from_library && i == CERT_NODE_LIBRARY) {
         char line[PATH_MAX + 64];
         snprintf(line, sizeof line, "%s => %s", name, cert_node_elf(&set->nodes[loaded])->path);
         cert_text_item(&rep->found, line);
       }
       continue;
+    }
+    char stub[64];
+    if (!found && cert_driver_stub_name(name, stub, sizeof stub)) {
+      /* The NVIDIA driver is not installed: the machine's gap. Stand the
+       * toolkit's stub in for it, as the dynamic stage does. */
+      int have_stub = env->driver_stubs != NULL &&
+                      snprintf(where, sizeof where, "%s/%s", env->driver_stubs, stub) < (int)sizeof where &&
+                      cert_elf_ident(where, &(int){0}, &(int){0}) == 0;
+      if (from_library) cert_text_item(have_stub ? &rep->stubbed : &rep->no_driver, name);
+      if (!have_stub) continue;
+      found = 1;
     }
     if (!found) {
       if (from_library) {
@@ -512,6 +562,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, CertLinkReport* rep) 
         snprintf(line, sizeof line, "%s (needed by %s; looked in %s)", name,
                  cert_base(elf->path), where);
         cert_text_item(&rep->missing, line);
+        cert_text_item(&rep->missing_names, name);
         rep->n_missing++;
       }
       continue;
@@ -534,7 +585,7 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, CertLinkReport* rep) 
       }
       continue;
     }
-    if (from_library && i == 1) {
+    if (from_library && i == CERT_NODE_LIBRARY) {
       char line[PATH_MAX + 64];
       snprintf(line, sizeof line, "%s => %s", name, where);
       cert_text_item(&rep->found, line);
@@ -543,33 +594,185 @@ static int cert_resolve_needed(CertLinkSet* set, size_t i, CertLinkReport* rep) 
   return 0;
 }
 
+/* The objects LD_PRELOAD names, loaded before everything else: a name
+ * without a slash is searched for as the loader does. */
+static int cert_link_preload(CertLinkSet* set, const CertElf* elf, const char* preload) {
+  char* copy = preload ? strdup(preload) : NULL;
+  if (preload && copy == NULL) return -1;
+  char* save = NULL;
+  int rc = 0;
+  for (char* name = copy ? strtok_r(copy, " :", &save) : NULL; name != NULL && rc == 0;
+       name = strtok_r(NULL, " :", &save)) {
+    char where[1024];
+    if (!cert_search_library(name, NULL, 0, elf->machine, elf->elf_class, where, sizeof where)) continue;
+    if (set->n >= CERT_MAX_OBJECTS || cert_link_push(set, NULL, name, SIZE_MAX, 0) != 0) {
+      rc = set->n >= CERT_MAX_OBJECTS ? 0 : -1;
+      break;
+    }
+    CertNode* node = &set->nodes[set->n - 1];
+    char err[256];
+    if (cert_elf_read(where, &node->own, err, sizeof err) != 0) {
+      free(node->requested);
+      set->n--;
+    }
+  }
+  free(copy);
+  return rc;
+}
+
 /* Breadth first, like the loader: the runtime's tree and the library's. */
-static int cert_link(const CertElf* elf, const CertElf* runtime, CertLinkSet* set,
-                     CertLinkReport* rep) {
+static int cert_link(const CertElf* elf, const CertElf* runtime, const CertLoadEnv* env,
+                     CertLinkSet* set, CertLinkReport* rep) {
   if (cert_link_push(set, runtime, runtime->path, SIZE_MAX, 0) != 0) return -1;
   if (cert_link_push(set, elf, elf->path, SIZE_MAX, 1) != 0) return -1;
+  if (cert_link_preload(set, elf, env->preload) != 0) return -1;
   /* The library's own needs first, so that what it reaches is marked as its. */
-  if (cert_resolve_needed(set, 1, rep) != 0) return -1;
-  if (cert_resolve_needed(set, 0, rep) != 0) return -1;
+  if (cert_resolve_needed(set, CERT_NODE_LIBRARY, env, rep) != 0) return -1;
+  if (cert_resolve_needed(set, CERT_NODE_RUNTIME, env, rep) != 0) return -1;
   for (size_t i = 2; i < set->n; ++i) {
-    if (cert_resolve_needed(set, i, rep) != 0) return -1;
+    if (cert_resolve_needed(set, i, env, rep) != 0) return -1;
   }
   return 0;
 }
 
 static int cert_defined_in(const CertLinkSet* set, const char* name) {
   for (size_t i = 0; i < set->n; ++i) {
-    if (i == 1) continue; /* the library's own undefined symbols are what we look for */
+    if (i == CERT_NODE_LIBRARY) continue; /* its own undefined symbols are what we look for */
     if (cert_elf_find(cert_node_elf(&set->nodes[i]), name, 0) != NULL) return 1;
   }
   return 0;
+}
+
+/* DT_NEEDED: each missing library is one finding that says what follows
+ * from it; a driver this machine lacks is the machine's gap (SKIP). */
+static int cert_report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoadEnv* env,
+                              const char* runtime_path, CertFindings* out) {
+  int rc = 0;
+  if (rep->n_missing > 0) {
+    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_FAIL,
+                           cert_text_end(&rep->missing), "",
+                           "%zu needed librar%s (%s) cannot be found the way the dynamic loader "
+                           "searches, so the library does not load here: none of its functions "
+                           "could be probed, and undefined symbols the missing librar%s may define "
+                           "are not judged. If hosts provide it (a package that loads it first), "
+                           "give certify the same with LD_LIBRARY_PATH or LD_PRELOAD",
+                           rep->n_missing, rep->n_missing == 1 ? "y" : "ies",
+                           cert_text_end(&rep->missing_names), rep->n_missing == 1 ? "y" : "ies");
+  } else {
+    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_PASS,
+                           cert_text_end(&rep->found), "",
+                           "every needed library is found (%zu direct)", elf->n_needed);
+  }
+  if (rc == 0 && rep->stubbed.items > 0) {
+    rc = cert_findings_add(out, "", "static.driver", "", runtime_path, CERT_SKIP,
+                           env->driver_stubs ? env->driver_stubs : "", "",
+                           "needs the NVIDIA driver (%s), which this machine does not have: certify "
+                           "loads the library against the CUDA toolkit's driver stub instead, so it "
+                           "loads and is probed, and calls that need a GPU say so and SKIP",
+                           cert_text_end(&rep->stubbed));
+  }
+  if (rc == 0 && rep->no_driver.items > 0) {
+    rc = cert_findings_add(out, "", "static.driver", "", runtime_path, CERT_SKIP, "", "",
+                           "needs the NVIDIA driver (%s), which this machine does not have, and "
+                           "no driver stub of the CUDA toolkit was found to stand in: the library "
+                           "cannot load here, so nothing of it could be called",
+                           cert_text_end(&rep->no_driver));
+  }
+  return rc;
+}
+
+/* Undefined symbols nothing in the link set defines, sorted by what the
+ * loader does with them (with lazy binding, as hosts load kernel
+ * libraries): bound at load (the load fails), bound at a call's first use
+ * (that call ends the process), or upstream's C++ API (static.cxx-api). */
+static int cert_report_undefined(const CertElf* elf, const CertLinkSet* set,
+                                 const CertLinkReport* rep, const char* runtime_path,
+                                 CertFindings* out) {
+  CertText now = {0}, lazy = {0}, cxx = {0};
+  for (size_t i = 0; i < elf->imports.n; ++i) {
+    const CertSymbol* s = &elf->imports.items[i];
+    if (s->is_weak || cert_starts(s->name, "TVMFFI")) continue; /* TVMFFI*: CST-006 */
+    if (!s->is_referenced) continue; /* no relocation: the loader never looks it up */
+    if (cert_defined_in(set, s->name)) continue;
+    cert_text_item(cert_is_upstream_cxx_symbol(s->name) ? &cxx : s->is_lazy ? &lazy : &now, s->name);
+  }
+  size_t cxx_total = cert_count_cxx_imports(elf, NULL);
+  int rc = 0;
+  if (rep->n_missing > 0 || rep->no_driver.items > 0) {
+    size_t n = now.items + lazy.items + cxx.items;
+    CertText all = {0};
+    cert_text_add(&all, cert_text_end(&now));
+    if (now.items && lazy.items) cert_text_add(&all, ", ");
+    cert_text_add(&all, cert_text_end(&lazy));
+    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path,
+                           n ? CERT_SKIP : CERT_PASS, cert_text_end(&all), "",
+                           n ? "%zu undefined symbol%s not judged: a needed library that is missing "
+                               "here may define them (static.needed-found)"
+                             : "every undefined symbol is defined by the runtime or a needed "
+                               "library found here (%zu)",
+                           n ? n : set->n, n == 1 ? "" : "s");
+    cert_text_free(&all);
+  } else if (now.items > 0) {
+    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_FAIL,
+                           cert_text_end(&now), "",
+                           "%zu undefined symbol%s that neither the runtime nor any library it needs "
+                           "(directly or through others) defines, and that the loader binds when it "
+                           "loads the library (data%s): the load fails",
+                           now.items, now.items == 1 ? "" : "s",
+                           elf->bind_now ? ", and every function: it asks for immediate binding" : "");
+  }
+  if (rc == 0 && rep->n_missing == 0 && rep->no_driver.items == 0 && lazy.items > 0) {
+    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_WARN,
+                           cert_text_end(&lazy), "",
+                           "%zu function%s that nothing loaded defines: the library loads with lazy "
+                           "binding, as hosts load it (tvm_ffi.load_module: RTLD_LAZY | RTLD_LOCAL), "
+                           "but a call that reaches one ends the host process with 'symbol lookup "
+                           "error' (the probes show which calls do)",
+                           lazy.items, lazy.items == 1 ? "" : "s");
+  } else if (rc == 0 && rep->n_missing == 0 && rep->no_driver.items == 0 && now.items == 0) {
+    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_PASS, "", "",
+                           "every undefined symbol is defined by the runtime or a needed library "
+                           "(%zu libraries read)", set->n);
+  }
+  if (rc == 0 && cxx_total > 0) {
+    CertText all = {0};
+    cert_count_cxx_imports(elf, &all);
+    rc = cxx.items == 0
+             ? cert_findings_add(out, "", "static.cxx-api", "", runtime_path, CERT_WARN,
+                                 cert_text_end(&all), "",
+                                 "built on upstream's C++ API: it imports %zu C++ symbol%s of "
+                                 "namespace tvm::ffi, which the C ABI does not have, so it runs only "
+                                 "on a runtime that defines them (this one does; upstream's "
+                                 "libtvm_ffi.so does)",
+                                 cxx_total, cxx_total == 1 ? "" : "s")
+             : cert_findings_add(out, "", "static.cxx-api", "", runtime_path, CERT_SKIP,
+                                 cert_text_end(&cxx), "",
+                                 "built on upstream's C++ API: this runtime defines %zu of the %zu "
+                                 "C++ symbols of namespace tvm::ffi it imports, so under it the "
+                                 "library loads (they are bound lazily) but calls that reach them "
+                                 "cannot run; they are judged under upstream's runtime",
+                                 cxx_total - cxx.items, cxx_total);
+    cert_text_free(&all);
+  }
+  cert_text_free(&now);
+  cert_text_free(&lazy);
+  cert_text_free(&cxx);
+  return rc;
+}
+
+static void cert_link_report_free(CertLinkReport* rep) {
+  cert_text_free(&rep->missing);
+  cert_text_free(&rep->missing_names);
+  cert_text_free(&rep->found);
+  cert_text_free(&rep->stubbed);
+  cert_text_free(&rep->no_driver);
 }
 
 /* With runtime == NULL (unreadable) the libraries are still searched, but
  * undefined symbols are not judged: the runtime might define them. */
 static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
                               const char* runtime_path, const char* runtime_err,
-                              CertFindings* out) {
+                              const CertLoadEnv* env, CertFindings* out) {
   CertElf none;
   memset(&none, 0, sizeof none);
   none.path = (char*)"";
@@ -577,18 +780,8 @@ static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
   if (!runtime_known) runtime = &none;
   CertLinkSet set = {0};
   CertLinkReport rep = {0};
-  int rc = cert_link(elf, runtime, &set, &rep);
-  if (rc == 0 && rep.n_missing > 0) {
-    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_FAIL,
-                           cert_text_end(&rep.missing), "",
-                           "%zu needed librar%s cannot be found the way the dynamic loader "
-                           "searches, so the library does not load",
-                           rep.n_missing, rep.n_missing == 1 ? "y" : "ies");
-  } else if (rc == 0) {
-    rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_PASS,
-                           cert_text_end(&rep.found), "",
-                           "every needed library is found (%zu direct)", elf->n_needed);
-  }
+  int rc = cert_link(elf, runtime, env, &set, &rep);
+  if (rc == 0) rc = cert_report_needed(elf, &rep, env, runtime_path, out);
   if (rc == 0 && rep.runtime_unfindable && runtime_known) {
     const char* soname = runtime->soname ? runtime->soname : "(none)";
     rc = cert_findings_add(out, "", "static.runtime-findable", "", runtime_path, CERT_WARN,
@@ -598,35 +791,15 @@ static int cert_check_linking(const CertElf* elf, const CertElf* runtime,
                            "%s (this runtime's soname: %s)",
                            CERT_RUNTIME_SONAME, CERT_RUNTIME_SONAME, soname);
   }
-  CertText undefined = {0};
   if (rc == 0 && !runtime_known) {
     rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_SKIP,
                            runtime_err, "",
                            "the runtime could not be read, so undefined symbols were not "
                            "resolved");
   } else if (rc == 0) {
-    for (size_t i = 0; i < elf->imports.n; ++i) {
-      const CertSymbol* s = &elf->imports.items[i];
-      if (s->is_weak || cert_starts(s->name, "TVMFFI")) continue; /* TVMFFI*: CST-006 */
-      if (!s->is_referenced) continue; /* no relocation: the loader never looks it up */
-      if (!cert_defined_in(&set, s->name)) cert_text_item(&undefined, s->name);
-    }
-    if (undefined.items > 0) {
-      rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_FAIL,
-                             cert_text_end(&undefined), "",
-                             "%zu undefined symbol%s that neither the runtime nor any library it "
-                             "needs (directly or through others) defines: loading with RTLD_NOW "
-                             "fails",
-                             undefined.items, undefined.items == 1 ? "" : "s");
-    } else {
-      rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_PASS, "",
-                             "", "every undefined symbol is defined by the runtime or a needed "
-                             "library (%zu libraries read)", set.n);
-    }
+    rc = cert_report_undefined(elf, &set, &rep, runtime_path, out);
   }
-  cert_text_free(&undefined);
-  cert_text_free(&rep.missing);
-  cert_text_free(&rep.found);
+  cert_link_report_free(&rep);
   cert_link_free(&set);
   return rc;
 }
@@ -667,6 +840,12 @@ static int cert_check_cuda_stream(const CertElf* elf, CertFindings* out) {
 }
 
 int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFindings* out) {
+  CertLoadEnv env = {getenv("LD_PRELOAD"), NULL};
+  return cert_static_checks_in(elf, runtime_path, &env, out);
+}
+
+int cert_static_checks_in(const CertElf* elf, const char* runtime_path, const CertLoadEnv* env,
+                          CertFindings* out) {
   if (cert_check_exports(elf, out) != 0) return -1;
   if (cert_check_export_kinds(elf, out) != 0) return -1;
   if (cert_check_reserved(elf, out) != 0) return -1;
@@ -681,10 +860,10 @@ int cert_static_checks(const CertElf* elf, const char* runtime_path, CertFinding
     if (cert_findings_add(out, "", "static.runtime-imports", "CST-006", rt, CERT_SKIP, why, "",
                           "the runtime could not be read, so its symbols are unknown") != 0)
       return -1;
-    return cert_check_linking(elf, NULL, rt, why, out);
+    return cert_check_linking(elf, NULL, rt, why, env, out);
   }
   int rc = cert_check_runtime_imports(elf, &runtime, runtime_path, out);
-  if (rc == 0) rc = cert_check_linking(elf, &runtime, runtime_path, "", out);
+  if (rc == 0) rc = cert_check_linking(elf, &runtime, runtime_path, "", env, out);
   cert_elf_free(&runtime);
   return rc;
 }

@@ -134,10 +134,25 @@ static const char* libbin_parse_option(LibbinLibbinDesc* d, const char* tok, con
   return NULL;
 }
 
+const char* libbin_kind_problem(const char* kind) {
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+  if (strchr(letters, kind[0]) == NULL || kind[0] == '\0')
+    return "a module kind starts with a letter or '_'";
+  if (kind[strspn(kind, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789.-")] != '\0')
+    return "a module kind holds only letters, digits, '_', '.' and '-'";
+  return NULL;
+}
+
 static const char* libbin_parse_line(LibbinLibbinDesc* d, char* text, const char* base_dir,
                                    TffiLibraryBinEntry* e, LibbinLine* line) {
   char* save = NULL;
   char* kind = strtok_r(text, " \t\r", &save);
+  const char* bad = libbin_kind_problem(kind);
+  if (bad) {
+    static char why[512];
+    snprintf(why, sizeof why, "`%.200s` is not a module kind: %s", kind, bad);
+    return why;
+  }
   char* copy = strdup(kind);
   if (copy == NULL || libbin_own(d, copy) != 0) return "out of memory";
   e->kind = copy;
@@ -170,7 +185,8 @@ static int libbin_build_csr(TffiLibraryBin* bin, const LibbinLine* lines) {
   return 0;
 }
 
-int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbinDesc* out, FILE* err) {
+int libbin_libbin_desc_parse(const char* text, const char* name, const char* base_dir,
+                             LibbinLibbinDesc* out, FILE* err) {
   memset(out, 0, sizeof *out);
   TffiLibraryBin* bin = &out->bin;
   bin->entries = calloc(LIBBIN_MAX_MODULES, sizeof(TffiLibraryBinEntry));
@@ -178,19 +194,21 @@ int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbi
   char* copy = strdup(text);
   const char* why = (bin->entries && lines && copy) ? NULL : "out of memory";
   size_t lineno = 0;
-  char* save = NULL;
-  for (char* l = why ? NULL : strtok_r(copy, "\n", &save); l && !why;
-       l = strtok_r(NULL, "\n", &save)) {
+  for (char* l = why ? NULL : copy; l && *l && !why;) {
+    char* next = strchr(l, '\n');
+    if (next) *next++ = '\0';
     ++lineno;
     char* hash = strchr(l, '#');
     if (hash) *hash = '\0';
-    if (strspn(l, " \t\r") == strlen(l)) continue;
-    if (bin->num_modules == LIBBIN_MAX_MODULES) {
-      why = "too many modules";
-      break;
+    if (strspn(l, " \t\r") < strlen(l)) {
+      if (bin->num_modules == LIBBIN_MAX_MODULES) {
+        why = "too many modules";
+        break;
+      }
+      size_t i = bin->num_modules++;
+      why = libbin_parse_line(out, l, base_dir, &bin->entries[i], &lines[i]);
     }
-    size_t i = bin->num_modules++;
-    why = libbin_parse_line(out, l, base_dir, &bin->entries[i], &lines[i]);
+    l = next;
   }
   if (!why && bin->num_modules == 0) why = "no modules described";
   if (!why && libbin_build_csr(bin, lines) != 0) why = "out of memory";
@@ -198,7 +216,7 @@ int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbi
   free(lines);
   free(copy);
   if (why) {
-    fprintf(err, "description line %zu: %s\n", lineno, why);
+    fprintf(err, "%s:%zu: %s\n", name, lineno, why);
     libbin_libbin_desc_free(out);
     return -1;
   }

@@ -12,6 +12,8 @@
  * hex=      payload is the hex digits decoded
  * file=     payload is the file's contents (relative to the description)
  * A kind other than _lib with no payload option gets an empty payload.
+ * A kind is a name: letters, digits, '_', '.' and '-', starting with a
+ * letter or '_' (the loader is the global `ffi.Module.load_from_bytes.<kind>`).
  */
 #ifndef TOOLS_LIBBIN_DESC_H_
 #define TOOLS_LIBBIN_DESC_H_
@@ -29,8 +31,13 @@ typedef struct {
 } LibbinLibbinDesc;
 
 /* Parses the description text; `base_dir` resolves file= paths. Returns 0,
- * or -1 after writing "LINE: reason" to `err`. */
-int libbin_libbin_desc_parse(const char* text, const char* base_dir, LibbinLibbinDesc* out, FILE* err);
+ * or -1 after writing "NAME:LINE: reason" to `err` (NAME: the file's name,
+ * for the message). */
+int libbin_libbin_desc_parse(const char* text, const char* name, const char* base_dir,
+                             LibbinLibbinDesc* out, FILE* err);
+
+/* NULL when `kind` is a module kind a description may use, else why not. */
+const char* libbin_kind_problem(const char* kind);
 
 void libbin_libbin_desc_free(LibbinLibbinDesc* desc);
 

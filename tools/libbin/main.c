@@ -5,9 +5,10 @@
  *                             from its ELF symbol table) or a raw blob
  *   libbin validate FILE      exit 0 when the blob is well formed, else 1
  *                             with the byte offset, field and reason
- *   libbin pack DESC [-o BLOB] [-c SOURCE.c]
+ *   libbin pack DESC [-o BLOB] [-c SOURCE.c] [-q]
  *                             build a blob from a text description (see
- *                             desc.h) and/or a C file that exports it
+ *                             desc.h) and/or a C file that exports it;
+ *                             says what it wrote (-q: nothing, for builds)
  *
  * The blob is decoded by the reference runtime's parser (library_bin.h):
  * the tool and the loader cannot disagree about what is well formed.
@@ -38,17 +39,16 @@ static const char* libbin_user_path(const char* path, char* buf, size_t cap) {
 }
 
 /* The blob inside FILE: the symbol's bytes for a shared library (bounded by
- * its st_size), or the whole file otherwise. */
-static int libbin_load_blob(const char* arg, unsigned char** file, const uint8_t** blob,
-                          size_t* size) {
-  char buf[4096];
-  const char* path = libbin_user_path(arg, buf, sizeof buf);
+ * its st_size), or the whole file otherwise (*raw set). */
+static int libbin_load_blob(const char* path, unsigned char** file, const uint8_t** blob,
+                          size_t* size, int* raw) {
   size_t file_size;
   if (libbin_read_file(path, LIBBIN_MAX_INPUT, file, &file_size) != 0) {
     fprintf(stderr, "libbin: cannot read %s: %s\n", path, strerror(errno));
     return -1;
   }
-  if (!libbin_is_elf(*file, file_size)) {
+  *raw = !libbin_is_elf(*file, file_size);
+  if (*raw) {
     *blob = *file;
     *size = file_size;
     return 0;
@@ -61,16 +61,17 @@ static int libbin_load_blob(const char* arg, unsigned char** file, const uint8_t
   return 0;
 }
 
-/* Prints the raised error's message (the parser's "offset N: field F: ..."). */
-static void libbin_print_raised(const char* what) {
+/* Prints "libbin: WHERE: KIND: MESSAGE" of the raised error (the parser's
+ * message says "offset N: field F: ..."). */
+static void libbin_print_raised(const char* where) {
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);
   if (err == NULL) {
-    fprintf(stderr, "libbin: %s failed\n", what);
+    fprintf(stderr, "libbin: %s: failed\n", where);
     return;
   }
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  fprintf(stderr, "libbin: %s: %s: %s\n", what, cell->kind.data, cell->message.data);
+  fprintf(stderr, "libbin: %s: %s: %s\n", where, cell->kind.data, cell->message.data);
   TVMFFIObjectDecRef(err);
 }
 
@@ -100,16 +101,22 @@ static void libbin_dump(const TffiLibraryBin* bin) {
 
 /* dump and validate share everything but what they print. */
 static int libbin_cmd_read(const char* arg, int dump) {
+  char buf[4096];
+  const char* path = libbin_user_path(arg, buf, sizeof buf);
   unsigned char* file = NULL;
   const uint8_t* blob;
   size_t size;
-  if (libbin_load_blob(arg, &file, &blob, &size) != 0) return 2;
+  int raw;
+  if (libbin_load_blob(path, &file, &blob, &size, &raw) != 0) return 2;
   TffiLibraryBin bin;
   int rc = tffi_library_bin_parse(blob, size, &bin);
   if (rc != 0) {
-    fprintf(stderr, "libbin: invalid: offset %zu: field %s\n", bin.error_offset,
+    /* A file that is not ELF is read as a blob; say so, since most such
+     * files were never meant to be one. */
+    fprintf(stderr, "libbin: %s: %s: invalid: offset %zu: field %s\n", path,
+            raw ? "not an ELF file; read as a raw blob" : "its " LIBBIN_SYMBOL, bin.error_offset,
             bin.error_field ? bin.error_field : "?");
-    libbin_print_raised("parse");
+    libbin_print_raised(path);
   } else if (dump) {
     libbin_dump(&bin);
   } else {
@@ -157,10 +164,20 @@ static int libbin_pack_outputs(const char* desc_path, const uint8_t* blob, size_
   return 0;
 }
 
+static void libbin_say_packed(const char* desc, size_t modules, size_t size, const char* out_bin,
+                              const char* out_c) {
+  printf("libbin: packed %zu module%s from %s (%zu bytes): wrote %s%s%s\n", modules,
+         modules == 1 ? "" : "s", desc, size, out_bin ? out_bin : "", out_bin && out_c ? ", " : "",
+         out_c ? out_c : "");
+}
+
 static int libbin_cmd_pack(int argc, char** argv) {
   const char *desc_arg = NULL, *out_bin = NULL, *out_c = NULL;
+  int quiet = 0;
   for (int i = 0; i < argc; ++i) {
-    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+    if (strcmp(argv[i], "-q") == 0) {
+      quiet = 1;
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
       out_bin = argv[++i];
     } else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
       out_c = argv[++i];
@@ -172,7 +189,7 @@ static int libbin_cmd_pack(int argc, char** argv) {
     }
   }
   if (desc_arg == NULL || (out_bin == NULL && out_c == NULL)) {
-    fprintf(stderr, "usage: libbin pack DESC [-o BLOB] [-c SOURCE.c]\n");
+    fprintf(stderr, "usage: libbin pack DESC [-o BLOB] [-c SOURCE.c] [-q]\n");
     return 2;
   }
   char buf[4096];
@@ -191,18 +208,25 @@ static int libbin_cmd_pack(int argc, char** argv) {
   terminated[text_size] = '\0';
   char* dir_copy = strdup(path);
   LibbinLibbinDesc desc;
-  int rc = dir_copy ? libbin_libbin_desc_parse(terminated, dirname(dir_copy), &desc, stderr) : -1;
+  char* why = NULL; /* the parser's "DESC:LINE: reason" */
+  size_t why_size = 0;
+  FILE* err = open_memstream(&why, &why_size);
+  int rc = dir_copy && err ? libbin_libbin_desc_parse(terminated, path, dirname(dir_copy), &desc, err) : -1;
+  if (err) fclose(err);
+  if (rc != 0) fprintf(stderr, "libbin: %s", why && *why ? why : "out of memory\n");
+  free(why);
   free(terminated);
   free(dir_copy);
   if (rc != 0) return 1;
   uint8_t* blob;
   size_t size;
   if (libbin_pack(&desc.bin, &blob, &size) != 0) {
-    libbin_print_raised("pack");
+    libbin_print_raised(path);
     libbin_libbin_desc_free(&desc);
     return 1;
   }
   rc = libbin_pack_outputs(desc_arg, blob, size, out_bin, out_c);
+  if (rc == 0 && !quiet) libbin_say_packed(desc_arg, desc.bin.num_modules, size, out_bin, out_c);
   free(blob);
   libbin_libbin_desc_free(&desc);
   return rc;
@@ -212,7 +236,7 @@ static int libbin_usage(void) {
   fprintf(stderr,
           "usage: libbin dump LIB.so|BLOB\n"
           "       libbin validate LIB.so|BLOB\n"
-          "       libbin pack DESC [-o BLOB] [-c SOURCE.c]\n");
+          "       libbin pack DESC [-o BLOB] [-c SOURCE.c] [-q]\n");
   return 2;
 }
 

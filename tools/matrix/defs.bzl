@@ -21,6 +21,8 @@ def release_suite_test(name, release, lib):
         data = [lib, "//conformance:areas"],
         deps = ["//tools:report_lib"],
         python_version = "PY3",
-        size = "medium",
+        # About 90 s of CPU; on a loaded machine several times that of wall
+        # time, and a run cut short is a column lost.
+        size = "large",
         tags = ["manual", "matrix", "novalgrind"],
     )

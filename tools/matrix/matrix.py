@@ -14,9 +14,13 @@ release and the bundled reference, clause by clause.
    A progress line per release as each finishes.
 3. Judges each run with tools/report.py as that release (clauses since at
    or before it; later ones it breaks as LATER), derives each clause's
-   since from the results (profiles.py), and writes spec/matrix.md,
-   matrix-report/matrix.{html,json}, and adds new releases to spec/releases.md.
-   --fix-since rewrites the spec annotations the results contradict.
+   since from the results (profiles.py; only where the run covers the
+   releases that decide it), and writes matrix-report/matrix.{html,json}.
+   It writes tracked files only when asked: --md PATH (spec/matrix.md is
+   the record //spec:since_test checks, so write it from a run of every
+   release) also adds new releases to spec/releases.md; --fix-since, only
+   with every release, rewrites the annotations the results contradict.
+A line at least every 10 s says what it is doing.
 """
 import argparse
 import hashlib
@@ -29,7 +33,7 @@ import threading
 import time
 import urllib.parse
 
-from tools import report
+from tools import progress, report
 from tools.matrix import profiles, render
 from tools.releases import releases
 
@@ -128,6 +132,8 @@ class Progress:
         seconds = 0.0 if cached else int(result.get("testAttemptDurationMillis", 0)) / 1000
         self.results[test["label"]] = (xml, seconds, result.get("status", ""))
         self.on_result(test["label"], xml, seconds, len(self.results), self.total)
+        if getattr(self, "beat", None):
+            self.beat.touch()
 
 
 def run_bazel(targets, jobs, extra, log_path, on_result):
@@ -136,15 +142,34 @@ def run_bazel(targets, jobs, extra, log_path, on_result):
     stamp = ",".join(releases.cached_versions())
     cmd = ["bazel", "test", f"--jobs={jobs}", f"--local_test_jobs={jobs}", "--test_output=errors",
            f"--build_event_json_file={bep}", f"--repo_env=TVMFFI_RELEASES_STAMP={stamp}"] + extra + targets
-    progress = Progress(bep, len(targets), on_result)
-    progress.thread.start()
-    with open(log_path, "w", encoding="utf-8") as log:
-        rc = subprocess.call(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    progress.done.set()
-    progress.thread.join()
+    follow = Progress(bep, len(targets), on_result)
+
+    def doing():
+        return (f"{len(follow.results)} of {len(targets)} runs finished; bazel: "
+                f"{last_line(log_path) or 'starting'}")
+
+    with progress.Heartbeat(doing, say) as beat:
+        follow.beat = beat
+        follow.thread.start()
+        with open(log_path, "w", encoding="utf-8") as log:
+            rc = subprocess.call(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    follow.done.set()
+    follow.thread.join()
     if os.path.exists(bep):
         os.remove(bep)
-    return progress.results, rc
+    return follow.results, rc
+
+
+def last_line(path):
+    """The last line Bazel wrote to its log ("[282 / 284] Testing ...")."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 400))
+            lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:120] if lines else ""
 
 
 def testlog_xml(name):
@@ -181,6 +206,13 @@ def progress_line(col, done, total):
     if col.get("same_as"):
         when = f"same library as {col['same_as']}"
     load = f"  DID NOT LOAD: {col['load_errors'][0][:80]}" if col["load_errors"] else ""
+    if not col["records"]:
+        return f"[{done:2}/{total}] {col['name']:<13} no results recorded"
+    if not load and col["records"] and not any(r["clause"] for r in col["records"]):
+        # Bazel's own record of a run that never wrote its results.
+        r = col["records"][0]
+        return (f"[{done:2}/{total}] {col['name']:<13} the run itself failed: {r['verdict']}: "
+                f"{report.one_line(r['message'], 100)}  {when}")
     return (f"[{done:2}/{total}] {col['name']:<13} reports {col['version'] or '?':<7} "
             f"MUST {t['MUST']['passed']:3}/{t['MUST']['total']:<3} "
             f"SHOULD {t['SHOULD']['passed']:2}/{t['SHOULD']['total']:<3} later broken {t['later']:2}  "
@@ -241,9 +273,14 @@ def findings(columns, profile, missing, deviations):
         out.append(f"- {v} could not be fetched: {why}")
     if ref:
         out.append(f"- The reference: {report.summary_line(ref['totals'], ref['load_errors'])}.")
-    moved = [p for p in profile if p["verdict"] in ("later", "earlier", "missing")]
+    moved = [p for p in profile if p["verdict"] in profiles.WRONG]
     if moved:
-        out.append(f"- {len(moved)} since annotations disagree with the results (below).")
+        out.append(f"- {len(moved)} since annotations disagree with the results (see \"Since annotations "
+                   "against the results\").")
+    untold = [p for p in profile if p["verdict"] == "unknown" and p["why"].startswith("this run covers")]
+    if untold:
+        out.append(f"- This run covers {len(rel)} releases, not all there are: {len(untold)} since "
+                   "annotations are not judged from it (--releases all judges every one).")
     return out
 
 
@@ -267,18 +304,24 @@ def update_releases(columns):
 def write_outputs(columns, profile, missing, deviations, args):
     generated = render.now()
     found = findings(columns, profile, missing, deviations)
-    md_path = args.md if os.path.isabs(args.md) else os.path.join(ROOT, args.md)
-    os.makedirs(os.path.dirname(md_path), exist_ok=True)
-    with open(md_path, "w", encoding="utf-8") as f:
-        f.write(render.markdown(columns, profile, found, generated))
+    wrote = []
+    if args.md:
+        md_path = args.md if os.path.isabs(args.md) else os.path.join(ROOT, args.md)
+        os.makedirs(os.path.dirname(md_path), exist_ok=True)
+        with open(md_path, "w", encoding="utf-8") as f:
+            f.write(render.markdown(columns, profile, found, generated))
+        update_releases(columns)
+        wrote.append(os.path.relpath(md_path, ROOT))
     out = args.out if os.path.isabs(args.out) else os.path.join(ROOT, args.out)
     os.makedirs(out, exist_ok=True)
     render.write_json(os.path.join(out, "matrix.json"), columns, profile, generated)
     render.write_html(os.path.join(out, "matrix.html"), columns, profile, found, generated, ROOT)
-    update_releases(columns)
+    wrote += [f"{os.path.relpath(out, ROOT)}/matrix.html", "matrix.json"]
     for line in found:
         say(line[2:])
-    say(f"wrote {os.path.relpath(md_path, ROOT)}, {os.path.relpath(out, ROOT)}/matrix.html, matrix.json")
+    text, _ = render.headline(columns)
+    say(text)
+    say("wrote " + ", ".join(wrote) + ("" if args.md else " (spec/matrix.md only with --md)"))
 
 
 # ---------------------------------------------------------------- main
@@ -291,19 +334,24 @@ def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--releases", default="all", help="all, or a comma-separated list of versions")
     ap.add_argument("--jobs", type=int, default=2, help="Bazel's --jobs and --local_test_jobs (default 2)")
-    ap.add_argument("--md", default="spec/matrix.md")
+    ap.add_argument("--md", default="", help="write the matrix as Markdown here (spec/matrix.md is the "
+                    "record //spec:since_test checks) and add new releases to spec/releases.md")
     ap.add_argument("--out", default="matrix-report", help="folder for matrix.html and matrix.json")
     ap.add_argument("--no-run", action="store_true", help="judge the runs bazel-testlogs already holds")
     ap.add_argument("--fix-since", action="store_true",
-                    help="rewrite the spec's (since X) where the results contradict it")
-    return ap.parse_args(argv), extra
+                    help="rewrite the spec's (since X) where the results contradict it (every release only)")
+    args = ap.parse_args(argv)
+    if args.fix_since and args.releases not in ("", "all"):
+        ap.error("--fix-since needs a run of every release (--releases all): a subset cannot date a clause")
+    return args, extra
 
 
 def main(argv=None):
     started = time.time()
     args, extra = parse(sys.argv[1:] if argv is None else argv)
-    order = releases.select(args.releases)
-    libs, missing = fetch_all(order)
+    with progress.Heartbeat(lambda: "finding and fetching the releases (pip, once, into the cache)", say):
+        order = releases.select(args.releases)
+        libs, missing = fetch_all(order)
     order = [v for v in order if v in libs]
     same_as = dedupe(libs, order)
     say(f"{len(order)} releases fetched ({len(missing)} unavailable), "
@@ -332,20 +380,25 @@ def main(argv=None):
     for name in names:
         if name not in done:
             on_result(target(name), testlog_xml(name), None, 0, total)
-    columns = [done[v] for v in order if v in done and done[v]["raw"]] + \
-              [done["reference"]] * bool(done.get("reference", {}).get("raw"))
-    absent = [n for n in order + ["reference"] if n not in done or not done[n]["raw"]]
+    def ran(name):
+        """Did the suite run (its test cases are recorded), not only Bazel's record of a failed run?"""
+        return name in done and any(report.clause_of(r["name"]) for r in done[name]["raw"])
+
+    columns = [done[v] for v in order if ran(v)] + [done["reference"]] * ran("reference")
+    absent = [n for n in order + ["reference"] if not ran(n)]
     if absent:
-        say("no results for: " + ", ".join(absent))
+        say("no results for: " + ", ".join(absent) + " (rerun them: the matrix reuses the runs Bazel cached)")
     clauses = report.read_clauses(SPEC)
     deviations = report.read_deviations(os.path.join(SPEC, "deviations.md"))
-    profile = profiles.profile(clauses, [(c["name"], c["raw"]) for c in columns if c["release"]], deviations)
+    every = [r for r, _ in report.read_releases(SPEC)]
+    profile = profiles.profile(clauses, [(c["name"], c["raw"]) for c in columns if c["release"]], deviations,
+                               every)
     if args.fix_since:
         for cid, before, after in profiles.fix_spec(SPEC, profile, clauses):
             say(f"since: {cid} {before or '(none)'} -> {after}")
         columns = [column(c["name"], c["raw"], c["seconds"], c["same_as"]) for c in columns]
         profile = profiles.profile(report.read_clauses(SPEC), [(c["name"], c["raw"]) for c in columns
-                                                                if c["release"]], deviations)
+                                                                if c["release"]], deviations, every)
     write_outputs(columns, profile, missing, deviations, args)
     say(f"{len(columns)} columns in {time.time() - started:.0f} s; the runs used "
         f"{sum(c['cpu'] for c in columns):.0f} s of CPU in all")

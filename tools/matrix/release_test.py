@@ -23,8 +23,11 @@ from tools import report
 
 def run_areas(areas, outdir):
     jobs = int(os.environ.get("CONFORMANCE_JOBS", "1"))
+    # The run's properties (the library and the release), for the commands
+    # that rerun one test (tools/report.py).
+    props = suite_test.run_properties()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda p: suite_test.run_one(p, outdir), areas))
+        results = list(pool.map(lambda p: suite_test.run_one(p, outdir, props), areas))
     return [case for cases in results for case in cases]
 
 

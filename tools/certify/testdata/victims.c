@@ -1,8 +1,12 @@
 /* Kernels that go wrong in every way a probe must turn into a verdict
- * without going down itself (tools/certify/probe_test.c). */
+ * without going down itself (tools/certify/probe_test.c). It calls one
+ * function nothing defines, so it loads only with lazy binding, as hosts
+ * load kernel libraries. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <tvm/ffi/c_api.h>
 
@@ -171,4 +175,79 @@ VICTIM __tvm_ffi_refuses(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
   (void)h, (void)args, (void)n, (void)r;
   TVMFFIErrorSetRaisedFromCStr("TypeError", "refuses: never");
   return -1;
+}
+
+/* Allocates until malloc refuses, then frees it all and raises MemoryError:
+ * a clean refusal, whatever the cap; judged the same every time. */
+VICTIM __tvm_ffi_grows(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)args, (void)n, (void)r;
+  void* chunks[4096];
+  int k = 0;
+  for (; k < 4096; ++k) {
+    chunks[k] = malloc((size_t)16 << 20);
+    if (chunks[k] == NULL) break;
+    memset(chunks[k], 1, (size_t)16 << 20);
+  }
+  for (int j = 0; j < k; ++j) free(chunks[j]);
+  TVMFFIErrorSetRaisedFromCStr("MemoryError", "grows: out of memory");
+  return -1;
+}
+
+/* A name the test can look for among the machine's processes. */
+static void name_process(const char* name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* Forks a child that outlives the call (and is never waited for). */
+VICTIM __tvm_ffi_forks(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)args, (void)n, (void)r;
+  if (fork() == 0) {
+    name_process("cert-stray");
+    sleep(60);
+    _exit(0);
+  }
+  return 0;
+}
+
+/* Starts a daemon: fork, setsid (leaving the process group), fork again,
+ * and the middle process exits at once and is waited for. */
+VICTIM __tvm_ffi_daemonizes(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)args, (void)n, (void)r;
+  pid_t mid = fork();
+  if (mid == 0) {
+    setsid();
+    if (fork() == 0) {
+      name_process("cert-daemon");
+      sleep(60);
+    }
+    _exit(0);
+  }
+  if (mid > 0) waitpid(mid, NULL, 0);
+  return 0;
+}
+
+/* Closes every descriptor it did not open, then returns as if all were well. */
+VICTIM __tvm_ffi_closes_fds(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)args, (void)n, (void)r;
+  for (int fd = 0; fd < 1024; ++fd) close(fd);
+  return 0;
+}
+
+/* Reads a DLTensor* argument without checking it for NULL. */
+VICTIM __tvm_ffi_dl_deref(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)r;
+  for (int32_t k = 0; k < n; ++k) {
+    if (args[k].type_index != kTVMFFIDLTensorPtr) continue;
+    volatile int32_t nd = ((const DLTensor*)args[k].v_ptr)->ndim;
+    (void)nd;
+  }
+  return 0;
+}
+
+/* Calls a function nothing defines: the library loads (lazily), and the
+ * call ends the process with the loader's "symbol lookup error". */
+int cert_defined_nowhere(int x);
+VICTIM __tvm_ffi_calls_missing(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
+  (void)h, (void)args;
+  r->type_index = kTVMFFIInt;
+  r->v_int64 = cert_defined_nowhere(n);
+  return 0;
 }
