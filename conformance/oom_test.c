@@ -221,6 +221,7 @@ TEST(err_oom, ERR_060_memory_error_nul_terminated) { walk_memory_errors(1); }
  * backtrace either as it was or exactly as asked, kind and message alone,
  * and nothing allocated once the error is released. */
 TEST(err_oom, ERR_061_update_backtrace_allocation_fails) {
+  (void)API(TVMFFIErrorCreate), (void)API(TVMFFIObjectDecRef);
   TVMFFIByteArray k = {"TypeError", 9}, m = {"message", 7}, b = {"old\n", 4};
   TVMFFIByteArray add = {long_message, sizeof long_message - 1};
   long points = 0;

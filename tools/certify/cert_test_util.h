@@ -27,18 +27,20 @@ static inline const char* cert_runfile(const char* path) {
 #define CERT_UPSTREAM_SO "../tvm_ffi_upstream/lib/libtvm_ffi.so"
 #define CERT_REFERENCE_SO "reference/libtvm_ffi.so"
 
-/* SKIPs the calling test, with the wheel's own reason, unless jax-tvm-ffi
- * was fetched. */
-static inline void cert_require_jax(void) {
+/* SKIPs the calling test, with the wheel's own reason, unless the wheel
+ * whose pypi_wheel status.txt is at `status` (a runfile) was fetched. */
+static inline void cert_require_wheel(const char* status, const char* what) {
   char line[512] = "unavailable: status.txt missing";
-  FILE* f = fopen(cert_runfile("../jax_tvm_ffi/status.txt"), "r");
+  FILE* f = fopen(cert_runfile(status), "r");
   if (f != NULL) {
     if (fgets(line, sizeof line, f) == NULL) snprintf(line, sizeof line, "unavailable: empty status");
     fclose(f);
   }
   line[strcspn(line, "\n")] = '\0';
-  if (strncmp(line, "available", 9) != 0) cr_skip_test("jax-tvm-ffi wheel %s", line);
+  if (strncmp(line, "available", 9) != 0) cr_skip_test("%s wheel %s", what, line);
 }
+
+static inline void cert_require_jax(void) { cert_require_wheel("../jax_tvm_ffi/status.txt", "jax-tvm-ffi"); }
 
 static int cert_cmp_str(const void* a, const void* b) {
   return strcmp(*(const char* const*)a, *(const char* const*)b);

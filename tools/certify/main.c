@@ -2,13 +2,16 @@
  * certify: the compatibility verdict for a TVM-FFI kernel library.
  *
  *   certify LIB.so [--manifest FILE] [--runtime reference|upstream|PATH]
- *           [--json FILE] [--junit FILE] [--html FILE] [--jobs N]
- *           [--timeout S] [--replay LINE] [--quiet]
+ *           [--releases all|X,Y,...] [--manylinux POLICY] [--json FILE]
+ *           [--junit FILE] [--html FILE] [--jobs N] [--timeout S]
+ *           [--replay LINE] [--quiet]
  *
  * Stages: the ELF facts (elf_facts.h), the static checks, the dynamic
  * probes under each runtime (probe.h), then the reports (report.h). Without
  * --runtime the probes run under both the reference and the pinned upstream
- * runtime, found in the binary's runfiles. Exit status: report.h's bits.
+ * runtime, found in the binary's runfiles; with --releases under each
+ * chosen upstream release (release_run.h) and the reference, and the
+ * report ends with which releases it runs on. Exit status: report.h's bits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +30,13 @@
 #include "finding.h"
 #include "manifest.h"
 #include "probe.h"
+#include "release_run.h"
 #include "report.h"
+#include "report_releases.h"
 #include "text.h"
+#include "version_needs.h"
 
-#define CERT_MAX_RUNTIMES 2
+#define CERT_MAX_RUNTIMES 64
 #define CERT_MAX_FUNCTIONS 4096
 
 typedef struct {
@@ -41,6 +47,8 @@ typedef struct {
   const char* junit;
   const char* html;
   const char* replay;
+  const char* releases; /* --releases: "all" or versions, or NULL */
+  const char* manylinux; /* --manylinux: the policy hosts are promised, or NULL */
   int jobs;
   double timeout_s;
   int quiet;
@@ -53,8 +61,8 @@ typedef struct {
 
 static void cert_usage(FILE* out) {
   fputs("usage: certify LIB.so [--manifest FILE] [--runtime reference|upstream|PATH]\n"
-        "               [--json FILE] [--junit FILE] [--html FILE] [--jobs N]\n"
-        "               [--timeout S] [--replay LINE] [--quiet]\n"
+        "               [--releases all|X,Y,...] [--manylinux POLICY] [--json FILE] [--junit FILE]\n"
+        "               [--html FILE] [--jobs N] [--timeout S] [--replay LINE] [--quiet]\n"
         "exit status (bits): 1 certify could not finish, 2 usage error,\n"
         "                    4 a MUST failure, 8 a NONSTRICT finding,\n"
         "                    16 nothing could be called; 0 certified\n",
@@ -140,6 +148,13 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
       snprintf(err, errlen, "cannot find the %s runtime: runfiles path too long", which);
       return -1;
     }
+  } else if (cert_is_release_version(which) && access(which, F_OK) != 0) {
+    /* A release by its version (a replay line of a --releases run). */
+    if (cert_release_cached(which, want, sizeof want) != 0) {
+      snprintf(err, errlen, "runtime %.64s: that release is not in the release cache (run certify --releases %.64s "
+               "once to fetch it)", which, which);
+      return -1;
+    }
   } else {
     snprintf(want, sizeof want, "%s", cert_user_path(which, cwd_buf, sizeof cwd_buf));
   }
@@ -148,7 +163,7 @@ static int cert_find_runtime(const char* argv0, const char* which, CertRuntime* 
              CERT_RUNTIME_WORDS);
     return -1;
   }
-  snprintf(rt->label, sizeof rt->label, "%s", rel ? which : rt->path);
+  snprintf(rt->label, sizeof rt->label, "%s", rel || cert_is_release_version(which) ? which : rt->path);
   return cert_check_runtime_file(which, rt->path, err, errlen);
 }
 
@@ -196,6 +211,7 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
       {"html", required_argument, 0, 'H'},     {"jobs", required_argument, 0, 'j'},
       {"timeout", required_argument, 0, 't'},  {"replay", required_argument, 0, 'R'},
       {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+      {"releases", required_argument, 0, 'L'}, {"manylinux", required_argument, 0, 'Y'},
       {0, 0, 0, 0}};
   memset(a, 0, sizeof *a);
   opterr = 0;
@@ -209,6 +225,8 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
       case 'U': a->junit = optarg; break;
       case 'H': a->html = optarg; break;
       case 'R': a->replay = optarg; break;
+      case 'L': a->releases = optarg; break;
+      case 'Y': a->manylinux = optarg; break;
       case 'q': a->quiet = 1; break;
       case 'h': return 1;
       case 'j':
@@ -235,7 +253,11 @@ static int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t
     return -1;
   }
   a->lib = argv[optind];
-  return 0;
+  if (a->releases && (a->runtime || a->replay)) {
+    snprintf(err, errlen, "--releases chooses the runtimes itself: it takes no --runtime or --replay");
+    return -1;
+  }
+  return a->releases ? cert_release_spec_check(a->releases, err, errlen) : 0;
 }
 
 /* A regular file we can open: anything else is a one-line tool error. */
@@ -297,13 +319,14 @@ static double cert_now(void) {
 /* Progress on stderr, one rewritten line; only for a person at a terminal. */
 typedef struct {
   const char* runtime;
+  const char* unit; /* what done/total count: "functions", "runtimes" */
   int width;
 } CertProgress;
 
 static void cert_progress(void* ctx, size_t done, size_t total, const char* what) {
   CertProgress* p = ctx;
   char* clean = cert_text_clean(what); /* a function name: the library chose it */
-  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu functions, at %.60s", p->runtime, done, total,
+  int n = fprintf(stderr, "\rcertify: [%s] %zu/%zu %s, at %.60s", p->runtime, done, total, p->unit,
                   clean ? clean : "");
   free(clean);
   if (n < p->width) fprintf(stderr, "%*s", p->width - n, "");
@@ -360,7 +383,7 @@ static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertM
                               CertFindings* out) {
   int show = !a->quiet && isatty(STDERR_FILENO);
   for (size_t r = 0; r < n_rts; ++r) {
-    CertProgress progress = {rts[r].label, 0};
+    CertProgress progress = {rts[r].label, "functions", 0};
     CertProbeOptions opt = {elf->path, rts[r].path, rts[r].label, manifest, a->jobs, a->timeout_s,
                             0, env->driver_stubs, show ? cert_progress : NULL, &progress};
     int rc = a->replay ? cert_probe_replay(a->replay, &opt, out) : cert_probe_library(elf, &opt, out);
@@ -368,6 +391,84 @@ static int cert_dynamic_stage(const CertElf* elf, const CertArgs* a, const CertM
     if (rc != 0) return -1;
   }
   return 0;
+}
+
+/* The symbol-version floor against auditwheel's policy data, which
+ * certify finds in its runfiles (or $CERTIFY_MANYLINUX_POLICY names). */
+static int cert_manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf, CertFindings* out) {
+  char dir[PATH_MAX], path[PATH_MAX + 96], status[PATH_MAX + 64], why[300] = "";
+  const char* policy = getenv("CERTIFY_MANYLINUX_POLICY");
+  if ((policy == NULL || policy[0] == '\0') && cert_runfiles_dir(argv0, dir, sizeof dir) == 0) {
+    snprintf(path, sizeof path, "%s/auditwheel/wheel/auditwheel/policy/manylinux-policy.json", dir);
+    snprintf(status, sizeof status, "%s/auditwheel/status.txt", dir);
+    FILE* f = fopen(status, "r");
+    if (f && fgets(why, sizeof why, f)) why[strcspn(why, "\n")] = '\0';
+    if (f) fclose(f);
+    policy = access(path, R_OK) == 0 ? path : NULL;
+  }
+  return cert_check_manylinux(elf, policy, why[0] ? why : NULL, a->manylinux, out);
+}
+
+/* --releases: the reference, then every chosen release that could be had
+ * and whose library no earlier one shares, as runtimes. */
+static int cert_release_runtimes(const char* argv0, const CertArgs* a, CertReleaseSet* set, CertRuntime* rts,
+                                 size_t* n_rts, char* err, size_t errlen) {
+  if (cert_find_runtime(argv0, "reference", &rts[0], err, errlen) != 0) return -1;
+  *n_rts = 1;
+  char dir[PATH_MAX], script[PATH_MAX + 64] = "";
+  if (cert_runfiles_dir(argv0, dir, sizeof dir) == 0) {
+    snprintf(script, sizeof script, "%s/tvm_ffi_conformance/tools/releases/releases.py", dir);
+  }
+  const char* python = getenv("CERTIFY_PYTHON");
+#ifdef CERT_PYTHON
+  if (python == NULL || python[0] == '\0') python = CERT_PYTHON;
+#endif
+  CertFetch fetch = {python, script[0] ? script : NULL, a->quiet || !isatty(STDERR_FILENO)};
+  if (cert_releases_resolve(a->releases, &fetch, set, err, errlen) != 0) return -1;
+  for (size_t k = 0; k < set->n; ++k) {
+    const CertRelease* r = &set->items[k];
+    if (r->path[0] == '\0' || r->same_as >= 0) continue;
+    if (*n_rts == CERT_MAX_RUNTIMES) {
+      snprintf(err, errlen, "--releases: more than %d distinct runtimes", CERT_MAX_RUNTIMES - 1);
+      return -1;
+    }
+    snprintf(rts[*n_rts].label, sizeof rts[*n_rts].label, "%s", r->version);
+    snprintf(rts[*n_rts].path, sizeof rts[*n_rts].path, "%s", r->path);
+    ++*n_rts;
+  }
+  return 0;
+}
+
+/* --releases: the probes under every runtime, several at a time, loaded
+ * as cert_dynamic_stage loads them (the same driver stubs). */
+static int cert_release_probes(const CertElf* elf, const CertArgs* a, const CertManifest* manifest,
+                               const CertRuntime* rts, size_t n_rts, const CertLoadEnv* env,
+                               CertFindings* out, char* why, size_t whylen) {
+  CertRuntimeRef refs[CERT_MAX_RUNTIMES];
+  for (size_t r = 0; r < n_rts; ++r) refs[r] = (CertRuntimeRef){rts[r].label, rts[r].path};
+  int show = !a->quiet && isatty(STDERR_FILENO);
+  CertProgress progress = {"releases", "runtimes", 0};
+  CertProbeOptions opt = {elf->path, NULL, NULL, manifest, 1, a->timeout_s, 0, env->driver_stubs, NULL, NULL};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int jobs = a->jobs > 0 ? a->jobs : (cpus > 0 ? (int)cpus : 1);
+  int rc = cert_probe_runtimes(elf, &opt, refs, n_rts, jobs, show ? cert_progress : NULL, &progress, out, why,
+                               whylen);
+  cert_progress_end(&progress);
+  return rc;
+}
+
+/* The rows of the answer: the releases in order, then the reference. */
+static int cert_release_answer_of(const CertReleaseSet* set, const CertFindings* f, CertReleaseAnswer* out) {
+  CertReleaseInput* in = calloc(set->n + 1, sizeof *in);
+  if (in == NULL) return -1;
+  for (size_t k = 0; k < set->n; ++k) {
+    const CertRelease* r = &set->items[k];
+    in[k] = (CertReleaseInput){r->version, r->same_as, r->path[0] ? NULL : r->skip};
+  }
+  in[set->n] = (CertReleaseInput){"reference", -1, NULL};
+  int rc = cert_release_answer(in, set->n + 1, f, out);
+  free(in);
+  return rc;
 }
 
 static void cert_write_reports(const CertArgs* a, const CertRunInfo* run, const CertFindings* f,
@@ -420,7 +521,13 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   }
   if (!failed) failed = cert_check_report_paths(a, err, sizeof err) != 0;
   const char* wanted[] = {"reference", "upstream"};
-  size_t n_wanted = only ? 1 : 2;
+  size_t n_wanted = a->releases ? 0 : only ? 1 : 2;
+  CertReleaseSet releases = {0};
+  CertReleaseAnswer answer = {0};
+  if (a->releases && !failed) {
+    failed = cert_release_runtimes(argv0, a, &releases, rts, &n_rts, err, sizeof err) != 0;
+    for (size_t r = 0; r < n_rts; ++r) labels[r] = rts[r].label;
+  }
   for (size_t r = 0; r < n_wanted && !failed; ++r) {
     failed = cert_find_runtime(argv0, only ? only : wanted[r], &rts[r], err, sizeof err);
     labels[r] = rts[r].label;
@@ -446,26 +553,42 @@ static int cert_run(const char* argv0, const CertArgs* a) {
   }
   char stubs_buf[PATH_MAX];
   CertLoadEnv env = {getenv("LD_PRELOAD"), cert_driver_stubs(argv0, stubs_buf, sizeof stubs_buf)};
-  if (!failed && !a->replay && cert_static_stage(&elf, rts, n_rts, &env, &findings) != 0) {
+  if (!failed && !a->replay &&
+      (cert_static_stage(&elf, rts, n_rts, &env, &findings) != 0 ||
+       cert_manylinux_stage(argv0, a, &elf, &findings) != 0)) {
     snprintf(err, sizeof err, "the static checks could not finish (out of memory)");
     failed = 1;
   }
-  if (!failed && cert_dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings) != 0) {
+  char why[1024] = "";
+  if (!failed && (a->releases ? cert_release_probes(&elf, a, manifest, rts, n_rts, &env, &findings, why, sizeof why)
+                              : cert_dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings)) != 0) {
     snprintf(err, sizeof err, "%s%.2048s%s", a->replay ? "cannot replay: " : "the probes could not finish: ",
-             cert_probe_error(), "");
+             a->releases ? why : cert_probe_error(), "");
     failed = 1;
   }
   CertRunInfo run = {a->lib, labels, n_rts, cert_now() - start, n_functions,
-                     failed ? err : NULL, NULL};
+                     failed ? err : NULL, NULL, NULL};
   char prefix[PATH_MAX + 16];
   snprintf(prefix, sizeof prefix, "certify %s", a->lib);
   run.replay_prefix = prefix;
+  if (a->releases && !failed) {
+    if (cert_release_answer_of(&releases, &findings, &answer) != 0) {
+      snprintf(err, sizeof err, "out of memory writing the answer");
+      failed = 1;
+      run.error = err;
+    } else {
+      run.releases = &answer;
+    }
+  }
   if (failed) fprintf(stderr, "certify: %s\n", err);
   if (findings.n > 0) cert_report_table(stdout, &run, &findings);
   int status = cert_exit_status(&findings, failed);
   cert_write_reports(a, &run, &findings, &status);
   if (!failed || findings.n > 0) cert_report_verdict(stdout, &run, &findings);
+  if (run.releases) cert_report_releases_answer(stdout, run.releases);
   fflush(stdout);
+  cert_release_answer_free(&answer);
+  cert_releases_free(&releases);
   if (have_elf) cert_elf_free(&elf);
   if (manifest) cert_manifest_free(manifest);
   cert_findings_free(&findings);

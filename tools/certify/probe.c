@@ -42,6 +42,7 @@ static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
   memset(e, 0, sizeof *e);
   e->child.runtime_path = opt->runtime_path;
   e->child.lib_path = opt->lib_path;
+  e->child.layout_release = opt->runtime_label;
   e->child.check = opt->manifest ? cert_manifest_check : NULL;
   e->child.check_ctx = (void*)opt->manifest;
   e->child.driver_stubs = opt->driver_stubs;

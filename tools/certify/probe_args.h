@@ -45,6 +45,7 @@ typedef enum {
   CERT_REGION_DATA_END,    /* the page right after a tensor's last element */
   CERT_REGION_DATA_GUARD,  /* the unreadable page given as a non-CPU tensor's data */
   CERT_REGION_PTR_GUARD,   /* the unreadable page given as an opaque pointer */
+  CERT_REGION_HEAP_END,    /* the page right after a strict-heap block (strict_heap.h) */
 } CertRegion;
 
 /* The guard regions of the arguments being built; cert_region_find is

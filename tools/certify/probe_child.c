@@ -21,7 +21,9 @@
 
 #include "lib_search.h"
 #include "probe_procs.h"
+#include "strict_heap.h"
 
+static CertHostLayout g_host; /* how a host of the runtime's release reads errors */
 static void* g_lib;
 static int g_fd = -1;
 static int32_t g_index = -1;
@@ -73,9 +75,17 @@ static void on_fatal(int signo, siginfo_t* info, void* uctx) {
   if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST)) {
     for (;;) pause();
   }
-  CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr};
+  CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr, 0, 0, -1};
   if (signo == SIGSEGV || signo == SIGBUS) {
     cert_region_find(s.addr, &s.region, &s.arg);
+    uintptr_t start;
+    size_t size;
+    if (s.region == CERT_REGION_UNKNOWN && cert_strict_heap_owner((uintptr_t)s.addr, &start, &size)) {
+      s.region = CERT_REGION_HEAP_END;
+      s.block = start;
+      s.block_size = (int64_t)size;
+      if (size >= sizeof(TVMFFIObject)) s.block_type = ((const TVMFFIObject*)start)->type_index;
+    }
   }
   send_record(CERT_REC_SIGNAL, &s, sizeof s);
   signal(signo, SIG_DFL);
@@ -141,6 +151,7 @@ static void invoke(Invocation* inv) {
   cert_api.error_move(&err);
   if (err) {
     o->has_error = 1;
+    cert_readback_error(err, &g_host, &o->error_rb);
     TVMFFIErrorCell* c = TVMFFIErrorGetCellPtr(err);
     snprintf(o->kind, sizeof o->kind, "%.*s", (int)(c->kind.size < 200 ? c->kind.size : 200),
              c->kind.data ? c->kind.data : "");
@@ -149,9 +160,12 @@ static void invoke(Invocation* inv) {
     cert_api.dec_ref(err);
   }
   o->result_type = inv->result.type_index;
-  o->result_valid = cert_result_is_valid(&inv->result);
+  cert_readback_result(&inv->result, &g_host, &o->result_rb);
+  /* A header that does not read back is no object to judge or release. */
+  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && cert_result_is_valid(&inv->result);
   if (o->result_valid) {
-    if (result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
+    /* A payload that did not read back is not read again here. */
+    if (o->result_rb.problem != CERT_RB_OK || result_text(&inv->result, &inv->text) != 0) inv->text = NULL;
     if (inv->result.type_index >= kTVMFFIStaticObjectBegin) cert_api.dec_ref(inv->result.v_obj);
   }
 }
@@ -185,6 +199,9 @@ static void run_call(const CertChildConfig* cfg, const CertCall* call, void* gua
   }
   int threads = call->threads == 2 ? 2 : 1;
   out->threads = threads;
+  /* From here every block ends at an unreadable page: the arguments the
+   * runtime makes, what the library allocates, what it returns or raises. */
+  cert_strict_heap_enable(1);
   cert_regions_clear();
   cert_region_add(guard_page, cert_page_size(), CERT_REGION_DATA_GUARD, -1);
   CertBuilt built[2];
@@ -722,6 +739,12 @@ void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   char missing[128];
   if (cert_api_resolve(rt, missing, sizeof missing) != 0) {
     load_failed(CERT_REC_RUNTIME, "the runtime lacks", missing, "certify needs it to probe");
+  }
+  void (*version)(TVMFFIVersion*) = (void (*)(TVMFFIVersion*))(uintptr_t)dlsym(rt, "TVMFFIGetVersion");
+  TVMFFIVersion v = {0, 0, 0};
+  if (version) version(&v);
+  if (cfg->layout_release == NULL || cert_host_layout_named(cfg->layout_release, &g_host) != 0) {
+    cert_host_layout(&v, &g_host);
   }
   if (cfg->list_registry) report_registry("before");
   g_lib = load_library(cfg);

@@ -17,6 +17,7 @@
 
 #include "probe_args.h"
 #include "probe_call.h"
+#include "probe_readback.h"
 
 /* Records: a header, then `len` bytes of payload. */
 typedef enum {
@@ -57,6 +58,9 @@ typedef struct {
   int32_t arg;    /* the argument the region belongs to, or -1 */
   int32_t thread; /* 0 or 1 */
   uint64_t addr;
+  uint64_t block;       /* HEAP_END: the block's start */
+  int64_t block_size;   /* HEAP_END: its size */
+  int32_t block_type;   /* HEAP_END: the type index an object header there holds, or -1 */
 } CertSignal;
 
 /* How a call ended. */
@@ -92,6 +96,8 @@ typedef struct {
   int32_t result_valid;       /* 1: None or a well-formed owned value */
   char kind[CERT_KIND_MAX];   /* the raised error's kind and message */
   char message[CERT_MSG_MAX];
+  CertReadback error_rb;      /* the raised error read back as the runtime's release lays it out */
+  CertReadback result_rb;     /* the returned object read back the same way */
 } CertThreadOutcome;
 
 typedef struct {
@@ -123,6 +129,9 @@ typedef struct {
   size_t memory_limit; /* bytes a call's process may allocate beyond what it started with */
   const char* driver_stubs; /* the CUDA toolkit's driver stubs folder, or NULL */
   int list_registry; /* report what loading the library registered */
+  /* The release whose layout reading back uses (a wheel version or
+   * "reference"); NULL or unknown: the one the runtime reports. */
+  const char* layout_release;
 } CertChildConfig;
 
 /* In a worker process: loads the runtime and the library, then runs each

@@ -10,6 +10,7 @@
 #include <tvm/ffi/c_api.h>
 #include <unistd.h>
 
+#include "layout_explain.h"
 #include "probe_plan.h"
 
 #include "elf_facts.h"
@@ -125,6 +126,24 @@ static int is_dl_null(const CertProbe* p) {
          p->call.args[p->varied_arg].kind == CERT_ARG_DLNULL;
 }
 
+/* The last line of a process's output that reads like a raised error
+ * ("InternalError: Check failed: ..."): what a runtime or library printed
+ * before it ended the process. */
+static int last_error_line(const char* output, char* buf, size_t size) {
+  buf[0] = '\0';
+  for (const char* line = output; line && *line;) {
+    const char* end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    const char* colon = memchr(line, ':', n);
+    if (colon && colon - line >= 5 && colon - line < 40 && strncmp(colon - 5, "Error", 5) == 0 &&
+        memchr(line, ' ', (size_t)(colon - line)) == NULL) {
+      snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), line);
+    }
+    line = end ? end + 1 : NULL;
+  }
+  return buf[0] != '\0';
+}
+
 static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan* plan, Issue* is) {
   CertVerdict v;
   const char* clause = crash_clause(p->cls, &v);
@@ -154,6 +173,9 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
     set(is, "probe.tensor-bounds", "CDY-005", CERT_FAIL,
         "Touched memory past the last element of tensor argument %d (it ends right before an "
         "unreadable page).", r->sig.arg);
+  } else if (r->has_sig && r->sig.region == CERT_REGION_HEAP_END) {
+    set(is, "probe.heap-bounds", "CDY-042", CERT_FAIL, "%s", "");
+    cert_explain_heap_end(&r->sig, is->reason, sizeof is->reason);
   } else if (r->has_sig && r->sig.region == CERT_REGION_DATA_GUARD) {
     set(is, "probe.tensor-bounds", "CDY-005", CERT_FAIL,
         "Dereferenced on the host a pointer certify made unreadable: the data of a non-CPU tensor "
@@ -174,8 +196,10 @@ static void judge_death(const CertProbe* p, const CertResult* r, const CertPlan*
     set(is, check, clause, v, "The call took the process down with signal %d (%s)%s.", r->signo,
         strsignal(r->signo), r->signo == SIGABRT ? ": it aborted instead of raising an error" : "");
   } else if (r->end == CERT_END_EXIT) {
-    set(is, check, clause, v, "The call ended the process with exit(%d) instead of returning.",
-        r->exit_status);
+    char said[300];
+    int printed = last_error_line(r->output, said, sizeof said);
+    set(is, check, clause, v, "The call ended the process with exit(%d) instead of returning%s%s%s.",
+        r->exit_status, printed ? " after printing '" : "", said, printed ? "'" : "");
   } else {
     set(is, check, clause, v, "The call did not return within the time limit (%.0f s)%s.",
         plan->opt->timeout_s > 0 ? plan->opt->timeout_s : 10.0,
@@ -251,6 +275,18 @@ static int judge_hygiene(const CertProbe* p, const CertThreadOutcome* t, int thr
   snprintf(is->evidence, sizeof is->evidence, "rc %d; raised: %s%s%s", t->rc,
            t->has_error ? t->kind : "nothing", t->has_error ? ": " : "", t->has_error ? t->message : "");
   (void)p;
+  return 1;
+}
+
+/* The raised error, or the returned object, read back as the runtime's
+ * release lays it out (probe_readback.h). */
+static int judge_readback(const CertThreadOutcome* t, Issue* is) {
+  int is_error = t->error_rb.problem != CERT_RB_OK;
+  const CertReadback* rb = is_error ? &t->error_rb : &t->result_rb;
+  if (rb->problem == CERT_RB_OK) return 0;
+  set(is, is_error ? "probe.error-readback" : "probe.returned-objects", is_error ? "CDY-040" : "CDY-041",
+      CERT_FAIL, "%s", "");
+  cert_explain_readback(rb, is_error, is->reason, sizeof is->reason, is->evidence, sizeof is->evidence);
   return 1;
 }
 
@@ -331,6 +367,9 @@ static void judge_returned(const CertPlan* plan, const CertProbe* p, const CertR
   }
   for (int t = 0; t < r->out.threads; ++t) {
     if (judge_hygiene(p, &r->out.t[t], t, is)) return;
+  }
+  for (int t = 0; t < r->out.threads; ++t) {
+    if (judge_readback(&r->out.t[t], is)) return;
   }
   if (p->cls == CERT_P_META) {
     judge_meta(p, r, is);

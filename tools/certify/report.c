@@ -1,5 +1,6 @@
 /* The exit status, the verdict line and the terminal table. */
 #include "report.h"
+#include "report_releases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -310,5 +311,6 @@ void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f)
     c = end;
   }
   fputc('\n', out);
+  if (run->releases) cert_report_releases_table(out, run->releases, t.width);
   cert_index_free(&ix);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "finding.h"
+#include "release_answer.h"
 
 /* Exit status bits, as abidiff documents its own. 0: certified. */
 enum {
@@ -27,6 +28,7 @@ typedef struct {
   const char* error;     /* one-line reason certify could not finish, or NULL */
   const char* replay_prefix; /* what precedes `--replay '<line>'` in the table
                                 (e.g. "certify lib.so"); NULL: "certify" */
+  const CertReleaseAnswer* releases; /* --releases: the rows and the answer; NULL without */
 } CertRunInfo;
 
 /* The bit mask above: tool_error sets bit 1, any FAIL bit 4, any

@@ -8,6 +8,7 @@
 
 #include "report.h"
 #include "report_index.h"
+#include "report_releases.h"
 #include "text.h"
 
 #define CERT_INLINE_EVIDENCE 160 /* longer evidence folds into <details> */
@@ -256,6 +257,7 @@ static int cert_html_write(FILE* out, const CertRunInfo* run, const CertIndex* i
   cert_html_header(out, run, ix);
   cert_html_filters(out, ix, runtimes, n_runtimes);
   cert_html_differences(out, ix);
+  if (run->releases) cert_report_releases_html(out, run->releases, ix->f);
   cert_html_findings(out, run, ix);
   fprintf(out, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", cert_html_script);
   free(runtimes);

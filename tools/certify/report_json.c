@@ -6,6 +6,7 @@
 
 #include "report.h"
 #include "report_index.h"
+#include "report_releases.h"
 #include "text.h"
 
 #define CERT_JSON_SCHEMA "tvm-ffi-certify/1"
@@ -127,6 +128,7 @@ static json_t* cert_json_report(const CertRunInfo* run, const CertFindings* f, c
            cert_json_put(root, "differences", cert_json_differences(ix)) |
            cert_json_put(root, "findings", findings);
     runtimes = functions = findings = NULL; /* owned by root now */
+    if (!bad && run->releases) bad |= cert_report_releases_json(root, run->releases) != 0;
   }
   free(verdict);
   json_decref(runtimes);

@@ -8,6 +8,7 @@
 
 #include "report.h"
 #include "report_index.h"
+#include "report_releases.h"
 #include "text.h"
 
 /* The distinct runtime labels of the cells, in the order first met. */
@@ -124,15 +125,18 @@ static int cert_junit_write(FILE* out, const CertRunInfo* run, const CertIndex* 
     skipped += ix->cells[c].worst == CERT_SKIP;
   }
   int error = run->error != NULL;
+  size_t tests = ix->n_cells + (size_t)error;
+  if (run->releases) cert_report_releases_junit_counts(run->releases, &tests, &failures, &skipped);
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"certify\"", out);
   fprintf(out, " tests=\"%zu\" failures=\"%zu\" errors=\"%d\" skipped=\"%zu\" time=\"%.3f\">\n",
-          ix->n_cells + (size_t)error, failures, error, skipped, run->seconds);
+          tests, failures, error, skipped, run->seconds);
   if (error) cert_junit_error(out, run);
   const char** runtimes = malloc((ix->n_cells + 1) * sizeof *runtimes);
   if (runtimes == NULL) return -1;
   size_t n = cert_junit_runtimes(ix, runtimes);
   for (size_t r = 0; r < n; ++r) cert_junit_suite(out, run, ix, runtimes[r]);
   free(runtimes);
+  if (run->releases) cert_report_releases_junit(out, cert_base_name(run->lib_path ? run->lib_path : "?"), run->releases);
   fputs("</testsuites>\n", out);
   return 0;
 }

@@ -13,7 +13,7 @@
 static const char* two_runtimes[] = {"reference", "upstream"};
 
 static CertRunInfo run_info(void) {
-  CertRunInfo run = {"/tmp/lib/libfoo.so", two_runtimes, 2, 4.1, 3, NULL, "certify libfoo.so"};
+  CertRunInfo run = {"/tmp/lib/libfoo.so", two_runtimes, 2, 4.1, 3, NULL, "certify libfoo.so", NULL};
   return run;
 }
 
@@ -94,7 +94,7 @@ Test(report, nothing_called_is_not_certified) {
   CertFindings f = {0};
   add(&f, "gemm8", "probe.valid-call", "", "reference", CERT_SKIP, "", "", "no call reached it");
   add(&f, "", "static.exports", "CST-001", "", CERT_PASS, "", "", "exports 1 function");
-  CertRunInfo run = {"libtakes8.so", two_runtimes, 1, 0.5, 1, NULL, NULL};
+  CertRunInfo run = {"libtakes8.so", two_runtimes, 1, 0.5, 1, NULL, NULL, NULL};
   cr_assert_eq(cert_exit_status(&f, 0), 0, "one unreached function among others is not the library");
   add(&f, "", CERT_CHECK_NOTHING_CALLED, "", "reference", CERT_SKIP, "", "", "Nothing could be called.");
   cr_assert_eq(cert_exit_status(&f, 0), CERT_EXIT_UNTESTED);
@@ -123,7 +123,7 @@ Test(report, verdict_line_certified_and_error) {
   CertFindings f = {0};
   add(&f, "scale", "probe.arity", "", "reference", CERT_PASS, "", "", "ok");
   add(&f, "scale", "probe.cuda", "", "reference", CERT_SKIP, "", "", "no GPU");
-  CertRunInfo run = {"libscale_cpu.so", two_runtimes, 1, 0.25, 1, NULL, NULL};
+  CertRunInfo run = {"libscale_cpu.so", two_runtimes, 1, 0.25, 1, NULL, NULL, NULL};
   char* line = capture(cert_report_verdict, &run, &f);
   cr_assert_str_eq(line, "certify: libscale_cpu.so: CERTIFIED: 1 skipped, 1 passed "
                          "(1 function, 1 runtime, 0.2 s)\n");

@@ -408,21 +408,30 @@ static int cert_check_releases(const CertElf* elf, CertFindings* out) {
     size_t lo = 0, hi = n - 1;
     while (!(mask & ((uint32_t)1 << lo))) lo++;
     while (!(mask & ((uint32_t)1 << hi))) hi--;
-    char ev[256];
+    /* Symbols say which releases define the imports, and bound the
+     * headers the library was built with from below when an import came
+     * later than the first release; they say nothing of layouts, so no
+     * range is called compatible here (certify --releases runs it). */
+    char ev[256], built[256];
     if (newest_need == NULL) snprintf(ev, sizeof ev, "no TVMFFI* imports");
     else if (lo == 0) snprintf(ev, sizeof ev, "every TVMFFI* import is in %s", cert_release_name(0));
     else snprintf(ev, sizeof ev, "%s (first in %s)", newest_need, cert_release_name(lo));
+    if (lo > 0) {
+      snprintf(built, sizeof built, "built against >= %s, since it imports %s", cert_release_name(lo),
+               newest_need);
+    } else {
+      snprintf(built, sizeof built, "which headers it was built with cannot be told from its symbols");
+    }
     if (hi == n - 1) {
       rc = cert_findings_add(out, "", "static.releases", "", "", CERT_PASS, ev, "",
-                             "needs apache-tvm-ffi >= %s (of the releases %s to %s)%s%s",
-                             cert_release_name(lo), cert_release_name(0), cert_release_name(n - 1),
-                             newest_need && lo > 0 ? ": first with " : "",
-                             newest_need && lo > 0 ? newest_need : "");
+                             "imports are defined from %s on (symbols only); %s; certify --releases all "
+                             "runs it under each release",
+                             cert_release_name(lo), built);
     } else {
       rc = cert_findings_add(out, "", "static.releases", "", "", CERT_WARN, ev, "",
-                             "runs only on apache-tvm-ffi %s to %s: later releases dropped a "
-                             "symbol it imports",
-                             cert_release_name(lo), cert_release_name(hi));
+                             "imports are defined only from %s to %s (symbols only): later releases "
+                             "dropped a symbol it imports, so it was built against < %s",
+                             cert_release_name(lo), cert_release_name(hi), cert_release_name(hi + 1));
     }
   }
   cert_text_free(&unknown);

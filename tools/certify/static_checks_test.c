@@ -66,7 +66,8 @@ static void expect_clean_cpu(const char* lib) {
     const CertFinding* w = finding(&c, "static.runtime-needed", CERT_WARN);
     EXPECT_HAS(w->reason, "without libtvm_ffi.so in DT_NEEDED");
     EXPECT_HAS(w->reason, "RTLD_GLOBAL");
-    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason, "needs apache-tvm-ffi >= 0.1.0");
+    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason, "imports are defined from 0.1.0 on (symbols only)");
+    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason, "cannot be told from its symbols");
     cert_findings_free(&c.f);
   }
 }
@@ -528,4 +529,20 @@ Test(certify_static, CST_007_memory_does_not_grow_with_needed_libraries, .timeou
   waitpid(pid, NULL, 0);
   cr_expect_geq(grew, 0, "the checks ran and found the padded library (%ld)", grew);
   cr_expect_lt(grew, 64 * 1024, "peak memory grew by %ld KiB for a 512 MiB needed library", grew);
+}
+
+/* static.releases says what symbols show, and no more: from which release
+ * on the imports are defined, and "built against >= A" only when an import
+ * first appeared in A; never a range of releases it runs on. */
+Test(certify_static, releases_say_what_symbols_show) {
+  Checked c;
+  run_checks("tools/certify/testdata/libcst_new_glibc.so", CERT_REFERENCE_SO, &c);
+  const CertFinding* x = finding(&c, "static.releases", CERT_PASS);
+  cr_expect_str_eq(x->reason,
+                   "imports are defined from 0.1.8.post0 on (symbols only); built against >= 0.1.8.post0, "
+                   "since it imports TVMFFIErrorCreateWithCauseAndExtraContext; certify --releases all runs "
+                   "it under each release");
+  cr_expect_str_eq(x->evidence, "TVMFFIErrorCreateWithCauseAndExtraContext (first in 0.1.8.post0)");
+  cr_expect_null(strstr(x->reason, "needs apache-tvm-ffi"));
+  cert_findings_free(&c.f);
 }

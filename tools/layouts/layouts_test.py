@@ -10,6 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import classify  # noqa: E402
 import layouts  # noqa: E402
 
 RUNFILES = layouts.ROOT
@@ -19,8 +20,10 @@ REFERENCE_INCLUDE = os.path.join(RUNFILES, "reference", "include")
 RECORD = os.path.join(RUNFILES, "spec", "layouts.json")
 MD = os.path.join(RUNFILES, "spec", "layouts.md")
 INC = os.path.join(RUNFILES, "conformance", "layout_releases.inc")
+CERT_INC = os.path.join(RUNFILES, "tools", "certify", "release_layouts.inc")
 REGENERATE = ("rerun: .venv/bin/python3 tools/layouts/layouts.py --json spec/layouts.json "
-              "--md spec/layouts.md --inc conformance/layout_releases.inc")
+              "--md spec/layouts.md --inc conformance/layout_releases.inc "
+              "--cert-inc tools/certify/release_layouts.inc")
 
 
 def load_record():
@@ -72,6 +75,76 @@ class Changes(unittest.TestCase):
                           ("0.1.9", ["0.1.8", "0.1.9"], [72, 0, 56])])
 
 
+class Labels(unittest.TestCase):
+    """Every recorded change between consecutive releases gets its label."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rec = load_record()
+        cls.labels = {(c[0], c[2]): (c[5], c[6]) for c in classify.labelled(cls.rec, layouts.changes(cls.rec))}
+
+    def test_made_up_changes_are_labelled(self):
+        rec = made_up_record()
+        got = {(c[0], c[2]): c[5] for c in classify.labelled(rec, layouts.changes(rec))}
+        self.assertEqual(got, {("0.1.8", "sizeof(E)"): classify.BREAKING,
+                               ("0.1.8", "offsetof(E, c)"): classify.BREAKING,
+                               ("0.1.8", "signature of F"): classify.BREAKING,
+                               ("0.1.8", "B"): classify.COMPATIBLE,
+                               ("0.1.9", "A"): classify.BREAKING})
+
+    def test_every_change_has_a_label_and_a_reason(self):
+        self.assertEqual(len(self.labels), len(layouts.changes(self.rec)))
+        for key, (lab, why) in self.labels.items():
+            self.assertIn(lab, (classify.BREAKING, classify.SOURCE, classify.COMPATIBLE), key)
+            self.assertTrue(why, key)
+
+    def test_the_error_cell_growth_breaks_binaries_built_before(self):
+        lab, why = self.labels[("0.1.8.post0", "sizeof(TVMFFIErrorCell)")]
+        self.assertEqual(lab, classify.BREAKING)
+        self.assertIn("56 -> 72", why)
+        lab, why = self.labels[("0.1.8.post0", "offsetof(TVMFFIErrorCell, cause_chain)")]
+        self.assertEqual((lab, "ends at byte 56" in why), (classify.BREAKING, True))
+
+    def test_bit_4_of_the_field_flags_changed_meaning_twice(self):
+        for release, name in (("0.1.12", "kTVMFFIFieldFlagBitMaskSEqHashDefRecursive"),
+                              ("0.1.12", "kTVMFFIFieldFlagBitMaskSEqHashDef"),
+                              ("0.1.14.post0", "kTVMFFIFieldFlagBitMaskSEqHashDefPattern"),
+                              ("0.1.14.post0", "kTVMFFIFieldFlagBitMaskSEqHashDefRecursive")):
+            self.assertEqual(self.labels[(release, name)][0], classify.BREAKING, name)
+        self.assertIn("1 << 4", self.labels[("0.1.14.post0", "kTVMFFIFieldFlagBitMaskSEqHashDefPattern")][1])
+
+    def test_def_region_kinds_reassigned_at_0_1_14_post0(self):
+        for name in ("kTVMFFIDefRegionKindPattern", "kTVMFFIDefRegionKindSimple",
+                     "kTVMFFIDefRegionKindRecursive", "kTVMFFIDefRegionKindNonRecursive"):
+            self.assertEqual(self.labels[("0.1.14.post0", name)][0], classify.BREAKING, name)
+
+    def test_renames_with_the_same_layout_are_source_breaking_only(self):
+        for name in ("offsetof(TVMFFIFieldInfo, default_value_or_factory)",
+                     "offsetof(TVMFFIFieldInfo, default_value)"):
+            self.assertEqual(self.labels[("0.1.9", name)][0], classify.SOURCE, name)
+        self.assertEqual(self.labels[("0.1.10", "type of TVMFFIFieldInfo.setter")][0], classify.SOURCE)
+
+    def test_additions_are_compatible(self):
+        self.assertEqual(self.labels[("0.1.9", "kTVMFFIList")][0], classify.COMPATIBLE)
+        self.assertEqual(self.labels[("0.1.9", "sizeof(TVMFFISeqCell)")][0], classify.COMPATIBLE)
+        self.assertEqual(self.labels[("0.1.8.post0", "TVMFFIErrorCreateWithCauseAndExtraContext")][0],
+                         classify.COMPATIBLE)
+
+    def test_between_lists_what_breaks_a_pair(self):
+        ch = layouts.changes(self.rec)
+        forward = classify.between(self.rec, "0.1.3", "0.1.15.post2", ch)
+        names = {c[2] for c in forward if c[5] == classify.BREAKING}
+        self.assertIn("sizeof(TVMFFIErrorCell)", names)
+        self.assertIn("kTVMFFIDefRegionKindPattern", names)
+        self.assertNotIn("kTVMFFIList", {c[2] for c in forward})
+        self.assertEqual(classify.between(self.rec, "0.1.8.post0", "0.1.8.post2", ch), [])
+        # Built against 0.1.3 and run on 0.1.7: nothing in between matters.
+        self.assertEqual(classify.between(self.rec, "0.1.3", "0.1.7", ch), [])
+        backward = classify.between(self.rec, "0.1.8.post2", "0.1.7", ch)
+        self.assertEqual({c[5] for c in backward}, {classify.IF_USED})
+        self.assertIn("TVMFFIErrorCreateWithCauseAndExtraContext", {c[2] for c in backward})
+
+
 class Record(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -109,6 +182,9 @@ class Record(unittest.TestCase):
         with open(INC) as f:
             self.assertEqual(f.read(), layouts.render_inc(self.rec),
                              "conformance/layout_releases.inc is stale: " + REGENERATE)
+        with open(CERT_INC) as f:
+            self.assertEqual(f.read(), layouts.render_cert_inc(self.rec),
+                             "tools/certify/release_layouts.inc is stale: " + REGENERATE)
 
 
 if __name__ == "__main__":

@@ -98,3 +98,22 @@ def select(spec):
     if spec in (None, "", "all"):
         return available_versions()
     return sorted((v.strip() for v in spec.split(",") if v.strip()), key=version_key)
+
+
+def main(argv):
+    """`releases.py fetch VERSION...` (certify --releases uses it): fetches
+    each release into the cache and prints one line per version,
+    VERSION<tab>FOLDER, or VERSION<tab>error: REASON."""
+    if len(argv) < 2 or argv[0] != "fetch":
+        print("usage: releases.py fetch VERSION...", file=sys.stderr)
+        return 2
+    for version in argv[1:]:
+        try:
+            print("%s\t%s" % (version, fetch(version)), flush=True)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired, zipfile.BadZipFile) as e:
+            print("%s\terror: %s" % (version, str(e).replace("\n", " ")), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
