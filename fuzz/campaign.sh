@@ -15,7 +15,10 @@
 # CPU seconds at which each appeared), libFuzzer's log and one line of
 # results.tsv:
 #   date harness impl cpu_s execs execs_per_cpu_s cov ft corpus crashes
-#   ooms timeouts first_crash_cpu_s
+#   ooms timeouts first_crash_cpu_s wall_s
+# CAMPAIGN_NICE (default 19) is the niceness it runs at; CAMPAIGN_WALL
+# (seconds) also stops it after that much wall time, whatever CPU time it
+# got by then (on a busy shared machine): results.tsv has both.
 # Against a library other than the reference, the clause checks and error
 # kinds that spec/deviations.md tolerates for its release are tolerated
 # (FUZZ_TOLERATE), as fuzz/replay_test.py does, and upstream's known UBSan
@@ -83,9 +86,10 @@ kill_tree() {
 
 hz=$(getconf CLK_TCK)
 started=$(date -u +%Y-%m-%dT%H:%MZ)
+t0=$(date +%s)
 echo "campaign: $harness on $TVMFFI_IMPL for $budget CPU s -> $out" | tee "$log"
 [ -n "${FUZZ_TOLERATE:-}" ] && echo "campaign: tolerated (spec/deviations.md): $FUZZ_TOLERATE" | tee -a "$log"
-(cd "$runfiles" && exec nice -n 19 "$bin" "${flags[@]}" "$out/corpus" "fuzz/corpus/$harness") >> "$log" 2>&1 &
+(cd "$runfiles" && exec nice -n "${CAMPAIGN_NICE:-19}" "$bin" "${flags[@]}" "$out/corpus" "fuzz/corpus/$harness") >> "$log" 2>&1 &
 pid=$!
 first_crash=""
 # Artifacts of earlier campaigns in the same folder are not this one's.
@@ -101,7 +105,8 @@ while kill -0 "$pid" 2>/dev/null; do
     echo "$cpu	$(basename "$a")" >> "$out/artifacts.cpu"
     [ -z "$first_crash" ] && first_crash=$cpu
   done
-  if [ "$cpu" -ge "$budget" ]; then
+  wall=$(( $(date +%s) - t0 ))
+  if [ "$cpu" -ge "$budget" ] || { [ -n "${CAMPAIGN_WALL:-}" ] && [ "$wall" -ge "$CAMPAIGN_WALL" ]; }; then
     kill -INT "$pid" 2>/dev/null
     sleep 5
     kill_tree "$pid"
@@ -110,6 +115,7 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid" 2>/dev/null
 cpu=${cpu:-0}
+wall=$(( $(date +%s) - t0 ))
 
 # The last progress line of the fork-mode parent:
 #   #N: cov: C ft: F corp: K exec/s: E oom/timeout/crash: O/T/X time: Ss job: J ...
@@ -120,7 +126,7 @@ ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<< "$last")
 corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<< "$last")
 IFS=/ read -r ooms timeouts crashes <<< "$(sed -n 's|.*oom/timeout/crash: \([0-9/]*\).*|\1|p' <<< "$last")"
 rate=$(( ${execs:-0} / (cpu > 0 ? cpu : 1) ))
-line="$started	$harness	$impl	$cpu	${execs:-0}	$rate	${cov:-?}	${ft:-?}	${corp:-?}	${crashes:-0}	${ooms:-0}	${timeouts:-0}	${first_crash:--}"
+line="$started	$harness	$impl	$cpu	${execs:-0}	$rate	${cov:-?}	${ft:-?}	${corp:-?}	${crashes:-0}	${ooms:-0}	${timeouts:-0}	${first_crash:--}	$wall"
 echo "$line" >> "$out/results.tsv"
-echo "campaign: done: cpu ${cpu}s, ${execs:-0} execs (${rate}/cpu s), cov ${cov:-?}, corpus ${corp:-?}," \
+echo "campaign: done: cpu ${cpu}s (wall ${wall}s), ${execs:-0} execs (${rate}/cpu s), cov ${cov:-?}, corpus ${corp:-?}," \
      "crashes ${crashes:-0}, ooms ${ooms:-0}, timeouts ${timeouts:-0}, first crash at ${first_crash:--} cpu s" | tee -a "$log"
