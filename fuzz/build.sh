@@ -122,8 +122,8 @@ fi
 
 mapfile -t loader_objs < <(compile loader "$ROOT/conformance/impl_load.c" "$ROOT/fuzz/impl_api.c")
 mapfile -t libbin_objs < <(compile libbin "$ROOT/tools/libbin/pack.c" "$ROOT/tools/libbin/elf_symbol.c")
-mapfile -t cert_static_objs < <(compile certify_static "$ROOT"/tools/certify/{elf_facts,finding,lib_search,release_table,static_checks}.c)
-mapfile -t cert_probe_objs < <(compile certify_probe "$ROOT"/tools/certify/{manifest,probe,probe_child,probe_engine,probe_judge,probe_plan,probe_procs,probe_args,probe_call,probe_values}.c)
+mapfile -t cert_static_objs < <(compile certify_static "$ROOT"/tools/certify/{elf_facts,finding,lib_search,release_answer,release_table,static_checks,version_needs}.c)
+mapfile -t cert_probe_objs < <(compile certify_probe "$ROOT"/tools/certify/{layout_explain,manifest,probe,probe_child,probe_engine,probe_judge,probe_plan,probe_procs,probe_args,probe_call,probe_readback,probe_values,release_run,strict_heap}.c)
 
 # ---- the harnesses
 
