@@ -118,7 +118,12 @@ static void read_layout(FuzzReader* r, CertArg* a) {
   uint8_t off = fuzz_u8(r);
   if (off >= 224) a->byte_offset = (uint64_t)(off % 8) * 4 + (off & 1);
   uint8_t data = fuzz_u8(r);
-  if (data >= 248) a->data = data & 1 ? CERT_DATA_GUARD : CERT_DATA_NULL;
+  /* The guard page stands for device memory only: a CPU tensor whose data
+   * is unreadable is the caller's lie, which no kernel can detect (a
+   * kernel must read a CPU tensor's data), so it is never a finding. */
+  if (data >= 248) {
+    a->data = data & 1 && a->device.device_type != kDLCPU ? CERT_DATA_GUARD : CERT_DATA_NULL;
+  }
 }
 
 /* Any tensor, shaped like `like` (an earlier tensor) when the input says. */
