@@ -11,6 +11,8 @@
  * crashing, and a printed form that parses must be canonical (its value
  * prints as the same text).
  */
+#include "fuzz/impl_api.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -115,6 +117,15 @@ static void check_print_raw(const uint8_t* data, size_t size) {
     }
   }
   fuzz_release(&text);
+}
+
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  (void)argc, (void)argv;
+  static const char* const needed[] = {
+      "TVMFFIDataTypeFromString", "TVMFFIDataTypeToString", "TVMFFIErrorMoveFromRaised",
+      "TVMFFIObjectDecRef", NULL};
+  fuzz_impl_init("dtype", needed);
+  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,7 @@
 #include "probe_args.h"
 
+#include <dlfcn.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,4 +362,35 @@ int cert_str_text(const TVMFFIAny* r, char** out) {
   memcpy(*out, data, size);
   (*out)[size] = '\0';
   return 0;
+}
+
+int cert_api_resolve(void* rt, char* missing, size_t n) {
+#define REQUIRE(field, name)                                        \
+  do {                                                              \
+    *(void**)&cert_api.field = dlsym(rt, name);                        \
+    if (cert_api.field == NULL) return snprintf(missing, n, "%s", name), -1; \
+  } while (0)
+  REQUIRE(error_move, "TVMFFIErrorMoveFromRaised");
+  REQUIRE(dec_ref, "TVMFFIObjectDecRef");
+#undef REQUIRE
+  *(void**)&cert_api.string_from = dlsym(rt, "TVMFFIStringFromByteArray");
+  *(void**)&cert_api.bytes_from = dlsym(rt, "TVMFFIBytesFromByteArray");
+  *(void**)&cert_api.tensor_from = dlsym(rt, "TVMFFITensorFromDLPackVersioned");
+  *(void**)&cert_api.function_create = dlsym(rt, "TVMFFIFunctionCreate");
+  *(void**)&cert_api.error_create = dlsym(rt, "TVMFFIErrorCreate");
+  *(void**)&cert_api.get_global = dlsym(rt, "TVMFFIFunctionGetGlobal");
+  *(void**)&cert_api.function_call = dlsym(rt, "TVMFFIFunctionCall");
+  *(void**)&cert_api.type_info = dlsym(rt, "TVMFFIGetTypeInfo");
+  return 0;
+}
+
+int cert_result_is_valid(const TVMFFIAny* r) {
+  int32_t ti = r->type_index;
+  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
+      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
+      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
+    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
+  }
+  if (ti < kTVMFFIStaticObjectBegin) return 0;
+  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
 }

@@ -302,26 +302,6 @@ static void run_batch(const CertChildConfig* cfg, const CertCommand* cmds, size_
 
 /* ---- the worker ------------------------------------------------------------ */
 
-static int resolve_api(void* rt, char* missing, size_t n) {
-#define REQUIRE(field, name)                                        \
-  do {                                                              \
-    *(void**)&cert_api.field = dlsym(rt, name);                        \
-    if (cert_api.field == NULL) return snprintf(missing, n, "%s", name), -1; \
-  } while (0)
-  REQUIRE(error_move, "TVMFFIErrorMoveFromRaised");
-  REQUIRE(dec_ref, "TVMFFIObjectDecRef");
-#undef REQUIRE
-  *(void**)&cert_api.string_from = dlsym(rt, "TVMFFIStringFromByteArray");
-  *(void**)&cert_api.bytes_from = dlsym(rt, "TVMFFIBytesFromByteArray");
-  *(void**)&cert_api.tensor_from = dlsym(rt, "TVMFFITensorFromDLPackVersioned");
-  *(void**)&cert_api.function_create = dlsym(rt, "TVMFFIFunctionCreate");
-  *(void**)&cert_api.error_create = dlsym(rt, "TVMFFIErrorCreate");
-  *(void**)&cert_api.get_global = dlsym(rt, "TVMFFIFunctionGetGlobal");
-  *(void**)&cert_api.function_call = dlsym(rt, "TVMFFIFunctionCall");
-  *(void**)&cert_api.type_info = dlsym(rt, "TVMFFIGetTypeInfo");
-  return 0;
-}
-
 static void load_failed(int32_t type, const char* what, const char* path, const char* why) {
   char msg[2048];
   snprintf(msg, sizeof msg, "%s %s: %s", what, path, why ? why : "(no reason given)");
@@ -422,7 +402,7 @@ void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   void* rt = dlopen(cfg->runtime_path, RTLD_NOW | RTLD_GLOBAL);
   if (rt == NULL) load_failed(CERT_REC_RUNTIME, "the runtime did not load:", cfg->runtime_path, dlerror());
   char missing[128];
-  if (resolve_api(rt, missing, sizeof missing) != 0) {
+  if (cert_api_resolve(rt, missing, sizeof missing) != 0) {
     load_failed(CERT_REC_RUNTIME, "the runtime lacks", missing, "certify needs it to probe");
   }
   void (*version)(TVMFFIVersion*) = (void (*)(TVMFFIVersion*))(uintptr_t)dlsym(rt, "TVMFFIGetVersion");

@@ -65,19 +65,6 @@ void cert_install_fault_handlers(void) {
 
 /* ---- one call ------------------------------------------------------------ */
 
-/* An owned result must be None, an inline value, or an object of its
- * stated type with at least one reference; views are not owned values. */
-static int result_is_valid(const TVMFFIAny* r) {
-  int32_t ti = r->type_index;
-  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
-      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
-      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
-    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
-  }
-  if (ti < kTVMFFIStaticObjectBegin) return 0;
-  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
-}
-
 typedef struct {
   TVMFFISafeCallType fn;
   const CertCall* call;
@@ -110,7 +97,7 @@ static void invoke(Invocation* inv) {
   o->result_type = inv->result.type_index;
   cert_readback_result(&inv->result, &call_host, &o->result_rb);
   /* A header that does not read back is no object to judge or release. */
-  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && result_is_valid(&inv->result);
+  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && cert_result_is_valid(&inv->result);
   if (o->result_valid) {
     /* A payload that did not read back is not read again here. */
     if (o->result_rb.problem != CERT_RB_OK || cert_str_text(&inv->result, &inv->text) != 0) inv->text = NULL;
