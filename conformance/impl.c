@@ -23,7 +23,8 @@ CONF_API_FUNCTIONS(CONF_API_STAND_IN)
 #undef CONF_API_STAND_IN
 
 static int is_stand_in(const void* fn) {
-#define CONF_API_IS(name) if (fn == (const void*)missing_##name) return 1;
+#define CONF_API_IS(name) \
+  if (fn == (const void*)missing_##name) return 1;
   CONF_API_FUNCTIONS(CONF_API_IS)
 #undef CONF_API_IS
   return 0;

@@ -45,10 +45,10 @@ void conf_limit_memory(void);
 
 /* Marks a test that feeds input some implementations crash on (`why` says
  * which); the test still runs everywhere, under the memory cap. */
-#define HOSTILE_INPUT(why)                                          \
-  do {                                                              \
+#define HOSTILE_INPUT(why)                                                \
+  do {                                                                    \
     cr_log_info("hostile input (%s); a crash fails this test only", why); \
-    conf_limit_memory();                                            \
+    conf_limit_memory();                                                  \
   } while (0)
 
 /* conformance_layout_guard(part, fields): a test reading an ABI struct of

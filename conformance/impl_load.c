@@ -55,13 +55,13 @@ static void resolve_path(void) {
     snprintf(path, sizeof path, "%s", want);
   }
   if (realpath(path, impl_path) == NULL) snprintf(impl_path, sizeof impl_path, "%s", path);
-  relative_under_bazel = want != NULL && want[0] != '/' && strcmp(path, want) == 0 &&
-                         getenv("TEST_SRCDIR") != NULL;
+  relative_under_bazel =
+      want != NULL && want[0] != '/' && strcmp(path, want) == 0 && getenv("TEST_SRCDIR") != NULL;
   /* The bundled reference, however it was named: deviations recorded for
    * other implementations never apply to it. */
   char real_bundled[PATH_MAX];
-  impl_is_reference = realpath(bundled, real_bundled) != NULL &&
-                      strcmp(real_bundled, impl_path) == 0;
+  impl_is_reference =
+      realpath(bundled, real_bundled) != NULL && strcmp(real_bundled, impl_path) == 0;
 }
 
 /* Fills the API table (impl_load.h: all 50 functions of the C API, all of
@@ -96,8 +96,8 @@ const char* conf_impl_missing(void) {
   static char names[2048];
   size_t at = 0;
   names[0] = '\0';
-#define CONF_API_MISSING(name)                                     \
-  if (!conf_api_present.name && at < sizeof names)                 \
+#define CONF_API_MISSING(name)                     \
+  if (!conf_api_present.name && at < sizeof names) \
     at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? "," : "", #name);
   CONF_API_FUNCTIONS(CONF_API_MISSING)
 #undef CONF_API_MISSING
@@ -115,7 +115,8 @@ int conf_impl_load(void) {
       snprintf(load_error + strlen(load_error), sizeof load_error - strlen(load_error),
                " (TVMFFI_IMPL is a relative path, and bazel test runs each test in a directory "
                "of its own without saying where you ran bazel: pass an absolute path, e.g. "
-               "--test_env=TVMFFI_IMPL=$PWD/%s)", getenv("TVMFFI_IMPL"));
+               "--test_env=TVMFFI_IMPL=$PWD/%s)",
+               getenv("TVMFFI_IMPL"));
     return load_rc = -1;
   }
   resolve_api();

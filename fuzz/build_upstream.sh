@@ -63,22 +63,23 @@ if [ -f "$lib" ]; then
 fi
 
 mkdir -p "$dir/sdist"
-archive=$(ls "$dir"/sdist/apache_tvm_ffi-"$release".tar.gz 2>/dev/null | head -1 || true)
+archive=$(find "$dir/sdist" -maxdepth 1 -name "apache_tvm_ffi-$release.tar.gz" | head -1)
 if [ -z "$archive" ]; then
   python=${PYTHON:-$ROOT/.venv/bin/python3}
   [ -x "$python" ] || python=python3
   echo "build_upstream: fetching the source archive of apache-tvm-ffi==$release (pip download)" >&2
   "$python" -m pip download --quiet --no-deps --no-binary apache-tvm-ffi \
       "apache-tvm-ffi==$release" -d "$dir/sdist" >&2
-  archive=$(ls "$dir"/sdist/apache_tvm_ffi-*.tar.gz | head -1)
+  archive=$(find "$dir/sdist" -maxdepth 1 -name 'apache_tvm_ffi-*.tar.gz' | head -1)
 fi
 
 build=$(mktemp -d "$dir/build.XXXXXX")
 trap 'rm -rf "$build"' EXIT
 tar -xzf "$archive" -C "$build"
-src=$(ls -d "$build"/apache_tvm_ffi-*/ | head -1)
+src=$(find "$build" -mindepth 1 -maxdepth 1 -type d -name 'apache_tvm_ffi-*' | head -1)
 
 # The library's sources as its CMakeLists.txt names them (never testing/).
+# shellcheck disable=SC2016  # ${CMAKE_CURRENT_SOURCE_DIR} is CMake's, matched as text
 mapfile -t sources < <(grep -o '"${CMAKE_CURRENT_SOURCE_DIR}/src/ffi/[^"]*\.cc"' "$src/CMakeLists.txt" \
                        | tr -d '"' | sed "s|\${CMAKE_CURRENT_SOURCE_DIR}/||" | grep -v '/testing/' | sort -u)
 [ "${#sources[@]}" -gt 0 ] || { echo "build_upstream: no sources found in CMakeLists.txt" >&2; exit 1; }

@@ -36,7 +36,7 @@ out=${4:-${TVMFFI_CONFORMANCE_CACHE:-$HOME/.cache/tvm-ffi-conformance}/campaign/
 built="$ROOT/bazel-out/k8-fastbuildfuzz/bin/fuzz/$harness"
 [ -x "$built" ] || { echo "campaign: build it first: bazel build --config=fuzz //fuzz:$harness" >&2; exit 2; }
 grep -q LLVMFuzzerRunDriver "$built" || { echo "campaign: $built is not a libFuzzer build" >&2; exit 2; }
-rm -rf "$out/bin"
+rm -rf "${out:?}/bin"
 mkdir -p "$out/bin"
 cp -L "$built" "$out/bin/" && cp -rL "$built.runfiles" "$out/bin/" || exit 1
 bin="$out/bin/$harness"
@@ -55,10 +55,11 @@ log="$out/log.txt"
 # What the release tolerates (spec/deviations.md's "Fuzz tolerates:").
 if [ "$impl" != reference ]; then
   version=$(cd "$runfiles" && "$bin" -runs=0 /dev/null 2>&1 | sed -n 's/.*TVMFFIGetVersion \([0-9.]*\).*/\1/p' | head -1)
-  export FUZZ_TOLERATE=$(awk -v v="$version" '
+  FUZZ_TOLERATE=$(awk -v v="$version" '
       /^## / { on = index($0, "reports " v ")") > 0 }
       on && /^Fuzz tolerates:/ { while (match($0, /`[^`]+`/)) { printf "%s%s", sep, substr($0, RSTART + 1, RLENGTH - 2); sep = ","; $0 = substr($0, RSTART + RLENGTH) } }
     ' "$ROOT/spec/deviations.md")
+  export FUZZ_TOLERATE
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$ROOT/fuzz/upstream_ubsan.supp"
 fi
 

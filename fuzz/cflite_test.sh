@@ -28,7 +28,8 @@ export CC=clang-14 CXX=clang++-14
 export CFLAGS="-O0 -fsanitize=address -fsanitize=fuzzer-no-link"
 export CXXFLAGS=$CFLAGS
 export LIB_FUZZING_ENGINE=-fsanitize=fuzzer
-export DLPACK_INCLUDE=$ROOT/$(dirname "$(dirname "$1")")
+DLPACK_INCLUDE=$ROOT/$(dirname "$(dirname "$1")")
+export DLPACK_INCLUDE
 shift
 fixtures=("$@")
 
@@ -74,7 +75,7 @@ for name in "${fuzzers[@]}"; do
     tail -25 "$log"
     fail "$name exited $rc on its seed corpus"
   else
-    echo "ok: $name: $(ls "$corpus" | wc -l) seeds, ${opts[*]}: $done_line"
+    echo "ok: $name: $(find "$corpus" -mindepth 1 -maxdepth 1 | wc -l) seeds, ${opts[*]}: $done_line"
   fi
 done
 

@@ -32,8 +32,8 @@
 
 #define MAX_HONEST_NDIM 4096
 
-static const char* const kImportKinds[] = {"ValueError", "RuntimeError", "TypeError",
-                                           "MemoryError", NULL};
+static const char* const kImportKinds[] = {"ValueError", "RuntimeError", "TypeError", "MemoryError",
+                                           NULL};
 
 /* Everything the producer allocated, freed by its deleter. */
 typedef struct {
@@ -240,10 +240,14 @@ static void run_deleter(Producer* p) {
 
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc, (void)argv;
-  static const char* const needed[] = {
-      "TVMFFITensorFromDLPackVersioned", "TVMFFITensorFromDLPack", "TVMFFITensorToDLPackVersioned",
-      "TVMFFITensorToDLPack", "TVMFFIErrorMoveFromRaised", "TVMFFIObjectIncRef",
-      "TVMFFIObjectDecRef", NULL};
+  static const char* const needed[] = {"TVMFFITensorFromDLPackVersioned",
+                                       "TVMFFITensorFromDLPack",
+                                       "TVMFFITensorToDLPackVersioned",
+                                       "TVMFFITensorToDLPack",
+                                       "TVMFFIErrorMoveFromRaised",
+                                       "TVMFFIObjectIncRef",
+                                       "TVMFFIObjectDecRef",
+                                       NULL};
   fuzz_impl_init("dlpack", needed);
   return 0;
 }
@@ -287,8 +291,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(g_deleted == 0, "the deleter ran while the tensor is alive");
     TVMFFIObjectDecRef(obj);
     if (deleter_set) {
-      FUZZ_CHECK(g_deleted == 1, "the last reference went but the deleter ran %d times",
-                 g_deleted);
+      FUZZ_CHECK(g_deleted == 1, "the last reference went but the deleter ran %d times", g_deleted);
     } else {
       free_producer(p);
     }
@@ -298,8 +301,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     /* Upstream leaves a refused tensor with the caller; a runtime that
      * released it instead must have done so exactly once. */
     if (g_deleted == 0) {
-      if (deleter_set) run_deleter(p);
-      else free_producer(p);
+      if (deleter_set)
+        run_deleter(p);
+      else
+        free_producer(p);
     }
     if (deleter_set) FUZZ_CHECK(g_deleted == 1, "deleter ran %d times", g_deleted);
   }

@@ -130,9 +130,9 @@ static TVMFFIObjectHandle create(FuzzReader* r, TVMFFIObjectHandle cause) {
   FUZZ_CLAUSE("ERR-020", err != NULL && strong_count(err) == 1, "a new error with count %u",
               err ? strong_count(err) : 0);
   const TVMFFIErrorCell* c = TVMFFIErrorGetCellPtr(err);
-  FUZZ_CLAUSE("ERR-022", same_bytes(c->kind, kind.buf, kind.len) &&
-                             same_bytes(c->message, msg.buf, msg.len) &&
-                             same_bytes(c->backtrace, bt.buf, bt.len),
+  FUZZ_CLAUSE("ERR-022",
+              same_bytes(c->kind, kind.buf, kind.len) && same_bytes(c->message, msg.buf, msg.len) &&
+                  same_bytes(c->backtrace, bt.buf, bt.len),
               "the bytes of a created error differ from its inputs");
   if (cause != NULL) {
     FUZZ_CLAUSE("ERR-026", c->cause_chain == cause && strong_count(cause) == cause_before + 2,
@@ -147,7 +147,8 @@ static TVMFFIObjectHandle create(FuzzReader* r, TVMFFIObjectHandle cause) {
     Text more;
     read_text(r, &more, 0);
     TVMFFIByteArray add = {more.buf, more.len};
-    int32_t mode = update & 1 ? kTVMFFIBacktraceUpdateModeAppend : kTVMFFIBacktraceUpdateModeReplace;
+    int32_t mode =
+        update & 1 ? kTVMFFIBacktraceUpdateModeAppend : kTVMFFIBacktraceUpdateModeReplace;
     char want[2 * MAX_TEXT];
     size_t want_len = 0;
     if (mode == kTVMFFIBacktraceUpdateModeAppend) {
@@ -180,10 +181,14 @@ static void raise_and_move(TVMFFIObjectHandle err) {
 
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc, (void)argv;
-  static const char* const needed[] = {
-      "TVMFFIErrorSetRaisedFromCStr", "TVMFFIErrorSetRaisedFromCStrParts", "TVMFFIErrorCreate",
-      "TVMFFIErrorCreateWithCauseAndExtraContext", "TVMFFIErrorSetRaised",
-      "TVMFFIErrorMoveFromRaised", "TVMFFIObjectDecRef", NULL};
+  static const char* const needed[] = {"TVMFFIErrorSetRaisedFromCStr",
+                                       "TVMFFIErrorSetRaisedFromCStrParts",
+                                       "TVMFFIErrorCreate",
+                                       "TVMFFIErrorCreateWithCauseAndExtraContext",
+                                       "TVMFFIErrorSetRaised",
+                                       "TVMFFIErrorMoveFromRaised",
+                                       "TVMFFIObjectDecRef",
+                                       NULL};
   fuzz_impl_init("error", needed);
   return 0;
 }

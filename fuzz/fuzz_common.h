@@ -23,14 +23,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerInitialize(int* argc, char*** argv);
 
-#define FUZZ_CHECK(cond, ...)                                              \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define FUZZ_CHECK(cond, ...)                                                  \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fputc('\n', stderr);                                                 \
-      abort();                                                             \
-    }                                                                      \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fputc('\n', stderr);                                                     \
+      abort();                                                                 \
+    }                                                                          \
   } while (0)
 
 /*
@@ -58,19 +58,19 @@ static inline int fuzz_tolerated(const char* clause) {
   return 0;
 }
 
-#define FUZZ_CLAUSE(clause, cond, ...)                                            \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      if (fuzz_tolerated(clause)) {                                               \
-        static int reported_;                                                     \
-        if (!reported_++) fprintf(stderr, "fuzz: %s broken (tolerated)\n", clause); \
-      } else {                                                                    \
+#define FUZZ_CLAUSE(clause, cond, ...)                                                       \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      if (fuzz_tolerated(clause)) {                                                          \
+        static int reported_;                                                                \
+        if (!reported_++) fprintf(stderr, "fuzz: %s broken (tolerated)\n", clause);          \
+      } else {                                                                               \
         fprintf(stderr, "%s:%d: %s: check failed: %s: ", __FILE__, __LINE__, clause, #cond); \
-        fprintf(stderr, __VA_ARGS__);                                             \
-        fputc('\n', stderr);                                                      \
-        abort();                                                                  \
-      }                                                                           \
-    }                                                                             \
+        fprintf(stderr, __VA_ARGS__);                                                        \
+        fputc('\n', stderr);                                                                 \
+        abort();                                                                             \
+      }                                                                                      \
+    }                                                                                        \
   } while (0)
 
 /* Reads structured values off the input. Past the end every read gives
@@ -88,9 +88,7 @@ static inline FuzzReader fuzz_reader(const uint8_t* data, size_t size) {
 
 static inline size_t fuzz_left(const FuzzReader* r) { return r->size - r->pos; }
 
-static inline uint8_t fuzz_u8(FuzzReader* r) {
-  return r->pos < r->size ? r->data[r->pos++] : 0;
-}
+static inline uint8_t fuzz_u8(FuzzReader* r) { return r->pos < r->size ? r->data[r->pos++] : 0; }
 
 static inline uint64_t fuzz_uint(FuzzReader* r, int nbytes) {
   uint64_t v = 0;
@@ -121,8 +119,7 @@ static inline void fuzz_expect_raised(const char* where, const char* const* kind
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);
   FUZZ_CHECK(err != NULL, "%s returned -1 without raising an error", where);
-  FUZZ_CHECK(TVMFFIObjectGetTypeIndex(err) == kTVMFFIError, "%s raised a non-Error object",
-             where);
+  FUZZ_CHECK(TVMFFIObjectGetTypeIndex(err) == kTVMFFIError, "%s raised a non-Error object", where);
   const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   int known = 0;
   for (const char* const* k = kinds; *k != NULL; ++k) {
@@ -130,11 +127,10 @@ static inline void fuzz_expect_raised(const char* where, const char* const* kind
       known = 1;
   }
   char tolerated[80];
-  snprintf(tolerated, sizeof tolerated, "kind=%.*s", (int)(cell->kind.size < 60 ? cell->kind.size : 60),
-           cell->kind.data);
+  snprintf(tolerated, sizeof tolerated, "kind=%.*s",
+           (int)(cell->kind.size < 60 ? cell->kind.size : 60), cell->kind.data);
   FUZZ_CLAUSE(tolerated, known, "%s raised an error of unexpected kind '%.*s': %.*s", where,
-              (int)cell->kind.size, cell->kind.data, (int)cell->message.size,
-              cell->message.data);
+              (int)cell->kind.size, cell->kind.data, (int)cell->message.size, cell->message.data);
   FUZZ_CHECK(cell->message.size > 0, "%s raised %.*s with an empty message", where,
              (int)cell->kind.size, cell->kind.data);
   TVMFFIObjectDecRef(err);
@@ -162,17 +158,14 @@ static inline void fuzz_release(TVMFFIAny* v) {
 static inline const char* fuzz_str_of(const TVMFFIAny* v, size_t* size) {
   switch (v->type_index) {
     case kTVMFFISmallStr:
-    case kTVMFFISmallBytes:
-      *size = v->small_str_len;
-      return v->v_bytes;
+    case kTVMFFISmallBytes: *size = v->small_str_len; return v->v_bytes;
     case kTVMFFIStr:
     case kTVMFFIBytes: {
       const TVMFFIByteArray* b = TVMFFIBytesGetByteArrayPtr(v->v_obj);
       *size = b->size;
       return b->data;
     }
-    default:
-      return NULL;
+    default: return NULL;
   }
 }
 

@@ -42,7 +42,8 @@ void fuzz_impl_init(const char* harness, const char* const* needed);
 #define TVMFFIErrorSetRaisedFromCStr (*conf_api.TVMFFIErrorSetRaisedFromCStr)
 #define TVMFFIErrorSetRaisedFromCStrParts (*conf_api.TVMFFIErrorSetRaisedFromCStrParts)
 #define TVMFFIErrorCreate (*conf_api.TVMFFIErrorCreate)
-#define TVMFFIErrorCreateWithCauseAndExtraContext (*conf_api.TVMFFIErrorCreateWithCauseAndExtraContext)
+#define TVMFFIErrorCreateWithCauseAndExtraContext \
+  (*conf_api.TVMFFIErrorCreateWithCauseAndExtraContext)
 #define TVMFFITensorFromDLPack (*conf_api.TVMFFITensorFromDLPack)
 #define TVMFFITensorToDLPack (*conf_api.TVMFFITensorToDLPack)
 #define TVMFFITensorFromDLPackVersioned (*conf_api.TVMFFITensorFromDLPackVersioned)
@@ -66,8 +67,10 @@ void fuzz_impl_init(const char* harness, const char* const* needed);
 #define TVMFFIHandleDeinitOnce (*conf_api.TVMFFIHandleDeinitOnce)
 #define TVMFFIEnvSetStream (*conf_api.TVMFFIEnvSetStream)
 #define TVMFFIEnvGetStream (*conf_api.TVMFFIEnvGetStream)
-#define TVMFFIEnvSetDLPackManagedTensorAllocator (*conf_api.TVMFFIEnvSetDLPackManagedTensorAllocator)
-#define TVMFFIEnvGetDLPackManagedTensorAllocator (*conf_api.TVMFFIEnvGetDLPackManagedTensorAllocator)
+#define TVMFFIEnvSetDLPackManagedTensorAllocator \
+  (*conf_api.TVMFFIEnvSetDLPackManagedTensorAllocator)
+#define TVMFFIEnvGetDLPackManagedTensorAllocator \
+  (*conf_api.TVMFFIEnvGetDLPackManagedTensorAllocator)
 #define TVMFFIEnvTensorAlloc (*conf_api.TVMFFIEnvTensorAlloc)
 #define TVMFFIEnvCheckSignals (*conf_api.TVMFFIEnvCheckSignals)
 #define TVMFFIEnvRegisterCAPI (*conf_api.TVMFFIEnvRegisterCAPI)

@@ -74,8 +74,8 @@ __attribute__((section("__libfuzzer_extra_counters"))) static uint8_t g_outcomes
 /* ---- describing a call ---------------------------------------------------- */
 
 static const DLDataType kDtypes[] = {
-    {kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 64, 1},
-    {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLInt, 8, 1},     {kDLUInt, 8, 1},
+    {kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1},  {kDLFloat, 64, 1},
+    {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLInt, 8, 1},      {kDLUInt, 8, 1},
     {kDLBool, 8, 1},   {kDLFloat, 32, 4}, {kDLComplex, 64, 1}, {kDLUInt, 1, 1},
 };
 
@@ -170,8 +170,8 @@ static void read_array(FuzzReader* r, CertCall* call, CertArg* a) {
 /* Any argument of any kind (an array only when `call` can hold its items). */
 static void read_any(FuzzReader* r, CertCall* call, CertArg* a, const CertArg* like) {
   static const CertArgKind kinds[] = {
-      CERT_ARG_DLTENSOR, CERT_ARG_DLTENSOR, CERT_ARG_TENSOR, CERT_ARG_FLOAT,   CERT_ARG_INT,
-      CERT_ARG_NONE,     CERT_ARG_BOOL,     CERT_ARG_STR,    CERT_ARG_RAWSTR,  CERT_ARG_BYTES,
+      CERT_ARG_DLTENSOR, CERT_ARG_DLTENSOR, CERT_ARG_TENSOR, CERT_ARG_FLOAT,    CERT_ARG_INT,
+      CERT_ARG_NONE,     CERT_ARG_BOOL,     CERT_ARG_STR,    CERT_ARG_RAWSTR,   CERT_ARG_BYTES,
       CERT_ARG_DTYPE,    CERT_ARG_DEVICE,   CERT_ARG_PTR,    CERT_ARG_FUNCTION, CERT_ARG_ERROR,
       CERT_ARG_DLNULL,   CERT_ARG_DATAPTR,  CERT_ARG_SHAPE,  CERT_ARG_ARRAY,
   };
@@ -220,7 +220,8 @@ static void read_manifest_call(FuzzReader* r, const CertManifestFunction* m, Cer
   }
   uint8_t arity = fuzz_u8(r);
   if (arity >= 240 && call->nargs > 0) call->nargs--;
-  if (arity >= 248 && call->nargs < CERT_MAX_ARGS) read_any(r, call, &call->args[call->nargs++], NULL);
+  if (arity >= 248 && call->nargs < CERT_MAX_ARGS)
+    read_any(r, call, &call->args[call->nargs++], NULL);
 }
 
 static void read_call(FuzzReader* r, const Function* f, CertCall* call) {
@@ -362,8 +363,10 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   const char* manifest = take_arg(argc, argv, ".json", "FUZZ_KERNEL_MANIFEST");
   if (g_kernel == NULL || *g_kernel == '\0') {
     g_kernel = strdup(conf_library_path(FUZZ_KERNEL_DEFAULT));
-    fprintf(stderr, "fuzz kernel: no library named (an argument ending in .so, or FUZZ_KERNEL): "
-                    "fuzzing %s\n", g_kernel);
+    fprintf(stderr,
+            "fuzz kernel: no library named (an argument ending in .so, or FUZZ_KERNEL): "
+            "fuzzing %s\n",
+            g_kernel);
   }
   fuzz_impl_init("kernel", needed);
   char missing[128];
@@ -417,12 +420,13 @@ static void check_outcome(const Function* f, const CertCall* call, const Built* 
   }
   FUZZ_CLAUSE("CDY-008", rc == 0 || rc == -1, "%s returned %d", f->name, rc);
   if (rc == -1) {
-    FUZZ_CLAUSE("CDY-008", err != NULL && kind[0] && message[0],
-                "%s returned -1 with %s", f->name, err ? "an empty kind or message" : "nothing raised");
+    FUZZ_CLAUSE("CDY-008", err != NULL && kind[0] && message[0], "%s returned -1 with %s", f->name,
+                err ? "an empty kind or message" : "nothing raised");
   } else if (rc == 0) {
-    FUZZ_CLAUSE("CDY-009", err == NULL, "%s returned 0 but left %s raised: %s", f->name, kind, message);
-    FUZZ_CLAUSE("CDY-010", cert_result_is_valid(result), "%s returned 0 with a result of type index %d",
-                f->name, result->type_index);
+    FUZZ_CLAUSE("CDY-009", err == NULL, "%s returned 0 but left %s raised: %s", f->name, kind,
+                message);
+    FUZZ_CLAUSE("CDY-010", cert_result_is_valid(result),
+                "%s returned 0 with a result of type index %d", f->name, result->type_index);
     if (cert_result_is_valid(result) && result->type_index >= kTVMFFIStaticObjectBegin) {
       cert_api.dec_ref(result->v_obj);
     }

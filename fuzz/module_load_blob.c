@@ -22,21 +22,22 @@ __attribute__((used, aligned(64))) static struct {
 } storage;
 
 /* The two exported names, with their sizes, on the two parts of storage. */
-__asm__(".globl __tvm_ffi__library_bin\n"
-        ".type __tvm_ffi__library_bin, @object\n"
-        ".set __tvm_ffi__library_bin, storage\n"
-        ".size __tvm_ffi__library_bin, 32768\n"
-        ".globl fuzz_blob_guard\n"
-        ".type fuzz_blob_guard, @object\n"
-        ".set fuzz_blob_guard, storage + 32768\n"
-        ".size fuzz_blob_guard, 4096\n");
+__asm__(
+    ".globl __tvm_ffi__library_bin\n"
+    ".type __tvm_ffi__library_bin, @object\n"
+    ".set __tvm_ffi__library_bin, storage\n"
+    ".size __tvm_ffi__library_bin, 32768\n"
+    ".globl fuzz_blob_guard\n"
+    ".type fuzz_blob_guard, @object\n"
+    ".set fuzz_blob_guard, storage + 32768\n"
+    ".size fuzz_blob_guard, 4096\n");
 
 /* The runtime writes its library context here when it loads the blob; the
  * harness passes it to TVMFFIEnvModLookupFromImports, as library code does. */
 __attribute__((visibility("default"))) void* __tvm_ffi__library_ctx;
 
 __attribute__((visibility("default"))) int __tvm_ffi_ping(void* handle, const TVMFFIAny* args,
-                                                         int32_t num_args, TVMFFIAny* result) {
+                                                          int32_t num_args, TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
   result->type_index = kTVMFFIInt;
   result->zero_padding = 0;

@@ -45,18 +45,18 @@
 
 #include "fuzz/fuzz_common.h"
 
-static const char* const kLoadKinds[] = {"ValueError", "RuntimeError", "MemoryError", "TypeError",
-                                         "IndexError", NULL};
+static const char* const kLoadKinds[] = {"ValueError", "RuntimeError", "MemoryError",
+                                         "TypeError",  "IndexError",   NULL};
 static const char* const kLookupKinds[] = {"RuntimeError", NULL};
 static const char* const kNames[] = {"ping", "which", "no_such_function"};
 
 /* From the sanitizer's interface, when there is one. */
 void __asan_poison_memory_region(void const volatile* addr, size_t size) __attribute__((weak));
 
-static uint8_t* g_blob;      /* the symbol's storage */
-static void** g_ctx;         /* the library's __tvm_ffi__library_ctx */
-static size_t g_capacity;    /* its ELF size */
-static size_t g_dirty;       /* bytes written by the last input */
+static uint8_t* g_blob;   /* the symbol's storage */
+static void** g_ctx;      /* the library's __tvm_ffi__library_ctx */
+static size_t g_capacity; /* its ELF size */
+static size_t g_dirty;    /* bytes written by the last input */
 static const char* g_template;
 static const char* g_leaf;
 static TVMFFIObjectHandle g_load, g_get, g_implements;
@@ -85,8 +85,8 @@ static int leaf_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
   FUZZ_CHECK(n == 1, "a loader was called with %d arguments", (int)n);
   size_t size = 0;
   const char* payload = fuzz_str_of(&args[0], &size);
-  FUZZ_CHECK(payload != NULL && (args[0].type_index == kTVMFFISmallBytes ||
-                                 args[0].type_index == kTVMFFIBytes),
+  FUZZ_CHECK(payload != NULL &&
+                 (args[0].type_index == kTVMFFISmallBytes || args[0].type_index == kTVMFFIBytes),
              "a loader got type index %d, not Bytes", args[0].type_index);
   if (size > 0 && payload[0] == '!') {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError", "fuzz loader: this payload is refused");
@@ -127,14 +127,15 @@ static void check_lookups(TVMFFIObjectHandle mod, TVMFFIObjectHandle ctx, uint8_
       TVMFFIAny got, impl;
       int rc = lookup(g_get, mod, kNames[k], qi, &got);
       if (rc != 0) fuzz_expect_raised("ffi.ModuleGetFunction", kLoadKinds);
-      FUZZ_CLAUSE("MOD-010", rc == 0 && (got.type_index == kTVMFFINone ||
-                                        got.type_index == kTVMFFIFunction),
-                  "ffi.ModuleGetFunction(%s, %d) returned %d with type index %d", kNames[k], qi,
-                  rc, got.type_index);
+      FUZZ_CLAUSE("MOD-010",
+                  rc == 0 && (got.type_index == kTVMFFINone || got.type_index == kTVMFFIFunction),
+                  "ffi.ModuleGetFunction(%s, %d) returned %d with type index %d", kNames[k], qi, rc,
+                  got.type_index);
       rc = lookup(g_implements, mod, kNames[k], qi, &impl);
       if (rc != 0) fuzz_expect_raised("ffi.ModuleImplementsFunction", kLoadKinds);
-      FUZZ_CLAUSE("MOD-012", rc == 0 && impl.type_index == kTVMFFIBool &&
-                                 impl.v_int64 == (got.type_index == kTVMFFIFunction),
+      FUZZ_CLAUSE("MOD-012",
+                  rc == 0 && impl.type_index == kTVMFFIBool &&
+                      impl.v_int64 == (got.type_index == kTVMFFIFunction),
                   "ffi.ModuleImplementsFunction(%s, %d) disagrees with ffi.ModuleGetFunction",
                   kNames[k], qi);
       fuzz_release(&got);
@@ -159,10 +160,15 @@ static void check_lookups(TVMFFIObjectHandle mod, TVMFFIObjectHandle ctx, uint8_
 
 int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc, (void)argv;
-  static const char* const needed[] = {
-      "TVMFFIFunctionGetGlobal",      "TVMFFIFunctionSetGlobal",      "TVMFFIFunctionCreate",
-      "TVMFFIFunctionCall",           "TVMFFIEnvModLookupFromImports", "TVMFFIErrorMoveFromRaised",
-      "TVMFFIErrorSetRaisedFromCStr", "TVMFFIObjectDecRef",           NULL};
+  static const char* const needed[] = {"TVMFFIFunctionGetGlobal",
+                                       "TVMFFIFunctionSetGlobal",
+                                       "TVMFFIFunctionCreate",
+                                       "TVMFFIFunctionCall",
+                                       "TVMFFIEnvModLookupFromImports",
+                                       "TVMFFIErrorMoveFromRaised",
+                                       "TVMFFIErrorSetRaisedFromCStr",
+                                       "TVMFFIObjectDecRef",
+                                       NULL};
   fuzz_impl_init("module_load", needed);
   g_template = strdup(conf_library_path("fuzz/libfuzz_module_load_blob.so"));
   g_leaf = strdup(conf_library_path("conformance/testlibs/libmod_other.so"));

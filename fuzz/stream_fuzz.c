@@ -56,23 +56,27 @@ static Pair* model_find(Model* m, int32_t type, int32_t id) {
 static int32_t read_value(FuzzReader* r) {
   uint8_t how = fuzz_u8(r);
   switch (how % 8) {
-    case 0: case 1: case 2: return how % 17;              /* small: 0..16 */
-    case 3: return -(int32_t)(how % 5) - 1;               /* -1..-5 */
-    case 4: return (int32_t)1 << (8 + how % 23);          /* 2^8 .. 2^30 */
+    case 0:
+    case 1:
+    case 2: return how % 17;                     /* small: 0..16 */
+    case 3: return -(int32_t)(how % 5) - 1;      /* -1..-5 */
+    case 4: return (int32_t)1 << (8 + how % 23); /* 2^8 .. 2^30 */
     case 5: return how & 1 ? INT32_MAX : INT32_MIN;
-    case 6: return 1000 + how % 80;                       /* around 1024 */
+    case 6: return 1000 + how % 80; /* around 1024 */
     default: return (int32_t)fuzz_u32(r);
   }
 }
 
 /* A stream handle the table only stores, never follows. */
-static TVMFFIStreamHandle stream_of(uint8_t tag) { return (TVMFFIStreamHandle)(uintptr_t)(0x1000 + tag); }
+static TVMFFIStreamHandle stream_of(uint8_t tag) {
+  return (TVMFFIStreamHandle)(uintptr_t)(0x1000 + tag);
+}
 
 static int avoided(int32_t type, int32_t id) {
   const char* list = getenv("FUZZ_AVOID");
-  return list != NULL && ((strstr(list, "ENV-009") && type < 0) || (strstr(list, "ENV-010") && id < 0) ||
-                          (strstr(list, "ENV-011") && id >= 65536) ||
-                          (strstr(list, "ENV-012") && type >= 1024));
+  return list != NULL &&
+         ((strstr(list, "ENV-009") && type < 0) || (strstr(list, "ENV-010") && id < 0) ||
+          (strstr(list, "ENV-011") && id >= 65536) || (strstr(list, "ENV-012") && type >= 1024));
 }
 
 static void do_set(Model* m, int32_t type, int32_t id, TVMFFIStreamHandle stream, int want_old) {
@@ -89,8 +93,10 @@ static void do_set(Model* m, int32_t type, int32_t id, TVMFFIStreamHandle stream
   }
   fuzz_expect_nothing_raised("TVMFFIEnvSetStream");
   if (want_old) {
-    FUZZ_CLAUSE("ENV-048", old == before, "TVMFFIEnvSetStream(%d, %d) gave %p as the old stream, "
-                "not %p", type, id, old, before);
+    FUZZ_CLAUSE("ENV-048", old == before,
+                "TVMFFIEnvSetStream(%d, %d) gave %p as the old stream, "
+                "not %p",
+                type, id, old, before);
   }
   if (p == NULL && m->n < MAX_OPS) {
     p = &m->pairs[m->n++];
