@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "elf_facts.h"
+#include "lib_search.h"
 #include "release_run.h"
 
 void cert_usage(FILE* out) {
@@ -157,14 +158,7 @@ int cert_check_report_paths(const CertArgs* a, char* err, size_t errlen) {
     const char* path = cert_user_path(paths[k], buf, sizeof buf);
     struct stat st;
     int exists = stat(path, &st) == 0;
-    snprintf(dir, sizeof dir, "%s", path);
-    char* slash = strrchr(dir, '/');
-    if (slash == NULL)
-      snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-      dir[1] = '\0';
-    else
-      *slash = '\0';
+    cert_dirname(path, dir, sizeof dir);
     const char* why = NULL;
     if (exists && S_ISDIR(st.st_mode))
       why = "is a directory";

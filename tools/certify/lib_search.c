@@ -128,14 +128,7 @@ static void expand(const char* elem, size_t len, const char* origin_file, int ma
     else if (left >= 7 && memcmp(rest, "$ORIGIN", 7) == 0)
       skip = 7;
     if (skip) {
-      snprintf(origin, sizeof origin, "%s", origin_file);
-      char* slash = strrchr(origin, '/');
-      if (slash == NULL)
-        snprintf(origin, sizeof origin, ".");
-      else if (slash == origin)
-        slash[1] = '\0';
-      else
-        *slash = '\0';
+      cert_dirname(origin_file, origin, sizeof origin);
       value = origin;
     } else if (left >= 4 && memcmp(rest, "$LIB", 4) == 0) {
       skip = 4;
@@ -252,4 +245,15 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
 hit:
   snprintf(out, outlen, "%s", found);
   return 1;
+}
+
+void cert_dirname(const char* path, char* out, size_t size) {
+  snprintf(out, size, "%s", path);
+  char* slash = strrchr(out, '/');
+  if (slash == NULL)
+    snprintf(out, size, ".");
+  else if (slash == out)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
 }
