@@ -62,7 +62,9 @@ void conf_alloc_scribble(int on) { conf_alloc_state.scribble = on; }
 void conf_alloc_guard(int on) { conf_alloc_state.guard = on; }
 
 static long conf_alloc_overrun_count;
-long conf_alloc_overruns(void) { return __atomic_load_n(&conf_alloc_overrun_count, __ATOMIC_SEQ_CST); }
+long conf_alloc_overruns(void) {
+  return __atomic_load_n(&conf_alloc_overrun_count, __ATOMIC_SEQ_CST);
+}
 
 /* A guarded block: this head, the bytes asked for, then the guard. The
  * head keeps the pointer handed out 16-byte aligned, and its magic sits
@@ -126,7 +128,9 @@ long conf_alloc_count_stop(void) {
 
 long conf_alloc_live(void) { return __atomic_load_n(&conf_alloc_live_blocks, __ATOMIC_SEQ_CST); }
 long conf_alloc_live_bytes(void) { return __atomic_load_n(&conf_alloc_bytes, __ATOMIC_SEQ_CST); }
-size_t conf_alloc_largest(void) { return __atomic_load_n(&conf_alloc_max_request, __ATOMIC_SEQ_CST); }
+size_t conf_alloc_largest(void) {
+  return __atomic_load_n(&conf_alloc_max_request, __ATOMIC_SEQ_CST);
+}
 
 /* Notes a request of `size` bytes; returns it. */
 __attribute__((unused)) static size_t conf_alloc_asked(size_t size) {

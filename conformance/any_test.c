@@ -88,7 +88,10 @@ TEST(any, ANY_012_raw_string_becomes_string) {
 /* ANY-013: a TVMFFIByteArray* becomes bytes: kTVMFFISmallBytes up to 7
  * bytes, ffi.Bytes beyond, embedded NULs kept. */
 TEST(any, ANY_013_byte_array_becomes_bytes) {
-  TVMFFIByteArray small_in = {"xy\0z", 4}, heap_in = {"0\0" "1234567", 9};
+  TVMFFIByteArray small_in = {"xy\0z", 4}, heap_in = {
+                                               "0\0"
+                                               "1234567",
+                                               9};
   TVMFFIAny v = view_of(kTVMFFIByteArrayPtr);
   v.v_ptr = &small_in;
   TVMFFIAny small = to_owned(&v);
@@ -242,8 +245,7 @@ TEST(any, ANY_024_null_rvalue_slot_refused) {
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(&v, &out), -1);
   EXPECT_RAISED(.kind = "ValueError", .says = {"rvalue"});
-  cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d",
-               out.type_index);
+  cr_expect_eq(out.type_index, kTVMFFINone, "out after the refusal: type_index %d", out.type_index);
   memset(&out, 0xab, sizeof out);
   cr_expect_eq(API(TVMFFIAnyViewToOwnedAny)(NULL, &out), -1);
   EXPECT_RAISED(.kind = "ValueError", .says = {"any_view"});
@@ -358,9 +360,9 @@ TEST(any, ANY_027_refusals_name_function_argument_reason) {
 /* ANY-028: a view of each inline kind up to kTVMFFIUnchanged (13), the
  * last one defined, is copied bit for bit. */
 TEST(any, ANY_028_inline_kinds_copied_verbatim) {
-  static const int32_t kinds[] = {kTVMFFINone,     kTVMFFIInt,         kTVMFFIBool,
-                                  kTVMFFIFloat,    kTVMFFIOpaquePtr,   kTVMFFIDataType,
-                                  kTVMFFIDevice,   kTVMFFIDLTensorPtr, kTVMFFISmallStr,
+  static const int32_t kinds[] = {kTVMFFINone,       kTVMFFIInt,         kTVMFFIBool,
+                                  kTVMFFIFloat,      kTVMFFIOpaquePtr,   kTVMFFIDataType,
+                                  kTVMFFIDevice,     kTVMFFIDLTensorPtr, kTVMFFISmallStr,
                                   kTVMFFISmallBytes, kTVMFFIUnchanged};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
     TVMFFIAny v = view_of(kinds[i]), out;

@@ -1,4 +1,4 @@
-"""The C API table of conformance/impl.h is the one list of the functions
+"""The C API table of conformance/impl_load.h is the one list of the functions
 the suite calls. This test holds it to the libraries and the documents:
 
 - it names exactly the TVMFFI* functions that the pinned upstream
@@ -23,10 +23,10 @@ def runfile(rel, repo=None):
 
 def api_table():
     """The names in CONF_API_FUNCTIONS, in table order."""
-    text = open(runfile("conformance/impl.h"), encoding="utf-8").read()
+    text = open(runfile("conformance/impl_load.h"), encoding="utf-8").read()
     body = re.search(r"#define CONF_API_FUNCTIONS\(X\)(.*?)\n\n", text, re.S)
     if body is None:
-        raise AssertionError("conformance/impl.h: no CONF_API_FUNCTIONS(X) table")
+        raise AssertionError("conformance/impl_load.h: no CONF_API_FUNCTIONS(X) table")
     return re.findall(r"X\((TVMFFI\w+)\)", body.group(1))
 
 
@@ -51,12 +51,12 @@ class ApiTable(unittest.TestCase):
 
     def test_table_has_no_duplicates(self):
         dups = sorted({n for n in self.table if self.table.count(n) > 1})
-        self.assertEqual(dups, [], "conformance/impl.h lists these more than once")
+        self.assertEqual(dups, [], "conformance/impl_load.h lists these more than once")
 
     def test_table_is_upstreams_exports(self):
         upstream = exported_api(runfile("lib/libtvm_ffi.so", "tvm_ffi_upstream"))
         self.assertEqual(sorted(upstream - set(self.table)), [],
-                         "upstream exports these; add them to CONF_API_FUNCTIONS (impl.h)")
+                         "upstream exports these; add them to CONF_API_FUNCTIONS (impl_load.h)")
         self.assertEqual(sorted(set(self.table) - upstream), [],
                          "CONF_API_FUNCTIONS lists these; the pinned upstream does not export them")
 

@@ -20,8 +20,8 @@ TEST(bigint, BIG_001_small_values_are_ints) {
     size_t n;
     int64_t want;
   } cases[] = {
-      {{0}, 0, 0},           {{42}, 1, 42},           {{-7}, 1, -7},
-      {{-7, -1}, 2, -7},     {{5, 0, 0}, 3, 5},       {{INT64_MIN, -1}, 2, INT64_MIN},
+      {{0}, 0, 0},       {{42}, 1, 42},     {{-7}, 1, -7},
+      {{-7, -1}, 2, -7}, {{5, 0, 0}, 3, 5}, {{INT64_MIN, -1}, 2, INT64_MIN},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
     TVMFFIAny out;
@@ -95,9 +95,15 @@ TEST(bigint, BIG_005_shortest_form_keeps_the_sign) {
     int64_t words[5];
     size_t n, keep; /* keep 1: an inline int */
   } cases[] = {
-      {{5, -1}, 2, 2},        {{0, -1}, 2, 2},         {{-5, -1, -1}, 3, 1},
-      {{1, -2, -1, -1}, 4, 2}, {{0, 0, 1, 0, 0}, 5, 3}, {{INT64_MAX, 0, 0}, 3, 1},
-      {{INT64_MIN, -1, -1}, 3, 1}, {{-1, 0}, 2, 2},    {{7, 8, 9, -1}, 4, 4},
+      {{5, -1}, 2, 2},
+      {{0, -1}, 2, 2},
+      {{-5, -1, -1}, 3, 1},
+      {{1, -2, -1, -1}, 4, 2},
+      {{0, 0, 1, 0, 0}, 5, 3},
+      {{INT64_MAX, 0, 0}, 3, 1},
+      {{INT64_MIN, -1, -1}, 3, 1},
+      {{-1, 0}, 2, 2},
+      {{7, 8, 9, -1}, 4, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
     char unaligned[1 + 5 * sizeof(int64_t)];

@@ -189,15 +189,16 @@ static void expect_count_refused(const char* fn, TVMFFIAny* args, int32_t n, int
   if (rc == 0) core_release(&out);
   take_error();
   cr_expect_eq(rc, -1, "%s with %d arguments: returned %d", fn, n, rc);
-  cr_expect_str_eq(arg_err.kind, "TypeError", "%s with %d arguments: kind %s (message: %s)", fn,
-                   n, arg_err.kind, arg_err.message);
+  cr_expect_str_eq(arg_err.kind, "TypeError", "%s with %d arguments: kind %s (message: %s)", fn, n,
+                   arg_err.kind, arg_err.message);
   char lower[sizeof arg_err.message], expected[32], got[32];
-  for (size_t i = 0; i < sizeof lower; ++i) lower[i] = (char)tolower((unsigned char)arg_err.message[i]);
+  for (size_t i = 0; i < sizeof lower; ++i)
+    lower[i] = (char)tolower((unsigned char)arg_err.message[i]);
   snprintf(expected, sizeof expected, "expected %d", want);
   snprintf(got, sizeof got, "got %d", (int)n);
   const char* name = find_word(arg_err.message, arg_err.message, fn);
-  const char* at = name ? find_word(lower, lower + (name - arg_err.message) + strlen(fn), expected)
-                        : NULL;
+  const char* at =
+      name ? find_word(lower, lower + (name - arg_err.message) + strlen(fn), expected) : NULL;
   cr_expect(name != NULL && at != NULL && find_word(lower, at + strlen(expected), got) != NULL,
             "%s with %d arguments: the message does not name the function, then \"%s\", then "
             "\"%s\": %s",
@@ -278,7 +279,7 @@ TEST(builtin_args, FN_125_accepted_argument_kinds) {
   core_release(&arr);
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_fa_pr", (void*)answer_41), 0);
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_fn125_a_longer_name",
-                                                          (void*)answer_41),
+                                                        (void*)answer_41),
                0);
   TVMFFIAny mod = system_lib();
   static const char* const long_name = "conf_fn125_a_longer_name";
@@ -302,9 +303,8 @@ TEST(builtin_args, FN_125_accepted_argument_kinds) {
   }
   /* query_imports read as a bool from a bool or an int: a function only an
    * import has is found exactly when it is true. */
-  cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf125b_only_b",
-                                                          (void*)answer_41),
-               0);
+  cr_assert_eq(
+      API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf125b_only_b", (void*)answer_41), 0);
   TVMFFIAny prefix = core_c_str("conf125b_"), lib_b;
   cr_assert_eq(call("ffi.SystemLib", &prefix, 1, &lib_b), 0);
   cr_assert_eq(lib_b.type_index, kTVMFFIModule);
@@ -315,7 +315,8 @@ TEST(builtin_args, FN_125_accepted_argument_kinds) {
   static const int found[] = {0, 1, 0, 1, 1};
   for (size_t i = 0; i < sizeof found / sizeof found[0]; ++i) {
     cr_expect_eq(implements(mod, core_c_str("only_b"), import_flags[i]), found[i],
-                 "query_imports %s %lld", import_flags[i].type_index == kTVMFFIBool ? "bool" : "int",
+                 "query_imports %s %lld",
+                 import_flags[i].type_index == kTVMFFIBool ? "bool" : "int",
                  (long long)import_flags[i].v_int64);
   }
   core_release(&lib_b);
@@ -364,7 +365,8 @@ static void expect_named_in_order(const char* kind, const char* api, const char*
   cr_expect_str_eq(arg_err.kind, kind, "%s(%s): kind %s (message: %s)", api, param, arg_err.kind,
                    arg_err.message);
   char lower[sizeof arg_err.message], want[64];
-  for (size_t i = 0; i < sizeof lower; ++i) lower[i] = (char)tolower((unsigned char)arg_err.message[i]);
+  for (size_t i = 0; i < sizeof lower; ++i)
+    lower[i] = (char)tolower((unsigned char)arg_err.message[i]);
   size_t n = strlen(reason);
   cr_assert_lt(n, sizeof want);
   for (size_t i = 0; i <= n; ++i) want[i] = (char)tolower((unsigned char)reason[i]);
@@ -432,7 +434,8 @@ TEST(builtin_args, ERR_080_bigint_refusal_in_order) {
 TEST(builtin_args, ARR_010_array_of_two_to_the_24) {
   int32_t n = (int32_t)1 << 24;
   size_t bytes = (size_t)n * sizeof(TVMFFIAny);
-  TVMFFIAny* args = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  TVMFFIAny* args =
+      mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   cr_assert_neq(args, MAP_FAILED, "mmap of %zu bytes failed", bytes);
   TVMFFIAny arr;
   int rc = call("ffi.Array", args, n, &arr);
@@ -512,8 +515,8 @@ TEST(builtin_args, ARR_013_array_allocation_failure) {
         cr_assert_eq(cell.size, 4, "allocation %ld failed: size %lld", w.n, (long long)cell.size);
         const TVMFFIAny* e = cell.data;
         TVMFFIByteArray b = core_str_bytes(&e[3]);
-        cr_assert(e[0].v_int64 == 7 && e[2].v_obj == shared.v_obj &&
-                      b.size == strlen(long_text) && memcmp(b.data, long_text, b.size) == 0,
+        cr_assert(e[0].v_int64 == 7 && e[2].v_obj == shared.v_obj && b.size == strlen(long_text) &&
+                      memcmp(b.data, long_text, b.size) == 0,
                   "allocation %ld failed: a wrong array", w.n);
         core_release(&out);
         core_take_raised();
@@ -524,7 +527,8 @@ TEST(builtin_args, ARR_013_array_allocation_failure) {
       cr_assert_eq(core_strong(shared.v_obj), 1u,
                    "allocation %ld failed: the shared element keeps %u references", w.n,
                    core_strong(shared.v_obj));
-      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 4, &out), 0, "right after allocation %ld", w.n);
+      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 4, &out), 0, "right after allocation %ld",
+                   w.n);
       core_release(&out);
     }
     points += w.points;

@@ -127,20 +127,23 @@ TEST(container, SHP_006_shape_allocation_failure) {
       int rc = conf_api.TVMFFIFunctionCall(fn, args, 3, &out);
       conf_alloc_disarm(&w);
       if (rc == 0) {
-        cr_assert_eq(out.type_index, kTVMFFIShape, "allocation %ld failed: returned 0 with type "
-                     "index %d", w.n, out.type_index);
+        cr_assert_eq(out.type_index, kTVMFFIShape,
+                     "allocation %ld failed: returned 0 with type "
+                     "index %d",
+                     w.n, out.type_index);
         TVMFFIShapeCell cell;
         memcpy(&cell, (char*)out.v_obj + sizeof(TVMFFIObject), sizeof cell);
-        cr_assert(cell.size == 3 && cell.data[2] == 4, "allocation %ld failed: a wrong shape",
-                  w.n);
+        cr_assert(cell.size == 3 && cell.data[2] == 4, "allocation %ld failed: a wrong shape", w.n);
         core_release(&out);
         core_take_raised();
       } else {
         cr_assert_eq(rc, -1, "allocation %ld failed: returned %d", w.n, rc);
         EXPECT_RAISED(.kind = "MemoryError");
       }
-      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &out), 0, "right after allocation %ld "
-                   "failed: the call fails", w.n);
+      cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &out), 0,
+                   "right after allocation %ld "
+                   "failed: the call fails",
+                   w.n);
       core_release(&out);
     }
     points += w.points;

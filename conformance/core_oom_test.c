@@ -52,7 +52,8 @@ static void expect_memory_error(const char* call, const ConfAllocWalk* w) {
   if (oom_message_named && !w->sticky) {
     cr_assert(mentions(cell->message, call) && mentions_memory(cell->message),
               "%s, allocation %ld failed: the MemoryError says \"%.*s\", naming neither the "
-              "call nor memory", call, w->n, (int)cell->message.size, cell->message.data);
+              "call nor memory",
+              call, w->n, (int)cell->message.size, cell->message.data);
   }
   API(TVMFFIObjectDecRef)(err);
 }
@@ -68,9 +69,8 @@ typedef int (*OomStep)(void* ctx);
 
 /* Walks `step` over its allocations, once failing one allocation and once
  * failing every allocation from there on; `check` judges each outcome. */
-static void walk(const char* call, OomStep step, void (*check)(void* ctx, int rc,
-                                                               const ConfAllocWalk* w),
-                 void* ctx) {
+static void walk(const char* call, OomStep step,
+                 void (*check)(void* ctx, int rc, const ConfAllocWalk* w), void* ctx) {
   long points = 0;
   for (int sticky = 0; sticky <= 1; ++sticky) {
     ConfAllocWalk w = conf_alloc_walk(sticky);
@@ -112,8 +112,8 @@ static void str_check(void* p, int rc, const ConfAllocWalk* w) {
   if (rc == 0) {
     cr_assert_eq(c->out.type_index, c->kind, "allocation %ld failed: returned 0 with kind %d", w->n,
                  c->out.type_index);
-    cr_assert(bytes_are(core_str_bytes(&c->out), str_text), "allocation %ld failed: content differs",
-              w->n);
+    cr_assert(bytes_are(core_str_bytes(&c->out), str_text),
+              "allocation %ld failed: content differs", w->n);
     core_release(&c->out);
   } else {
     cr_assert_eq(c->out.type_index, kTVMFFINone,
@@ -172,8 +172,8 @@ static void any_check(void* p, int rc, const ConfAllocWalk* w) {
   if (rc == 0) {
     cr_assert_eq(c->out.type_index, c->kind, "allocation %ld failed: returned 0 with kind %d", w->n,
                  c->out.type_index);
-    cr_assert(bytes_are(core_str_bytes(&c->out), str_text), "allocation %ld failed: content differs",
-              w->n);
+    cr_assert(bytes_are(core_str_bytes(&c->out), str_text),
+              "allocation %ld failed: content differs", w->n);
     core_release(&c->out);
   } else {
     cr_assert_eq(c->out.type_index, kTVMFFINone,
@@ -246,8 +246,8 @@ static void make_check(void* p, int rc, const ConfAllocWalk* w) {
   }
   int before = oom_deletes;
   API(TVMFFIObjectDecRef)(c->out);
-  cr_assert_eq(oom_deletes, before + 1, "allocation %ld failed: deleter calls at release: %d",
-               w->n, oom_deletes - before);
+  cr_assert_eq(oom_deletes, before + 1, "allocation %ld failed: deleter calls at release: %d", w->n,
+               oom_deletes - before);
 }
 
 /* FN-053: TVMFFIFunctionCreate and TVMFFIObjectCreateOpaque when an
@@ -316,7 +316,8 @@ TEST(core_oom, FN_054_set_global_allocation_fails) {
   }
   cr_expect_eq(strong, (uint32_t)(1 + registered),
                "strong count %u with %ld names registered: a failed registration kept a "
-               "reference", strong, registered);
+               "reference",
+               strong, registered);
 }
 
 /* ---- the type registry and reflection ----------------------------------- */
@@ -341,8 +342,8 @@ static void type_check(void* p, int rc, const ConfAllocWalk* w) {
   int32_t again = API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, -2);
   if (rc == 0) {
     cr_assert_geq(c->index, kTVMFFIDynObjectBegin);
-    cr_assert_eq(again, c->index, "allocation %ld failed: `%s` registered as %d, found as %d",
-                 w->n, c->key, c->index, again);
+    cr_assert_eq(again, c->index, "allocation %ld failed: `%s` registered as %d, found as %d", w->n,
+                 c->key, c->index, again);
   } else {
     cr_assert_eq(c->index, -1, "allocation %ld failed: returned %d", w->n, c->index);
     cr_assert_eq(again, -2, "allocation %ld failed: -1 but `%s` is registered", w->n, c->key);
@@ -412,10 +413,13 @@ static void refl_check(void* p, int rc, const ConfAllocWalk* w) {
   ReflCtx* c = p;
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(c->type);
   cr_assert_not_null(info);
-  int32_t now = c->what == 0 ? info->num_fields : c->what == 1 ? info->num_methods
-                                                               : info->metadata != NULL;
-  cr_assert_eq(now, c->count + (rc == 0), "allocation %ld failed: returned %d, %d records before, "
-               "%d after", w->n, rc, c->count, now);
+  int32_t now = c->what == 0   ? info->num_fields
+                : c->what == 1 ? info->num_methods
+                               : info->metadata != NULL;
+  cr_assert_eq(now, c->count + (rc == 0),
+               "allocation %ld failed: returned %d, %d records before, "
+               "%d after",
+               w->n, rc, c->count, now);
   if (c->what == 2 && rc == 0) {
     cr_assert(bytes_are(info->metadata->doc, "a documented member"));
     /* Metadata goes once per type: the next step needs a fresh one. */
@@ -516,7 +520,8 @@ static void column_check(void* p, int rc, const ConfAllocWalk* w) {
   AttrCtx* c = p;
   TVMFFIByteArray n = {c->name, strlen(c->name)};
   const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&n);
-  if (rc == 0) cr_assert_not_null(col, "allocation %ld failed: 0 but no column `%s`", w->n, c->name);
+  if (rc == 0)
+    cr_assert_not_null(col, "allocation %ld failed: 0 but no column `%s`", w->n, c->name);
 }
 
 /* TAT-014: TVMFFITypeRegisterAttr of a new column when an allocation
@@ -674,7 +679,8 @@ TEST(core_oom, RFL_021_refused_registration_leaks_nothing) {
   (void)API(TVMFFITypeRegisterField), (void)API(TVMFFITypeRegisterMethod);
   (void)API(TVMFFITypeRegisterMetadata);
   RefuseCtx unknown = refuse_ctx(99991);
-  expect_refusal_leaks_nothing("TVMFFITypeRegisterField of an unknown type", refuse_field, &unknown);
+  expect_refusal_leaks_nothing("TVMFFITypeRegisterField of an unknown type", refuse_field,
+                               &unknown);
   expect_refusal_leaks_nothing("TVMFFITypeRegisterMethod of an unknown type", refuse_method,
                                &unknown);
   expect_refusal_leaks_nothing("TVMFFITypeRegisterMetadata of an unknown type", refuse_metadata,
@@ -842,5 +848,6 @@ TEST(core_oom, TYP_025_failed_first_use_leaks_nothing) {
   cr_assert_eq(c.index, kTVMFFIStr);
   cr_expect_eq(live, spare,
                "after %ld failed first uses (of %ld steps) %ld blocks are live, %ld after one "
-               "with memory to spare", failures, points, live, spare);
+               "with memory to spare",
+               failures, points, live, spare);
 }

@@ -106,7 +106,7 @@ typedef struct {
 
 static inline ConfError conf_take_error(void) {
   ConfError out;
-  out.kind[0] = out.message[0] = '\0';
+  memset(&out, 0, sizeof out); /* whole: tests copy it through pipes */
   TVMFFIObjectHandle err = core_take_raised();
   if (err == (TVMFFIObjectHandle)(uintptr_t)0x1) {
     snprintf(out.kind, sizeof out.kind, "(out left unwritten)");

@@ -26,8 +26,8 @@ static void expect_parse(const Case* c) {
     return;
   }
   cr_expect(got.code == c->code && got.bits == c->bits && got.lanes == c->lanes,
-            "\"%s\": expected {%u, %u, %u}, got {%u, %u, %u}", c->text, c->code, c->bits,
-            c->lanes, got.code, got.bits, got.lanes);
+            "\"%s\": expected {%u, %u, %u}, got {%u, %u, %u}", c->text, c->code, c->bits, c->lanes,
+            got.code, got.bits, got.lanes);
 }
 
 /* Formats dtype and checks the text. */
@@ -182,13 +182,19 @@ TEST(dtype, DT_005_short_spellings) {
  * 16, handle 64, bool 8. */
 TEST(dtype, DT_006_default_widths) {
   static const Case cases[] = {
-      {"int", kDLInt, 32, 1},     {"uint", kDLUInt, 32, 1},
-      {"float", kDLFloat, 32, 1}, {"bfloat", kDLBfloat, 16, 1},
-      {"handle", kDLOpaqueHandle, 64, 1}, {"bool", kDLBool, 8, 1},
-      {"int0", kDLInt, 32, 1},    {"floatx2", kDLFloat, 32, 2},
+      {"int", kDLInt, 32, 1},
+      {"uint", kDLUInt, 32, 1},
+      {"float", kDLFloat, 32, 1},
+      {"bfloat", kDLBfloat, 16, 1},
+      {"handle", kDLOpaqueHandle, 64, 1},
+      {"bool", kDLBool, 8, 1},
+      {"int0", kDLInt, 32, 1},
+      {"floatx2", kDLFloat, 32, 2},
       /* the short spellings take the same defaults for a width of 0 */
-      {"i0", kDLInt, 32, 1},      {"u0", kDLUInt, 32, 1},
-      {"f0", kDLFloat, 32, 1},    {"f0x2", kDLFloat, 32, 2},
+      {"i0", kDLInt, 32, 1},
+      {"u0", kDLUInt, 32, 1},
+      {"f0", kDLFloat, 32, 1},
+      {"f0x2", kDLFloat, 32, 2},
       {"bf0", kDLBfloat, 16, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
@@ -204,28 +210,74 @@ TEST(dtype, DT_007_void) {
 }
 
 static const char* const malformed[] = {
-    "garbage", "complex64", "Int8",          " int8",        "int8 ",
-    "int-8",   "uint8x4x2", "float8_e9m9",   "float6_e4m3",  "float4_e3m2fn",
-    "int8x",   "int8x0",    "float8_e4m3x0", "int8x65536",   "int256",
-    "bool8x",  "f8_",       "handlex",       "int4294967296",
+    "garbage",
+    "complex64",
+    "Int8",
+    " int8",
+    "int8 ",
+    "int-8",
+    "uint8x4x2",
+    "float8_e9m9",
+    "float6_e4m3",
+    "float4_e3m2fn",
+    "int8x",
+    "int8x0",
+    "float8_e4m3x0",
+    "int8x65536",
+    "int256",
+    "bool8x",
+    "f8_",
+    "handlex",
+    "int4294967296",
     /* the short spellings without the digit they need */
-    "i",       "ix4",       "u",             "ux2",          "f",
-    "fx2",     "bf",        "bfx2",
+    "i",
+    "ix4",
+    "u",
+    "ux2",
+    "f",
+    "fx2",
+    "bf",
+    "bfx2",
     /* four letters like "void" that are not it */
-    "vold",    "voix",      "Void",
+    "vold",
+    "voix",
+    "Void",
     /* "void" only as the whole string */
-    "voidx4",  "void8",     "voidfoo",       "void ",
+    "voidx4",
+    "void8",
+    "voidfoo",
+    "void ",
     /* past a narrow float name: only "xN" (and "_xN" or "_" for float4) */
-    "float4_e2m1fn_y",   "float4_e2m1fn__x2", "float4_e2m1fn_x",     "float4_e2m1fn_x0",
-    "float8_e4m3fn_x2",  "float6_e2m3fn_x2",  "float8_e4m3fnx4y",    "float8_e4m3fnuzq",
+    "float4_e2m1fn_y",
+    "float4_e2m1fn__x2",
+    "float4_e2m1fn_x",
+    "float4_e2m1fn_x0",
+    "float8_e4m3fn_x2",
+    "float6_e2m3fn_x2",
+    "float8_e4m3fnx4y",
+    "float8_e4m3fnuzq",
     "float8_e4m3fnxvscale",
     /* just past each limit, in every spelling and after leading zeros */
-    "int256",  "uint256",   "float256",      "bfloat256",    "bool256",
-    "handle256", "u256",    "int0256",       "int8x065536",  "float8_e4m3fnx65536",
-    "fp4_e2m1fn_x65536",    "int8xvscalex65536",            "int8xvscalex0",
-    "int8xvscalex", "int8xvscaley", "int8x00",
+    "int256",
+    "uint256",
+    "float256",
+    "bfloat256",
+    "bool256",
+    "handle256",
+    "u256",
+    "int0256",
+    "int8x065536",
+    "float8_e4m3fnx65536",
+    "fp4_e2m1fn_x65536",
+    "int8xvscalex65536",
+    "int8xvscalex0",
+    "int8xvscalex",
+    "int8xvscaley",
+    "int8x00",
     /* digit runs past 32 bits, one of which wraps to 8 in 32 bits */
-    "int4294967304", "int8x4294967297", "int99999999999999999999",
+    "int4294967304",
+    "int8x4294967297",
+    "int99999999999999999999",
 };
 #define NMALFORMED (sizeof malformed / sizeof *malformed)
 
@@ -247,8 +299,8 @@ TEST(dtype, DT_014_error_quotes_input) {
     /* An accepted string is a failure here too, not a vacuous pass: the
      * clause is about the ValueError every one of them must raise. */
     int rc = parse(malformed[i], strlen(malformed[i]), &got);
-    cr_expect_eq(rc, -1, "\"%s\": expected -1 with a ValueError quoting it, got %d",
-                 malformed[i], rc);
+    cr_expect_eq(rc, -1, "\"%s\": expected -1 with a ValueError quoting it, got %d", malformed[i],
+                 rc);
     if (rc == -1) EXPECT_RAISED(.kind = "ValueError", .says = {malformed[i]});
   }
 }
@@ -270,8 +322,10 @@ TEST(dtype, DT_009_unnamed_code_refused) {
  * and ToString writes it back. */
 TEST(dtype, DT_010_any_width_kept) {
   static const Case cases[] = {
-      {"float33", kDLFloat, 33, 1}, {"int255", kDLInt, 255, 1},
-      {"uint7", kDLUInt, 7, 1},     {"bool16", kDLBool, 16, 1},
+      {"float33", kDLFloat, 33, 1},
+      {"int255", kDLInt, 255, 1},
+      {"uint7", kDLUInt, 7, 1},
+      {"bool16", kDLBool, 16, 1},
   };
   for (size_t i = 0; i < 4; ++i) expect_parse(&cases[i]);
   expect_format((DLDataType){kDLFloat, 33, 1}, "float33");
@@ -313,19 +367,19 @@ TEST(dtype, DT_012_null_arguments_refused) {
 TEST(dtype, DT_013_bounded_input) {
   DLDataType t;
   cr_expect_eq(parse("int16x4 trailing", 7, &t), 0);
-  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "got {%u, %u, %u}", t.code,
-            t.bits, t.lanes);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "got {%u, %u, %u}", t.code, t.bits,
+            t.lanes);
   /* A digit right after the given size is not part of the number. */
   cr_expect_eq(parse("int16x45", 7, &t), 0);
-  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "int16x4|5: got {%u, %u, %u}",
-            t.code, t.bits, t.lanes);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 4, "int16x4|5: got {%u, %u, %u}", t.code,
+            t.bits, t.lanes);
   /* The "_" that may start a float4 lane count is past the size here. */
   cr_expect_eq(parse("float4_e2m1fn_x2", 13, &t), 0);
   cr_expect(t.code == kDLFloat4_e2m1fn && t.bits == 4 && t.lanes == 1,
             "float4_e2m1fn|_x2: got {%u, %u, %u}", t.code, t.bits, t.lanes);
   cr_expect_eq(parse("int168", 5, &t), 0);
-  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}",
-            t.code, t.bits, t.lanes);
+  cr_expect(t.code == kDLInt && t.bits == 16 && t.lanes == 1, "int16|8: got {%u, %u, %u}", t.code,
+            t.bits, t.lanes);
   /* Nothing past the size ends a narrow float name or a lane count. */
   static const struct {
     const char* text;
@@ -342,9 +396,8 @@ TEST(dtype, DT_013_bounded_input) {
     cr_expect_eq(parse(cut[i].text, cut[i].n, &got), 0, "%s refused", cut[i].want.text);
     cr_expect(got.code == cut[i].want.code && got.bits == cut[i].want.bits &&
                   got.lanes == cut[i].want.lanes,
-              "%s: expected {%u, %u, %u}, got {%u, %u, %u}", cut[i].want.text,
-              cut[i].want.code, cut[i].want.bits, cut[i].want.lanes, got.code, got.bits,
-              got.lanes);
+              "%s: expected {%u, %u, %u}, got {%u, %u, %u}", cut[i].want.text, cut[i].want.code,
+              cut[i].want.bits, cut[i].want.lanes, got.code, got.bits, got.lanes);
   }
   size_t n = 100000;
   char* big = malloc(n);
@@ -395,9 +448,9 @@ TEST(dtype, DT_031_xvscale_without_count) {
   for (size_t i = 0; i < 2; ++i) {
     DLDataType got = {7, 7, 7};
     if (parse(inputs[i], strlen(inputs[i]), &got) == 0) {
-      cr_expect(got.code == as_one_lane[i].code && got.bits == as_one_lane[i].bits &&
-                    got.lanes == 1,
-                "\"%s\": got {%u, %u, %u}", inputs[i], got.code, got.bits, got.lanes);
+      cr_expect(
+          got.code == as_one_lane[i].code && got.bits == as_one_lane[i].bits && got.lanes == 1,
+          "\"%s\": got {%u, %u, %u}", inputs[i], got.code, got.bits, got.lanes);
     } else {
       EXPECT_RAISED(.kind = "ValueError", .says = {inputs[i]});
     }
@@ -418,17 +471,28 @@ TEST(dtype, DT_033_refusal_says_why) {
   static const struct {
     const char *text, *why;
   } cases[] = {
-      {"garbage", "unknown"},           {"uint8x4x2", "unknown"},
-      {"int8xvscaley", "unknown"},      {"float8_e9m9", "unknown"},
-      {"float6_e4m3", "unknown"},       {"float4_e3m2fn", "unknown"},
-      {"float8_e4m3fnx4y", "unknown"},  {"float4_e2m1fn_y", "unknown"},
-      {"int256", "out of range"},       {"bfloat256", "out of range"},
-      {"handle256", "out of range"},    {"int0256", "out of range"},
-      {"int8x65536", "out of range"},   {"float8_e4m3fnx65536", "out of range"},
-      {"float4_e2m1fn_x65536", "out of range"}, {"int4294967304", "out of range"},
-      {"int8x", "positive integer"},    {"int8x0", "positive integer"},
-      {"int8x00", "positive integer"},  {"float8_e4m3x0", "positive integer"},
-      {"float4_e2m1fn_x", "positive integer"}, {"int8xvscalex0", "positive integer"},
+      {"garbage", "unknown"},
+      {"uint8x4x2", "unknown"},
+      {"int8xvscaley", "unknown"},
+      {"float8_e9m9", "unknown"},
+      {"float6_e4m3", "unknown"},
+      {"float4_e3m2fn", "unknown"},
+      {"float8_e4m3fnx4y", "unknown"},
+      {"float4_e2m1fn_y", "unknown"},
+      {"int256", "out of range"},
+      {"bfloat256", "out of range"},
+      {"handle256", "out of range"},
+      {"int0256", "out of range"},
+      {"int8x65536", "out of range"},
+      {"float8_e4m3fnx65536", "out of range"},
+      {"float4_e2m1fn_x65536", "out of range"},
+      {"int4294967304", "out of range"},
+      {"int8x", "positive integer"},
+      {"int8x0", "positive integer"},
+      {"int8x00", "positive integer"},
+      {"float8_e4m3x0", "positive integer"},
+      {"float4_e2m1fn_x", "positive integer"},
+      {"int8xvscalex0", "positive integer"},
       {"handlex", "positive integer"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
@@ -457,24 +521,36 @@ static char* padded(const char* head, size_t zeros, const char* digits, const ch
  * of any length is read. */
 TEST(dtype, DT_034_limits_are_exact) {
   static const Case cases[] = {
-      {"int255", kDLInt, 255, 1},          {"uint255", kDLUInt, 255, 1},
-      {"float255", kDLFloat, 255, 1},      {"bfloat255", kDLBfloat, 255, 1},
-      {"bool255", kDLBool, 255, 1},        {"handle255", kDLOpaqueHandle, 255, 1},
-      {"i255", kDLInt, 255, 1},            {"u255", kDLUInt, 255, 1},
-      {"f255", kDLFloat, 255, 1},          {"bf255", kDLBfloat, 255, 1},
-      {"bf8", kDLBfloat, 8, 1},            {"int0255", kDLInt, 255, 1},
-      {"int254", kDLInt, 254, 1},          {"int250x10", kDLInt, 250, 10},
-      {"int8x065535", kDLInt, 8, 65535},   {"int8x65534", kDLInt, 8, 65534},
-      {"int8x0001", kDLInt, 8, 1},         {"bfloat16x65535", kDLBfloat, 16, 65535},
-      {"bf16x4", kDLBfloat, 16, 4},        {"float8_e4m3fnx65535", kDLFloat8_e4m3fn, 8, 65535},
+      {"int255", kDLInt, 255, 1},
+      {"uint255", kDLUInt, 255, 1},
+      {"float255", kDLFloat, 255, 1},
+      {"bfloat255", kDLBfloat, 255, 1},
+      {"bool255", kDLBool, 255, 1},
+      {"handle255", kDLOpaqueHandle, 255, 1},
+      {"i255", kDLInt, 255, 1},
+      {"u255", kDLUInt, 255, 1},
+      {"f255", kDLFloat, 255, 1},
+      {"bf255", kDLBfloat, 255, 1},
+      {"bf8", kDLBfloat, 8, 1},
+      {"int0255", kDLInt, 255, 1},
+      {"int254", kDLInt, 254, 1},
+      {"int250x10", kDLInt, 250, 10},
+      {"int8x065535", kDLInt, 8, 65535},
+      {"int8x65534", kDLInt, 8, 65534},
+      {"int8x0001", kDLInt, 8, 1},
+      {"bfloat16x65535", kDLBfloat, 16, 65535},
+      {"bf16x4", kDLBfloat, 16, 4},
+      {"float8_e4m3fnx65535", kDLFloat8_e4m3fn, 8, 65535},
       {"fp4_e2m1fn_x65535", kDLFloat4_e2m1fn, 4, 65535},
       {"float4_e2m1fn_", kDLFloat4_e2m1fn, 4, 1},
       {"int8xvscalex00032768", kDLInt, 8, 0x8000},
       {"int8xvscalex1", kDLInt, 8, 0xFFFF},
       {"float8_e4m3fnuzx6553", kDLFloat8_e4m3fnuz, 8, 6553},
       /* every digit, 9 included, inside a width and a lane count */
-      {"uint19x59999", kDLUInt, 19, 59999},  {"int8x9", kDLInt, 8, 9},
-      {"float9x12345", kDLFloat, 9, 12345},  {"bf99x6789", kDLBfloat, 99, 6789},
+      {"uint19x59999", kDLUInt, 19, 59999},
+      {"int8x9", kDLInt, 8, 9},
+      {"float9x12345", kDLFloat, 9, 12345},
+      {"bf99x6789", kDLBfloat, 99, 6789},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_parse(&cases[i]);
   /* 300 zeros before a width and before a lane count: longer than any
@@ -491,8 +567,8 @@ TEST(dtype, DT_034_limits_are_exact) {
   free(s);
   s = padded("float", 300, "256", "");
   DLDataType got = {7, 7, 7};
-  cr_expect_eq(parse(s, strlen(s), &got), -1, "float0...0256 accepted as {%u, %u, %u}",
-               got.code, got.bits, got.lanes);
+  cr_expect_eq(parse(s, strlen(s), &got), -1, "float0...0256 accepted as {%u, %u, %u}", got.code,
+               got.bits, got.lanes);
   EXPECT_RAISED(.kind = "ValueError");
   free(s);
 }
@@ -526,7 +602,8 @@ TEST(dtype, DT_035_to_string_edges) {
       {{kDLFloat8_e4m3b11fnuz, 8, 0x8000}, "float8_e4m3b11fnuzxvscalex32768"},
       {{kDLFloat8_e5m2, 8, 0xFFFE}, "float8_e5m2xvscalex2"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) expect_format(cases[i].t, cases[i].text);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i)
+    expect_format(cases[i].t, cases[i].text);
 }
 
 /* DT-036: ToString's refusal of a type code with no name holds the code

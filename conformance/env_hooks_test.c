@@ -74,8 +74,10 @@ TEST(env_hooks, ENV_053_registration_replaces_and_clears) {
 TEST(env_hooks, ENV_054_check_without_gil_functions_refused) {
   for (int missing = 0; missing < 2; ++missing) {
     cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_CheckSignals", (void*)check_b), 0);
-    cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyGILState_Ensure", missing ? (void*)ensure : NULL), 0);
-    cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyGILState_Release", missing ? NULL : (void*)release), 0);
+    cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyGILState_Ensure", missing ? (void*)ensure : NULL),
+                 0);
+    cr_assert_eq(API(TVMFFIEnvRegisterCAPI)("PyGILState_Release", missing ? NULL : (void*)release),
+                 0);
     int rc = API(TVMFFIEnvCheckSignals)();
     cr_assert_eq(rc, -1, "missing %s: returned %d", missing ? "Release" : "Ensure", rc);
     EXPECT_RAISED(.kind = "RuntimeError", .says = {"PyGILState"});
@@ -93,10 +95,22 @@ TEST(env_hooks, ENV_055_unknown_name_quoted_whole) {
   name[300] = '\0';
   /* Near misses of the three names: prefixes, extensions, other case, and
    * names that sort before and after each. */
-  const char* names[] = {"PyErr_NoSuchThing", name, "", "A", "PyErr_", "PyErr_CheckSignal",
-                         "PyErr_CheckSignalsX", "pyerr_checksignals", "PyErr_BadSignals",
-                         "PyGILState_Ensur", "PyGILState_EnsureX", "PyGILState_Acquire",
-                         "PyGILState_Releas", "PyGILState_ReleaseX", "PyGILState_Zzz", "Zzz"};
+  const char* names[] = {"PyErr_NoSuchThing",
+                         name,
+                         "",
+                         "A",
+                         "PyErr_",
+                         "PyErr_CheckSignal",
+                         "PyErr_CheckSignalsX",
+                         "pyerr_checksignals",
+                         "PyErr_BadSignals",
+                         "PyGILState_Ensur",
+                         "PyGILState_EnsureX",
+                         "PyGILState_Acquire",
+                         "PyGILState_Releas",
+                         "PyGILState_ReleaseX",
+                         "PyGILState_Zzz",
+                         "Zzz"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     cr_assert_eq(API(TVMFFIEnvRegisterCAPI)(names[i], (void*)check_b), -1);
     TVMFFIObjectHandle err = core_take_raised();

@@ -145,24 +145,25 @@ TEST(env, ENV_008_accepted_range) {
 /* A refused SetStream: -1, ValueError naming `part`, nothing changed. */
 static void expect_set_refused(int32_t type, int32_t id, const char* part) {
   TVMFFIStreamHandle old = S(0x5);
-  cr_expect_eq(API(TVMFFIEnvSetStream)(type, id, S(0x60), &old), -1, "(%d, %d) accepted", type,
-               id);
+  cr_expect_eq(API(TVMFFIEnvSetStream)(type, id, S(0x60), &old), -1, "(%d, %d) accepted", type, id);
   EXPECT_RAISED(.kind = "ValueError", .says = {part});
   cr_expect_null(API(TVMFFIEnvGetStream)(type, id));
 }
 
 /* ENV-009: a negative device type is refused. */
 TEST(env, ENV_009_negative_type_refused) {
-  HOSTILE_INPUT("upstream 0.1.16 indexes its table with the negative type (segfault); "
-                 "see spec/deviations.md ENV-009");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 indexes its table with the negative type (segfault); "
+      "see spec/deviations.md ENV-009");
   expect_set_refused(-1, 0, "device_type");
   expect_set_refused(INT32_MIN, 0, "device_type");
 }
 
 /* ENV-010: a negative device id is refused. */
 TEST(env, ENV_010_negative_id_refused) {
-  HOSTILE_INPUT("upstream 0.1.16 indexes its table with the negative id (segfault); "
-                 "see spec/deviations.md ENV-010");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 indexes its table with the negative id (segfault); "
+      "see spec/deviations.md ENV-010");
   expect_set_refused(kDLCUDA, -1, "device_id");
 }
 
@@ -174,8 +175,9 @@ static long max_rss_kib(void) {
 
 /* ENV-011: device id 2^28 is refused without a proportional allocation. */
 TEST(env, ENV_011_huge_id_refused) {
-  HOSTILE_INPUT("upstream 0.1.16 grows its table to the id (2 GiB for 2^28); "
-                 "see spec/deviations.md ENV-011");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 grows its table to the id (2 GiB for 2^28); "
+      "see spec/deviations.md ENV-011");
   long before = max_rss_kib();
   expect_set_refused(kDLCUDA, 1 << 28, "device_id");
   expect_set_refused(kDLCUDA, INT32_MAX, "device_id");
@@ -185,8 +187,9 @@ TEST(env, ENV_011_huge_id_refused) {
 
 /* ENV-012: device type 2^28 is refused without a proportional allocation. */
 TEST(env, ENV_012_huge_type_refused) {
-  HOSTILE_INPUT("upstream 0.1.16 grows its table to the type (6 GiB for 2^28); "
-                 "see spec/deviations.md ENV-012");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 grows its table to the type (6 GiB for 2^28); "
+      "see spec/deviations.md ENV-012");
   long before = max_rss_kib();
   expect_set_refused(1 << 28, 0, "device_type");
   cr_expect_lt(max_rss_kib() - before, 16 * 1024, "peak memory grew by %ld KiB",
@@ -240,8 +243,9 @@ static void expect_refusal_quotes(int32_t type, int32_t id, const char* part, co
 /* ENV-091: the ValueError of a refused device type or id names
  * TVMFFIEnvSetStream, the argument and the refused value. */
 TEST(env, ENV_091_refusal_quotes_value) {
-  HOSTILE_INPUT("upstream 0.1.16 indexes its table with a negative type or id (segfault); "
-                 "see spec/deviations.md ENV-009");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 indexes its table with a negative type or id (segfault); "
+      "see spec/deviations.md ENV-009");
   expect_refusal_quotes(-7, 0, "device_type", "-7");
   expect_refusal_quotes(1 << 28, 5, "device_type", "268435456");
   expect_refusal_quotes(1024, 0, "device_type", "1024");
@@ -346,8 +350,7 @@ TEST(env, ENV_023_original_is_thread_own) {
   cr_expect_null(orig, "first original should be NULL");
   RestoreThread rt = {0};
   in_thread(restore_thread, &rt);
-  cr_expect_null(rt.orig, "a thread without its own allocator got %p as original",
-                 (void*)rt.orig);
+  cr_expect_null(rt.orig, "a thread without its own allocator got %p as original", (void*)rt.orig);
   cr_expect_eq(rt.after_restore, alloc_a, "restoring did not bring back the global allocator");
   cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_b, 0, &orig), 0);
   cr_expect_eq(orig, alloc_a);
@@ -393,8 +396,7 @@ TEST(env, ENV_026_alloc_without_allocator) {
 TEST(env, ENV_027_alloc_matches_prototype) {
   cr_assert_eq(API(TVMFFIEnvSetDLPackManagedTensorAllocator)(alloc_a, 0, NULL), 0);
   int64_t shape[3] = {4, 5, 6};
-  DLTensor proto = {.device = {kDLCUDA, 1}, .ndim = 3, .dtype = {kDLBfloat, 16, 1},
-                    .shape = shape};
+  DLTensor proto = {.device = {kDLCUDA, 1}, .ndim = 3, .dtype = {kDLBfloat, 16, 1}, .shape = shape};
   TVMFFIObjectHandle out = NULL;
   cr_assert_eq(API(TVMFFIEnvTensorAlloc)(&proto, &out), 0);
   cr_expect_eq(alloc_a_calls, 1);
@@ -500,9 +502,7 @@ static void register_host(void) {
 }
 
 /* ENV-040: with nothing registered the check passes. */
-TEST(env, ENV_040_check_signals_default) {
-  cr_expect_eq(API(TVMFFIEnvCheckSignals)(), 0);
-}
+TEST(env, ENV_040_check_signals_default) { cr_expect_eq(API(TVMFFIEnvCheckSignals)(), 0); }
 
 /* ENV-041: the three host names are accepted. */
 TEST(env, ENV_041_register_known_names) {
@@ -537,8 +537,9 @@ TEST(env, ENV_044_check_signals_failure) {
 
 /* ENV-045: a NULL name is a ValueError naming `name`. */
 TEST(env, ENV_045_register_null_name) {
-  HOSTILE_INPUT("upstream 0.1.16 builds a string from the NULL name (segfault); "
-                 "see spec/deviations.md ENV-045");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 builds a string from the NULL name (segfault); "
+      "see spec/deviations.md ENV-045");
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
   EXPECT_RAISED(.kind = "ValueError", .says = {"name"});
 }
@@ -642,9 +643,11 @@ TEST(env, ENV_096_refusal_names_function_argument_value) {
   cr_expect_eq(API(TVMFFIEnvTensorAlloc)(&proto, NULL), -1);
   EXPECT_RAISED(.kind = "ValueError", .api = alloc_api, .arg = "out", .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)(NULL, (void*)host_check), -1);
-  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name", .says = {"NULL"});
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name",
+                .says = {"NULL"});
   cr_expect_eq(API(TVMFFIEnvRegisterCAPI)("PyErr_NoSuchThing", (void*)host_check), -1);
-  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name", .says = {"PyErr_NoSuchThing"});
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIEnvRegisterCAPI", .arg = "name",
+                .says = {"PyErr_NoSuchThing"});
 }
 
 /* As alloc_a, but rows padded to 4 elements: strides {4, 1}, so the

@@ -12,9 +12,7 @@ static int bytes_are(TVMFFIByteArray got, const char* want) {
   return got.size == strlen(want) && memcmp(got.data, want, got.size) == 0;
 }
 
-static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) {
-  return conf_error_cell(err);
-}
+static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) { return conf_error_cell(err); }
 
 /* ERR-058: TVMFFIErrorCreate given a kind or a message whose size no
  * allocation can hold (SIZE_MAX - 8, over a 16-byte buffer) returns -1,
@@ -152,8 +150,10 @@ TEST(err_input, ERR_063_update_backtrace_refuses_impossible_input) {
               cell->backtrace.size);
     /* Not even asked for: a runtime sizes nothing from bytes it refuses.
      * (Where the interposer is off, nothing was counted: 0.) */
-    cr_assert_lt(conf_alloc_largest(), (size_t)1 << 30, "mode %d: an allocation of %zu bytes was "
-                 "asked for", mode, conf_alloc_largest());
+    cr_assert_lt(conf_alloc_largest(), (size_t)1 << 30,
+                 "mode %d: an allocation of %zu bytes was "
+                 "asked for",
+                 mode, conf_alloc_largest());
   }
   core_take_raised();
   API(TVMFFIObjectDecRef)(err);
@@ -200,5 +200,6 @@ TEST(err_input, ERR_077_null_strings_read_as_empty) {
   API(TVMFFIErrorSetRaisedFromCStrParts)("KeyError", NULL, 2);
   expect_raised_exactly("KeyError", "", "TVMFFIErrorSetRaisedFromCStrParts(\"KeyError\", NULL, 2)");
   API(TVMFFIErrorSetRaisedFromCStrParts)("KeyError", parts, -1);
-  expect_raised_exactly("KeyError", "", "TVMFFIErrorSetRaisedFromCStrParts(\"KeyError\", parts, -1)");
+  expect_raised_exactly("KeyError", "",
+                        "TVMFFIErrorSetRaisedFromCStrParts(\"KeyError\", parts, -1)");
 }

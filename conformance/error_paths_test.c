@@ -42,9 +42,10 @@ TEST(err_paths, ERR_069_success_leaves_slot_alone) {
     TVMFFIObjectHandle err = core_take_raised();
     cr_assert_not_null(err, "call %d emptied the raised slot", call);
     TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-    cr_assert(bytes_are(cell->kind, "KeyError") && bytes_are(cell->message, "raised before the call"),
-              "call %d replaced the raised error with %.*s: %.*s", call, (int)cell->kind.size,
-              cell->kind.data, (int)cell->message.size, cell->message.data);
+    cr_assert(
+        bytes_are(cell->kind, "KeyError") && bytes_are(cell->message, "raised before the call"),
+        "call %d replaced the raised error with %.*s: %.*s", call, (int)cell->kind.size,
+        cell->kind.data, (int)cell->message.size, cell->message.data);
     API(TVMFFIObjectDecRef)(err);
   }
 }
@@ -137,7 +138,8 @@ TEST(err_paths, ERR_070_backtrace_nul_terminated) {
   /* Empty backtraces too: one made empty, and the one of a raised error. */
   err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&k, &m, &none, &err), 0);
-  cr_assert_str_eq(TVMFFIErrorGetCellPtr(err)->backtrace.data, "", "an empty backtrace not "
+  cr_assert_str_eq(TVMFFIErrorGetCellPtr(err)->backtrace.data, "",
+                   "an empty backtrace not "
                    "followed by a NUL");
   API(TVMFFIObjectDecRef)(err);
   API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "raised");
@@ -209,10 +211,13 @@ static int memory_error_checked(TVMFFIObjectHandle err, const char* call, long n
   if (err == NULL) return 0;
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
   if (!bytes_are(cell->kind, "MemoryError")) return 0;
-  cr_assert_gt(cell->message.size, 0, "%s, allocation %ld failed: a MemoryError with an empty "
-               "message", call, n);
+  cr_assert_gt(cell->message.size, 0,
+               "%s, allocation %ld failed: a MemoryError with an empty "
+               "message",
+               call, n);
   cr_assert_null(memchr(cell->message.data, 0, cell->message.size),
-                 "%s, allocation %ld failed: a MemoryError whose message holds a NUL byte", call, n);
+                 "%s, allocation %ld failed: a MemoryError whose message holds a NUL byte", call,
+                 n);
   return 1;
 }
 

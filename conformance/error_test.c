@@ -259,7 +259,10 @@ TEST(err, ERR_011_only_n_parts_read) {
     API(TVMFFIErrorSetRaisedFromCStrParts)("ValueError", parts, n);
     TVMFFIObjectHandle err = core_take_raised();
     cr_assert_not_null(err);
-    expect_str(TVMFFIErrorGetCellPtr(err)->message, n == 0 ? "" : n == 1 ? "first" : "first second",
+    expect_str(TVMFFIErrorGetCellPtr(err)->message,
+               n == 0   ? ""
+               : n == 1 ? "first"
+                        : "first second",
                "message");
     API(TVMFFIObjectDecRef)(err);
   }

@@ -232,8 +232,8 @@ static void expect_value_error_naming(const char* api, const char* arg) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "no error raised");
   TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
-            "kind: %.*s", (int)cell->kind.size, cell->kind.data);
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0, "kind: %.*s",
+            (int)cell->kind.size, cell->kind.data);
   const char* parts[2] = {api, arg};
   for (int i = 0; i < 2; ++i)
     cr_expect(memmem(cell->message.data, cell->message.size, parts[i], strlen(parts[i])) != NULL,

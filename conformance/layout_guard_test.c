@@ -40,15 +40,17 @@ Test(layout_guard, fields_that_kept_their_place_are_the_same) {
 
 Test(layout_guard, struct_absent_in_the_release) {
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFISeqCell, "data size", "0.1.8"), CONF_LAYOUT_DIFFERS);
-  cr_assert_str_eq(msg, "layout mismatch: sequence cell (TVMFFISeqCell) does not exist in 0.1.8, "
-                        "32 bytes in the headers used");
+  cr_assert_str_eq(msg,
+                   "layout mismatch: sequence cell (TVMFFISeqCell) does not exist in 0.1.8, "
+                   "32 bytes in the headers used");
 }
 
 Test(layout_guard, field_width_and_rename) {
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFITypeAttrColumn, "data size", "0.1.8"),
                CONF_LAYOUT_DIFFERS);
-  cr_assert_str_eq(msg, "layout mismatch: type attribute column field size is 8 bytes in 0.1.8, "
-                        "4 in the headers used");
+  cr_assert_str_eq(msg,
+                   "layout mismatch: type attribute column field size is 8 bytes in 0.1.8, "
+                   "4 in the headers used");
   /* 0.1.8 calls it default_value, at the same offset and size. */
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFIFieldInfo, "name default_value_or_factory", "0.1.8"),
                CONF_LAYOUT_SAME, "got: %s", msg);
@@ -56,8 +58,9 @@ Test(layout_guard, field_width_and_rename) {
 
 Test(layout_guard, releases_reporting_one_version_that_disagree_are_uncertain) {
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFISeqCell, NULL, "0.1.9"), CONF_LAYOUT_UNCERTAIN);
-  cr_assert_str_eq(msg, "layout uncertain: the releases reporting 0.1.9 (0.1.8.post0, 0.1.8.post1, "
-                        "0.1.9) disagree on the sequence cell (TVMFFISeqCell)");
+  cr_assert_str_eq(msg,
+                   "layout uncertain: the releases reporting 0.1.9 (0.1.8.post0, 0.1.8.post1, "
+                   "0.1.9) disagree on the sequence cell (TVMFFISeqCell)");
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "0.1.9"), CONF_LAYOUT_SAME, "got: %s",
                msg);
 }
@@ -66,8 +69,9 @@ Test(layout_guard, unknown_release_and_unknown_field) {
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, NULL, "9.9.9"), CONF_LAYOUT_UNKNOWN);
   cr_assert_str_eq(msg, "no layout is recorded for release 9.9.9");
   cr_assert_eq(compare(CONF_LAYOUT_TVMFFIErrorCell, "kind cause", "0.1.7"), CONF_LAYOUT_BAD_FIELD);
-  cr_assert_str_eq(msg, "conformance_layout_guard: error cell (TVMFFIErrorCell) has no field "
-                        "`cause` in the headers used");
+  cr_assert_str_eq(msg,
+                   "conformance_layout_guard: error cell (TVMFFIErrorCell) has no field "
+                   "`cause` in the headers used");
 }
 
 /* The release the headers used describe is recorded with exactly their

@@ -126,8 +126,7 @@ TEST(layout, ANY_004_headers_match_upstream) {
  * implementation makes. */
 TEST(layout, OBJ_001_header_on_a_produced_object) {
   TVMFFIObjectHandle obj = NULL;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1234, kTVMFFIOpaquePyObject, NULL, &obj),
-               0);
+  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1234, kTVMFFIOpaquePyObject, NULL, &obj), 0);
   const unsigned char* raw = obj;
   uint64_t count;
   int32_t tindex;

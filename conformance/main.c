@@ -12,7 +12,7 @@
  * which reads the clause text and spec/deviations.md.
  */
 #define _GNU_SOURCE /* strsignal */
-#include <stdio.h> /* criterion/output.h uses FILE without including it */
+#include <stdio.h>  /* criterion/output.h uses FILE without including it */
 #include <criterion/criterion.h>
 #include <criterion/options.h>
 #include <criterion/output.h>
@@ -105,7 +105,8 @@ static void put_case(FILE* f, const char* suite, const struct criterion_test_sta
     put_xml_text(f, t->message && *t->message ? t->message : "skipped (no reason given)");
     fputs("\"/>\n", f);
   } else if (strcmp(status, "TIMEOUT") == 0) {
-    fprintf(f, "      <error type=\"timeout\" message=\"the test did not finish within %.0f s\"/>\n",
+    fprintf(f,
+            "      <error type=\"timeout\" message=\"the test did not finish within %.0f s\"/>\n",
             t->test->data->timeout);
   } else if (strcmp(status, "CRASHED") == 0) {
     fprintf(f, "      <error type=\"crash\" message=\"the test process died with signal %d (%s)",
@@ -152,8 +153,10 @@ static int report_load_failure(const char* xml, const char* why) {
   fputs("<testsuites name=\"conformance\" tests=\"1\" failures=\"0\" errors=\"1\">\n", f);
   fputs("  <testsuite name=\"load\" tests=\"1\" failures=\"0\" skipped=\"0\">\n", f);
   put_properties(f);
-  fputs("    <testcase name=\"implementation_loads\" classname=\"load\" time=\"0\" "
-        "status=\"LOAD_FAILED\">\n      <error type=\"load\" message=\"cannot load ", f);
+  fputs(
+      "    <testcase name=\"implementation_loads\" classname=\"load\" time=\"0\" "
+      "status=\"LOAD_FAILED\">\n      <error type=\"load\" message=\"cannot load ",
+      f);
   put_xml_text(f, conf_impl_path());
   fputs(": ", f);
   put_xml_text(f, why);

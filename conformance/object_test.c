@@ -106,8 +106,7 @@ TEST(object, OBJ_050_weak_released_inside_strong_deleter) {
   cr_expect_eq(w.calls, 2, "deleter calls: expected 2, got %d", w.calls);
   cr_expect_eq(w.flags[0], kTVMFFIObjectDeleterFlagBitMaskStrong, "first flags: got %d",
                w.flags[0]);
-  cr_expect_eq(w.flags[1], kTVMFFIObjectDeleterFlagBitMaskWeak, "second flags: got %d",
-               w.flags[1]);
+  cr_expect_eq(w.flags[1], kTVMFFIObjectDeleterFlagBitMaskWeak, "second flags: got %d", w.flags[1]);
   cr_expect_eq(w.header.combined_ref_count, 0, "count after: %#llx",
                (unsigned long long)w.header.combined_ref_count);
 }
@@ -141,9 +140,9 @@ TEST(object, OBJ_007_concurrent_counting) {
   conf_impl_need((const void*)conf_api.TVMFFIObjectIncRef, "TVMFFIObjectIncRef");
   conf_impl_need((const void*)conf_api.TVMFFIObjectDecRef, "TVMFFIObjectDecRef");
   TVMFFIObjectHandle obj = NULL;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x77, kTVMFFIOpaquePyObject,
-                                             count_opaque_delete, &obj),
-               0);
+  cr_assert_eq(
+      API(TVMFFIObjectCreateOpaque)((void*)0x77, kTVMFFIOpaquePyObject, count_opaque_delete, &obj),
+      0);
   pthread_t threads[kThreads];
   for (int i = 0; i < kThreads; ++i) pthread_create(&threads[i], NULL, churn, obj);
   for (int i = 0; i < kThreads; ++i) pthread_join(threads[i], NULL);
@@ -157,9 +156,7 @@ TEST(object, OBJ_007_concurrent_counting) {
 }
 
 /* OBJ-008: TVMFFIObjectDecRef(NULL) returns 0 and does nothing. */
-TEST(object, OBJ_008_decref_null_is_noop) {
-  cr_expect_eq(API(TVMFFIObjectDecRef)(NULL), 0);
-}
+TEST(object, OBJ_008_decref_null_is_noop) { cr_expect_eq(API(TVMFFIObjectDecRef)(NULL), 0); }
 
 /* OBJ-008: TVMFFIObjectIncRef(NULL) returns 0 and does nothing. */
 TEST(object, OBJ_008_incref_null_is_noop) {
@@ -185,9 +182,9 @@ TEST(object, OBJ_010_create_opaque) {
  * when the last reference goes; a NULL deleter is allowed. */
 TEST(object, OBJ_011_opaque_deleter_once) {
   TVMFFIObjectHandle obj = NULL;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x99, kTVMFFIOpaquePyObject,
-                                             count_opaque_delete, &obj),
-               0);
+  cr_assert_eq(
+      API(TVMFFIObjectCreateOpaque)((void*)0x99, kTVMFFIOpaquePyObject, count_opaque_delete, &obj),
+      0);
   API(TVMFFIObjectIncRef)(obj);
   API(TVMFFIObjectDecRef)(obj);
   cr_expect_eq(opaque_deletes, 0, "deleter ran with a reference left");
@@ -227,11 +224,14 @@ TEST(object, OBJ_053_opaque_refusal_names_function_argument_value) {
   TVMFFIObjectHandle obj = NULL;
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, kTVMFFIStr, count_opaque_delete, &obj),
                -1);
-  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index", .says = {"65", "kTVMFFIOpaquePyObject"});
+  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index",
+                .says = {"65", "kTVMFFIOpaquePyObject"});
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, 12345, count_opaque_delete, &obj), -1);
-  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index", .says = {"12345", "kTVMFFIOpaquePyObject"});
+  EXPECT_RAISED(.kind = "RuntimeError", .api = "TVMFFIObjectCreateOpaque", .arg = "type_index",
+                .says = {"12345", "kTVMFFIOpaquePyObject"});
   cr_expect_eq(API(TVMFFIObjectCreateOpaque)(NULL, kTVMFFIOpaquePyObject, NULL, NULL), -1);
-  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIObjectCreateOpaque", .arg = "out", .says = {"NULL"});
+  EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFIObjectCreateOpaque", .arg = "out",
+                .says = {"NULL"});
   cr_expect_eq(opaque_deletes, 0);
 }
 
@@ -247,7 +247,8 @@ TEST(object, OBJ_020_default_allocator) {
   for (size_t i = 0; i < 2; ++i) {
     char* body = a->allocate(64, aligns[i], kTVMFFIStr, a->context);
     cr_assert_not_null(body);
-    cr_expect_eq((uintptr_t)body % aligns[i], 0u, "body %p not %zu-aligned", (void*)body, aligns[i]);
+    cr_expect_eq((uintptr_t)body % aligns[i], 0u, "body %p not %zu-aligned", (void*)body,
+                 aligns[i]);
     memset(body, 0x5a, 64);
     TVMFFIObjectAllocHeader* header = (TVMFFIObjectAllocHeader*)body - 1;
     cr_assert_not_null(header->delete_space);
@@ -380,9 +381,9 @@ TEST(object, OBJ_040_objects_within_their_allocation) {
     core_release(&b);
   }
   TVMFFIObjectHandle opaque = NULL, fn = NULL;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject,
-                                             noop_handle_delete, &opaque),
-               0);
+  cr_assert_eq(
+      API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject, noop_handle_delete, &opaque),
+      0);
   cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x6, noop_call, NULL, &fn), 0);
   API(TVMFFIObjectDecRef)(opaque);
   API(TVMFFIObjectDecRef)(fn);
@@ -412,9 +413,9 @@ TEST(object, OBJ_051_header_padding_zero) {
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&in, &s), 0);
   cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
   TVMFFIObjectHandle opaque = NULL, fn = NULL, err = NULL;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject,
-                                             noop_handle_delete, &opaque),
-               0);
+  cr_assert_eq(
+      API(TVMFFIObjectCreateOpaque)((void*)0x5, kTVMFFIOpaquePyObject, noop_handle_delete, &opaque),
+      0);
   cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x6, noop_call, NULL, &fn), 0);
   API(TVMFFIErrorSetRaisedFromCStr)("RuntimeError", "an error with a clean header");
   API(TVMFFIErrorMoveFromRaised)(&err);
@@ -428,8 +429,10 @@ TEST(object, OBJ_051_header_padding_zero) {
   API(TVMFFIObjectDecRef)(opaque);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(err);
-  if (counted) core_count_end("the objects whose headers were read");
-  else cr_log_info("plain storage: %s", why);
+  if (counted)
+    core_count_end("the objects whose headers were read");
+  else
+    cr_log_info("plain storage: %s", why);
 }
 
 static int weak_test_deletes;
@@ -464,9 +467,10 @@ TEST(object, OBJ_041_weak_reference_outlives_contents) {
   cr_assert_eq(API(TVMFFIBytesFromByteArray)(&in, &b), 0);
   objs[0] = s.v_obj;
   objs[1] = b.v_obj;
-  cr_assert_eq(API(TVMFFIObjectCreateOpaque)((void*)0x7, kTVMFFIOpaquePyObject,
-                                             weak_test_handle_delete, (TVMFFIObjectHandle*)&objs[2]),
-               0);
+  cr_assert_eq(
+      API(TVMFFIObjectCreateOpaque)((void*)0x7, kTVMFFIOpaquePyObject, weak_test_handle_delete,
+                                    (TVMFFIObjectHandle*)&objs[2]),
+      0);
   cr_assert_eq(API(TVMFFIFunctionCreate)((void*)0x8, noop_call, weak_test_fn_delete,
                                          (TVMFFIObjectHandle*)&objs[3]),
                0);
@@ -477,8 +481,9 @@ TEST(object, OBJ_041_weak_reference_outlives_contents) {
   for (int i = 0; i < 5; ++i) {
     __atomic_fetch_add(&objs[i]->combined_ref_count, ONE_WEAK, __ATOMIC_RELAXED);
     API(TVMFFIObjectDecRef)(objs[i]);
-    cr_expect_eq(objs[i]->combined_ref_count, ONE_WEAK, "object %d: count %#llx after the strong release",
-                 i, (unsigned long long)objs[i]->combined_ref_count);
+    cr_expect_eq(objs[i]->combined_ref_count, ONE_WEAK,
+                 "object %d: count %#llx after the strong release", i,
+                 (unsigned long long)objs[i]->combined_ref_count);
   }
   int deletes_at_strong = weak_test_deletes;
   long live_at_strong = counting ? core_count_live() : 0;
@@ -487,8 +492,10 @@ TEST(object, OBJ_041_weak_reference_outlives_contents) {
                deletes_at_strong);
   cr_expect_eq(weak_test_deletes, 2, "deleters after the weak release: %d", weak_test_deletes);
   if (counting) {
-    cr_expect_eq(live_at_strong, live_before, "storage given back with a weak reference left: "
-                 "%ld objects live, %ld before", live_at_strong, live_before);
+    cr_expect_eq(live_at_strong, live_before,
+                 "storage given back with a weak reference left: "
+                 "%ld objects live, %ld before",
+                 live_at_strong, live_before);
     core_count_end("string, bytes, opaque, function and error released through a weak reference");
   }
 }
@@ -531,7 +538,10 @@ TEST(object, OBJ_043_refused_opaque_clears_out) {
   for (size_t i = 0; i < 3; ++i) {
     TVMFFIObjectHandle obj = (TVMFFIObjectHandle)(uintptr_t)0x1;
     cr_expect_eq(API(TVMFFIObjectCreateOpaque)((void*)0x1, bad[i], NULL, &obj), -1);
-    { TVMFFIObjectHandle e = core_take_raised(); if (e) API(TVMFFIObjectDecRef)(e); }
+    {
+      TVMFFIObjectHandle e = core_take_raised();
+      if (e) API(TVMFFIObjectDecRef)(e);
+    }
     cr_expect_null(obj, "type_index %d: out is %p after the refusal, not NULL", bad[i], obj);
   }
 }

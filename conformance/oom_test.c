@@ -14,9 +14,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) {
-  return conf_error_cell(err);
-}
+static const TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) { return conf_error_cell(err); }
 
 static int bytes_are(TVMFFIByteArray got, const char* want) {
   return got.size == strlen(want) && memcmp(got.data, want, got.size) == 0;
@@ -243,7 +241,8 @@ TEST(err_oom, ERR_061_update_backtrace_allocation_fails) {
         char got[1024];
         snprintf(got, sizeof got, "%.*s", cell ? (int)cell->backtrace.size : 0,
                  cell ? cell->backtrace.data : "");
-        int kept = cell && bytes_are(cell->kind, "TypeError") && bytes_are(cell->message, "message");
+        int kept =
+            cell && bytes_are(cell->kind, "TypeError") && bytes_are(cell->message, "message");
         if (err) conf_api.TVMFFIObjectDecRef(err);
         long leaked = conf_alloc_count_stop();
         cr_assert(rc == 0 && cell, "TVMFFIErrorCreate failed with memory to spare");
@@ -251,8 +250,8 @@ TEST(err_oom, ERR_061_update_backtrace_allocation_fails) {
         snprintf(want, sizeof want, "%s%s", mode ? "old\n" : "", long_message);
         cr_assert(strcmp(got, "old\n") == 0 || strcmp(got, want) == 0,
                   "mode %d, allocation %ld failed: backtrace '%s'", mode, w.n, got);
-        cr_assert(w.injected || strcmp(got, want) == 0, "mode %d: backtrace '%s' with memory to spare",
-                  mode, got);
+        cr_assert(w.injected || strcmp(got, want) == 0,
+                  "mode %d: backtrace '%s' with memory to spare", mode, got);
         cr_assert(kept, "mode %d, allocation %ld failed: kind or message changed", mode, w.n);
         cr_assert(pass < 4 || leaked == 0, "mode %d, allocation %ld failed: %ld blocks left", mode,
                   w.n, leaked);
@@ -286,7 +285,8 @@ TEST(err_oom, ERR_066_backtrace_allocation_fails) {
       bt = conf_api.TVMFFIBacktrace("after.c", 9, "g", 0);
       static const char frame[] = "File \"after.c\", line 9, in g";
       cr_assert(memmem(bt->data, bt->size, frame, sizeof frame - 1) != NULL,
-                "allocation %ld failed: the next backtrace is '%.*s'", w.n, (int)bt->size, bt->data);
+                "allocation %ld failed: the next backtrace is '%.*s'", w.n, (int)bt->size,
+                bt->data);
     }
     points += w.points;
   }
@@ -349,7 +349,8 @@ static void* stream_step(void* arg) {
  * must also name TVMFFIEnvSetStream (one allocation failing only: with
  * every allocation failing, the error may be a preallocated one). */
 static long walk_set_stream(int32_t type, int32_t id, int before, int sticky, int need_name) {
-  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream),
+      (void)API(TVMFFIErrorMoveFromRaised);
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
     StreamStep s = {.w = &w, .type = type, .id = id, .before = before};
@@ -357,26 +358,32 @@ static long walk_set_stream(int32_t type, int32_t id, int before, int sticky, in
     cr_assert_eq(pthread_create(&t, NULL, stream_step, &s), 0);
     pthread_join(t, NULL);
     const char* where = "TVMFFIEnvSetStream";
-    cr_assert(s.others_kept, "%s(%d, %d), allocation %ld failed: another pair changed", where,
-              type, id, w.n);
+    cr_assert(s.others_kept, "%s(%d, %d), allocation %ld failed: another pair changed", where, type,
+              id, w.n);
     if (s.rc == 0) {
       cr_assert_null(s.old, "%s(%d, %d) returned 0 but the original stream is %p, expected NULL",
                      where, type, id, s.old);
-      cr_assert_eq(s.after, (void*)0xabc0, "%s(%d, %d), allocation %ld failed: returned 0 but "
-                   "TVMFFIEnvGetStream gives %p", where, type, id, w.n, s.after);
+      cr_assert_eq(s.after, (void*)0xabc0,
+                   "%s(%d, %d), allocation %ld failed: returned 0 but "
+                   "TVMFFIEnvGetStream gives %p",
+                   where, type, id, w.n, s.after);
     } else {
-      cr_assert_eq(s.rc, -1, "%s(%d, %d), allocation %ld failed: returned %d", where, type, id,
-                   w.n, s.rc);
-      cr_assert_str_eq(s.kind, "MemoryError", "%s(%d, %d), allocation %ld failed: returned -1 "
-                       "with kind '%s' raised", where, type, id, w.n, s.kind);
+      cr_assert_eq(s.rc, -1, "%s(%d, %d), allocation %ld failed: returned %d", where, type, id, w.n,
+                   s.rc);
+      cr_assert_str_eq(s.kind, "MemoryError",
+                       "%s(%d, %d), allocation %ld failed: returned -1 "
+                       "with kind '%s' raised",
+                       where, type, id, w.n, s.kind);
       cr_assert_null(s.after, "%s(%d, %d) failed but the pair now holds %p", where, type, id,
                      s.after);
-      cr_assert(!need_name || s.names_call, "%s(%d, %d), allocation %ld failed: the MemoryError's "
-                "message does not name %s", where, type, id, w.n, where);
+      cr_assert(!need_name || s.names_call,
+                "%s(%d, %d), allocation %ld failed: the MemoryError's "
+                "message does not name %s",
+                where, type, id, w.n, where);
     }
     cr_assert(s.again_rc == 0 && s.again_after == (void*)0xdef0,
-              "%s(%d, %d) right after a failed allocation: returned %d, stream %p", where, type,
-              id, s.again_rc, s.again_after);
+              "%s(%d, %d) right after a failed allocation: returned %d, stream %p", where, type, id,
+              s.again_rc, s.again_after);
   }
   return w.points;
 }
@@ -433,7 +440,8 @@ static long stream_step_leaves(StreamStep* s) {
  * call and the pair unset; either way the thread, once exited, leaves no
  * more allocations behind than one whose call had memory to spare. */
 TEST(env_oom, ENV_092_first_stream_many_keys_allocation_fails) {
-  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream),
+      (void)API(TVMFFIErrorMoveFromRaised);
   conf_alloc_require();
   static pthread_key_t keys[40];
   for (int i = 0; i < 40; ++i) cr_assert_eq(pthread_key_create(&keys[i], NULL), 0);
@@ -456,16 +464,20 @@ TEST(env_oom, ENV_092_first_stream_many_keys_allocation_fails) {
                   w.n, sticky, s.after, s.kind);
       } else {
         cr_assert(s.rc == -1 && strcmp(s.kind, "MemoryError") == 0 && s.after == NULL,
-                  "allocation %ld failed (sticky %d): returned %d with '%s' raised, stream %p",
-                  w.n, sticky, s.rc, s.kind, s.after);
-        cr_assert(sticky || s.names_call, "allocation %ld failed: the MemoryError does not name "
-                  "TVMFFIEnvSetStream", w.n);
+                  "allocation %ld failed (sticky %d): returned %d with '%s' raised, stream %p", w.n,
+                  sticky, s.rc, s.kind, s.after);
+        cr_assert(sticky || s.names_call,
+                  "allocation %ld failed: the MemoryError does not name "
+                  "TVMFFIEnvSetStream",
+                  w.n);
       }
       cr_assert(s.again_rc == 0 && s.again_after == (void*)0xdef0,
                 "right after allocation %ld failed: returned %d, stream %p", w.n, s.again_rc,
                 s.again_after);
-      cr_assert_eq(left, base, "allocation %ld failed (sticky %d): the thread left %ld live "
-                   "allocations behind, one with memory to spare %ld", w.n, sticky, left, base);
+      cr_assert_eq(left, base,
+                   "allocation %ld failed (sticky %d): the thread left %ld live "
+                   "allocations behind, one with memory to spare %ld",
+                   w.n, sticky, left, base);
     }
     points += w.points;
   }

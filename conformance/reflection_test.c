@@ -529,10 +529,15 @@ TEST(reflection, RFL_018_impossible_field_geometry_refused) {
     int64_t size, alignment, offset;
     const char* member;
   } bad[] = {
-      {-8, 8, 24, "size"},      {8, 8, -24, "offset"},   {8, 0, 24, "alignment"},
-      {8, 3, 24, "alignment"},  {8, -8, 24, "alignment"},
+      {-8, 8, 24, "size"},
+      {8, 8, -24, "offset"},
+      {8, 0, 24, "alignment"},
+      {8, 3, 24, "alignment"},
+      {8, -8, 24, "alignment"},
       /* the first value past each edge */
-      {-1, 8, 24, "size"},      {8, 8, -1, "offset"},    {8, -1, 24, "alignment"},
+      {-1, 8, 24, "size"},
+      {8, 8, -1, "offset"},
+      {8, -1, 24, "alignment"},
       /* negative with one bit set: x & (x - 1) alone would take it */
       {8, INT64_MIN, 24, "alignment"},
   };
@@ -776,9 +781,9 @@ TEST(reflection, RFL_043_long_texts_taken) {
   cr_assert_eq(info->num_fields, 1);
   cr_assert_eq(info->num_methods, 1);
   cr_assert_not_null(info->metadata);
-  const TVMFFIByteArray* got[] = {&info->fields[0].name, &info->fields[0].doc,
+  const TVMFFIByteArray* got[] = {&info->fields[0].name,     &info->fields[0].doc,
                                   &info->fields[0].metadata, &info->methods[0].name,
-                                  &info->methods[0].doc, &info->methods[0].metadata,
+                                  &info->methods[0].doc,     &info->methods[0].metadata,
                                   &info->metadata->doc};
   for (int i = 0; i < 7; ++i) {
     const char* want = i == 0 || i == 3 ? name : big;
@@ -882,7 +887,8 @@ TEST(reflection, RFL_045_refusal_names_function_argument_value) {
   EXPECT_RAISED(.kind = "KeyError", .api = fld, .arg = "type_index", .says = {index});
   cr_assert_eq(API(TVMFFITypeRegisterField)(t, &f), 0);
   cr_expect_eq(API(TVMFFITypeRegisterField)(t, &f), -1);
-  EXPECT_RAISED(.kind = "RuntimeError", .api = fld, .arg = "name", .says = {"`x`", "`conformance.refl.Named`"});
+  EXPECT_RAISED(.kind = "RuntimeError", .api = fld, .arg = "name",
+                .says = {"`x`", "`conformance.refl.Named`"});
 
   TVMFFIMethodInfo m;
   cr_expect_eq(API(TVMFFITypeRegisterMethod)(t, NULL), -1);
@@ -915,5 +921,6 @@ TEST(reflection, RFL_045_refusal_names_function_argument_value) {
   cr_assert_eq(API(TVMFFITypeRegisterMetadata)(t, &md), 0);
   cr_expect_eq(API(TVMFFITypeRegisterMetadata)(t, &md), -1);
   snprintf(index, sizeof index, "%d", (int)t);
-  EXPECT_RAISED(.kind = "RuntimeError", .api = mta, .arg = "type_index", .says = {index, "`conformance.refl.Named`"});
+  EXPECT_RAISED(.kind = "RuntimeError", .api = mta, .arg = "type_index",
+                .says = {index, "`conformance.refl.Named`"});
 }

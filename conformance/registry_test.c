@@ -252,7 +252,8 @@ static int stress_once(void) {
         int len = snprintf(name, sizeof name, "conformance.fn028.%d.%d.%d", round, id, i);
         TVMFFIByteArray n = {name, (size_t)len};
         TVMFFIObjectHandle got = NULL;
-        if (conf_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got == NULL) return STRESS_NAME_MISSING;
+        if (conf_api.TVMFFIFunctionGetGlobal(&n, &got) != 0 || got == NULL)
+          return STRESS_NAME_MISSING;
         TVMFFIAny rv = {0};
         int rc = conf_api.TVMFFIFunctionCall(got, NULL, 0, &rv);
         conf_api.TVMFFIObjectDecRef(got);

@@ -30,9 +30,8 @@ typedef struct {
 
 static void disagree(TableRun* run, int step, int k, const char* what, void* got, void* want) {
   if (run->failure[0]) return;
-  snprintf(run->failure, sizeof run->failure,
-           "step %d, pair (%d, %d): %s is %p, expected %p", step, pair_type[k], pair_id[k], what,
-           got, want);
+  snprintf(run->failure, sizeof run->failure, "step %d, pair (%d, %d): %s is %p, expected %p", step,
+           pair_type[k], pair_id[k], what, got, want);
 }
 
 /* Sets, replaces and clears random pairs, comparing every original stream
@@ -57,7 +56,8 @@ static void* table_run(void* arg) {
       }
     }
   }
-  for (int j = 0; j < NPAIRS; ++j) conf_api.TVMFFIEnvSetStream(pair_type[j], pair_id[j], NULL, NULL);
+  for (int j = 0; j < NPAIRS; ++j)
+    conf_api.TVMFFIEnvSetStream(pair_type[j], pair_id[j], NULL, NULL);
   return NULL;
 }
 
@@ -71,7 +71,8 @@ TEST(env_table, ENV_048_random_sequence_matches_model) {
     table_run(&run);
     cr_assert_str_empty(run.failure, "main thread, seed %u: %s", seed, run.failure);
   }
-  TableRun runs[3] = {{.seed = 11, .steps = 600}, {.seed = 12, .steps = 600}, {.seed = 13, .steps = 600}};
+  TableRun runs[3] = {
+      {.seed = 11, .steps = 600}, {.seed = 12, .steps = 600}, {.seed = 13, .steps = 600}};
   pthread_t th[3];
   for (int i = 0; i < 3; ++i) cr_assert_eq(pthread_create(&th[i], NULL, table_run, &runs[i]), 0);
   for (int i = 0; i < 3; ++i) {
@@ -114,7 +115,8 @@ static long left_by_thread(SetAndExit* job) {
  * set 80 pairs leaves no more live allocations behind than one that set
  * none. */
 TEST(env_table, ENV_049_thread_exit_releases_streams) {
-  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream),
+      (void)API(TVMFFIErrorMoveFromRaised);
   conf_alloc_require();
   SetAndExit none = {0}, many = {40};
   left_by_thread(&many); /* warm: whatever a first thread sets up once */
@@ -137,8 +139,10 @@ TEST(env_table, ENV_051_set_clear_cycles_bounded) {
     int cycles = round == 0 ? 100 : 10000;
     if (round == 1) conf_alloc_count_start();
     for (int c = 0; c < cycles; ++c) {
-      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + i, S(0x40 + 16 * c), NULL);
-      for (int32_t i = 0; i < 8; ++i) conf_api.TVMFFIEnvSetStream(100, 1000 + (i * 3) % 8, NULL, NULL);
+      for (int32_t i = 0; i < 8; ++i)
+        conf_api.TVMFFIEnvSetStream(100, 1000 + i, S(0x40 + 16 * c), NULL);
+      for (int32_t i = 0; i < 8; ++i)
+        conf_api.TVMFFIEnvSetStream(100, 1000 + (i * 3) % 8, NULL, NULL);
     }
   }
   conf_alloc_count_stop();
@@ -165,15 +169,18 @@ TEST(env_table, ENV_093_distinct_pairs_cleared_release_memory) {
     conf_api.TVMFFIEnvSetStream(type, id, NULL, NULL);
   }
   /* Clearing a pair that holds no stream holds nothing either. */
-  for (int32_t i = 0; i < 10000; ++i) conf_api.TVMFFIEnvSetStream(32 + i % 900, 100 + i / 900, NULL, NULL);
+  for (int32_t i = 0; i < 10000; ++i)
+    conf_api.TVMFFIEnvSetStream(32 + i % 900, 100 + i / 900, NULL, NULL);
   conf_alloc_count_stop();
   long grown = conf_alloc_live_bytes();
   for (int32_t i = 0; i < 10000; i += 997) {
     int32_t type = 32 + i % 900, id = 16 + i / 900;
     cr_assert_null(API(TVMFFIEnvGetStream)(type, id), "pair (%d, %d) not cleared", type, id);
   }
-  cr_assert_lt(grown, 4096, "10000 distinct pairs set and cleared, and 10000 cleared unset, left "
-               "%ld more bytes allocated", grown);
+  cr_assert_lt(grown, 4096,
+               "10000 distinct pairs set and cleared, and 10000 cleared unset, left "
+               "%ld more bytes allocated",
+               grown);
 }
 
 /* A thread that owns every thread-specific key the process has left,
@@ -186,7 +193,7 @@ typedef struct {
   TVMFFIStreamHandle after;
   char kind[64];
   int names_call; /* the error's message contains "TVMFFIEnvSetStream" */
-  int keys_kept; /* every key still holds this thread's value */
+  int keys_kept;  /* every key still holds this thread's value */
 } NoKeysLeft;
 
 static void* set_with_no_keys_left(void* arg) {
@@ -198,11 +205,9 @@ static void* set_with_no_keys_left(void* arg) {
   conf_api.TVMFFIErrorMoveFromRaised(&err);
   job->kind[0] = '\0';
   if (err) {
-    const TVMFFIByteArray* k =
-        &(conf_error_cell(err))->kind;
+    const TVMFFIByteArray* k = &(conf_error_cell(err))->kind;
     snprintf(job->kind, sizeof job->kind, "%.*s", (int)k->size, k->data);
-    const TVMFFIByteArray* m =
-        &(conf_error_cell(err))->message;
+    const TVMFFIByteArray* m = &(conf_error_cell(err))->message;
     job->names_call = memmem(m->data, m->size, "TVMFFIEnvSetStream", 18) != NULL;
     conf_api.TVMFFIObjectDecRef(err);
   }
@@ -220,7 +225,8 @@ static void* set_with_no_keys_left(void* arg) {
  * thread leaves no more live allocations behind at exit than a thread
  * that only read its streams. */
 TEST(env_table, ENV_094_no_thread_keys_left) {
-  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream),
+      (void)API(TVMFFIErrorMoveFromRaised);
   conf_alloc_require();
   static pthread_key_t keys[PTHREAD_KEYS_MAX];
   NoKeysLeft job = {.keys = keys};
@@ -236,8 +242,10 @@ TEST(env_table, ENV_094_no_thread_keys_left) {
     pthread_join(t, NULL);
   }
   long base = conf_alloc_count_stop();
-  cr_assert(job.keys_kept && job.kind[0] == '\0', "reading streams raised '%s' or changed a "
-            "value kept under another key", job.kind);
+  cr_assert(job.keys_kept && job.kind[0] == '\0',
+            "reading streams raised '%s' or changed a "
+            "value kept under another key",
+            job.kind);
   job.set = 1;
   conf_alloc_count_start();
   cr_assert_eq(pthread_create(&t, NULL, set_with_no_keys_left, &job), 0);
@@ -254,8 +262,10 @@ TEST(env_table, ENV_094_no_thread_keys_left) {
               "returned %d with '%s' raised (naming TVMFFIEnvSetStream: %d), stream %p", job.rc,
               job.kind, job.names_call, job.after);
   }
-  cr_assert_eq(left, base, "a thread that set a stream with no key left left %ld live "
-               "allocations behind, one that only read its streams %ld", left, base);
+  cr_assert_eq(left, base,
+               "a thread that set a stream with no key left left %ld live "
+               "allocations behind, one that only read its streams %ld",
+               left, base);
 }
 
 /* Bytes a thread holds for its streams while devices 0 to 7 of device
@@ -278,7 +288,8 @@ static void* hold_dlpack_streams(void* arg) {
  * every DLPack device type (0 to 17) holding a stream, a thread holds at
  * most 8 KiB more than before it set any. */
 TEST(env_table, ENV_095_thread_streams_memory_small) {
-  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream), (void)API(TVMFFIErrorMoveFromRaised);
+  (void)API(TVMFFIEnvSetStream), (void)API(TVMFFIEnvGetStream),
+      (void)API(TVMFFIErrorMoveFromRaised);
   conf_alloc_require();
   long held = -1;
   pthread_t t;

@@ -73,20 +73,23 @@ TEST(tensor, TEN_032_view_copies_shape_and_strides) {
 
 /* TEN-033: a bad source is a TypeError, a hostile prototype a ValueError. */
 TEST(tensor, TEN_033_view_bad_arguments) {
-  HOSTILE_INPUT("upstream 0.1.16 accepts a NULL source and segfaults on a NULL prototype "
-                 "shape; see spec/deviations.md TEN-033");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 accepts a NULL source and segfaults on a NULL prototype "
+      "shape; see spec/deviations.md TEN-033");
   Producer p;
   producer_init(&p);
   TVMFFIObjectHandle src = tensor_import_v(&p, 0, 0);
   DLTensor proto = *tensor_dl(src);
   TVMFFIObjectHandle view = NULL;
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(NULL, &proto, &view), -1);
-  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorCreateUnsafeView", .arg = "source", .says = {"NULL"});
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorCreateUnsafeView", .arg = "source",
+                .says = {"NULL"});
   TVMFFIByteArray kind = {"ValueError", 10}, msg = {"x", 1};
   TVMFFIObjectHandle err = NULL;
   cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &msg, NULL, &err), 0);
   cr_expect_eq(API(TVMFFITensorCreateUnsafeView)(err, &proto, &view), -1);
-  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorCreateUnsafeView", .arg = "source", .says = {"not a Tensor"});
+  EXPECT_RAISED(.kind = "TypeError", .api = "TVMFFITensorCreateUnsafeView", .arg = "source",
+                .says = {"not a Tensor"});
   API(TVMFFIObjectDecRef)(err);
   int64_t neg[2] = {2, -3};
   proto.shape = neg;
@@ -135,8 +138,8 @@ static void expect_hostile_refused_in_order(Producer* p, const char* part) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "a refusal (%s) raised nothing", part);
   const TVMFFIErrorCell* cell = conf_error_cell(err);
-  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
-            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0, "raised %.*s",
+            (int)cell->kind.size, cell->kind.data);
   const char* at = cell->message.data;
   const char* end = cell->message.data + cell->message.size;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
@@ -201,8 +204,9 @@ TEST(tensor, TEN_042_element_count_overflow) {
 
 /* TEN-043: a NULL shape with ndim > 0 is refused without reading it. */
 TEST(tensor, TEN_043_null_shape) {
-  HOSTILE_INPUT("upstream 0.1.16 dereferences the NULL shape (segfault); "
-                 "see spec/deviations.md TEN-043");
+  HOSTILE_INPUT(
+      "upstream 0.1.16 dereferences the NULL shape (segfault); "
+      "see spec/deviations.md TEN-043");
   Producer p;
   producer_init(&p);
   p.v.dl_tensor.shape = NULL;
@@ -264,14 +268,16 @@ TEST(tensor, TEN_046_negative_alignment) {
                      negative[i]);
     }
     cr_assert_eq(rc, -1);
-    EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFITensorFromDLPackVersioned", .arg = "require_alignment", .says = {"negative"});
+    EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFITensorFromDLPackVersioned",
+                  .arg = "require_alignment", .says = {"negative"});
     rc = API(TVMFFITensorFromDLPack)(&p.legacy, negative[i], 0, &out);
     if (rc == 0) {
       API(TVMFFIObjectDecRef)(out);
       cr_assert_fail("require_alignment %d accepted by TVMFFITensorFromDLPack", negative[i]);
     }
     cr_assert_eq(rc, -1);
-    EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFITensorFromDLPack", .arg = "require_alignment", .says = {"negative"});
+    EXPECT_RAISED(.kind = "ValueError", .api = "TVMFFITensorFromDLPack", .arg = "require_alignment",
+                  .says = {"negative"});
   }
   cr_expect_eq(p.deleted, 0, "deleter ran after a refused import");
 }
@@ -432,8 +438,7 @@ TEST(tensor, TEN_057_weak_reference_outstanding) {
     if (__atomic_sub_fetch(&obj->combined_ref_count, (uint64_t)1 << 32, __ATOMIC_ACQ_REL) == 0) {
       obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
     }
-    cr_expect_eq(p.deleted, 1, "the weak reference went: producer deleter ran %d times",
-                 p.deleted);
+    cr_expect_eq(p.deleted, 1, "the weak reference went: producer deleter ran %d times", p.deleted);
   }
 }
 
@@ -528,8 +533,8 @@ static void expect_value_error_in_order(const char* arg) {
   TVMFFIObjectHandle err = core_take_raised();
   cr_assert_not_null(err, "a NULL %s raised nothing", arg);
   const TVMFFIErrorCell* cell = conf_error_cell(err);
-  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0,
-            "raised %.*s", (int)cell->kind.size, cell->kind.data);
+  cr_expect(cell->kind.size == 10 && memcmp(cell->kind.data, "ValueError", 10) == 0, "raised %.*s",
+            (int)cell->kind.size, cell->kind.data);
   const char* parts[] = {"TVMFFITensorCreateUnsafeView", arg, "NULL"};
   const char* at = cell->message.data;
   const char* end = cell->message.data + cell->message.size;

@@ -84,8 +84,8 @@ TEST(type_attr, TAT_003_column_layout) {
   int32_t size, begin;
   memcpy(&size, raw + 8, 4);
   memcpy(&begin, raw + 12, 4);
-  cr_expect_eq(size - 1 + begin, t, "bytes 8..16 hold size %d and begin_index %d for type %d",
-               size, begin, t);
+  cr_expect_eq(size - 1 + begin, t, "bytes 8..16 hold size %d and begin_index %d for type %d", size,
+               begin, t);
 }
 
 /* TAT-004: a column's begin_index is 0 and its size is one more than the highest type index
@@ -230,11 +230,25 @@ TEST(type_attr, TAT_010_none_index_only_makes_column) {
  * `__s_maybe_inplace_mutate__`, `__s_mutate__`, `__s_visit__` */
 TEST(type_attr, TAT_011_builtin_columns_exist) {
   static const char* names[] = {
-      "__any_equal__",   "__any_hash__",         "__data_from_json__", "__data_to_json__",
-      "__ffi_compare__", "__ffi_convert__",      "__ffi_enum__",       "__ffi_eq__",
-      "__ffi_hash__",    "__ffi_init__",         "__ffi_new__",        "__ffi_repr__",
-      "__ffi_shallow_copy__", "__ffi_type_final__", "__s_equal__",     "__s_hash__",
-      "__s_maybe_inplace_mutate__", "__s_mutate__", "__s_visit__",
+      "__any_equal__",
+      "__any_hash__",
+      "__data_from_json__",
+      "__data_to_json__",
+      "__ffi_compare__",
+      "__ffi_convert__",
+      "__ffi_enum__",
+      "__ffi_eq__",
+      "__ffi_hash__",
+      "__ffi_init__",
+      "__ffi_new__",
+      "__ffi_repr__",
+      "__ffi_shallow_copy__",
+      "__ffi_type_final__",
+      "__s_equal__",
+      "__s_hash__",
+      "__s_maybe_inplace_mutate__",
+      "__s_mutate__",
+      "__s_visit__",
   };
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
     cr_expect_not_null(column(names[i]), "no column `%s`", names[i]);
@@ -249,8 +263,7 @@ TEST(type_attr, TAT_012_unknown_type_refused) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
     char index[16];
     snprintf(index, sizeof index, "%d", (int)bad[i]);
-    cr_expect_eq(reg(bad[i], "conformance.attr.unknown", core_int(1)), -1, "type_index %s",
-                 index);
+    cr_expect_eq(reg(bad[i], "conformance.attr.unknown", core_int(1)), -1, "type_index %s", index);
     EXPECT_RAISED(.kind = "KeyError", .says = {index});
   }
   cr_expect_null(column("conformance.attr.unknown"), "a refused registration made a column");
@@ -367,7 +380,8 @@ TEST(type_attr, TAT_020_refusal_names_function_argument_value) {
   cr_assert_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), 0);
   cr_expect_eq(API(TVMFFITypeRegisterAttr)(t, &n, &v), -1);
   snprintf(index, sizeof index, "%d", (int)t);
-  EXPECT_RAISED(.kind = "RuntimeError", .api = reg_api, .arg = "attr_name", .says = {"`conformance.attr.named`", index});
+  EXPECT_RAISED(.kind = "RuntimeError", .api = reg_api, .arg = "attr_name",
+                .says = {"`conformance.attr.named`", index});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(NULL));
   EXPECT_RAISED(.kind = "ValueError", .api = col_api, .arg = "attr_name", .says = {"NULL"});
   cr_expect_null(API(TVMFFIGetTypeAttrColumn)(&broken));

@@ -264,7 +264,8 @@ TEST(type, TYP_013_full_range_without_overflow_refused) {
             "message names the parent `conformance.FullQ` and the new key conformance.FullQ2: %.*s",
             (int)cell->message.size, cell->message.data);
   API(TVMFFIObjectDecRef)(err);
-  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, -2), -2, "the refused key was registered");
+  cr_expect_eq(alloc_flagged("conformance.FullQ2", 2, 0, 0, -2), -2,
+               "the refused key was registered");
   /* The registry works on after the refusal, through growths of its table. */
   char key[48];
   for (int i = 0; i < 600; ++i) {
@@ -410,7 +411,8 @@ TEST(type, TYP_023_refusal_names_function_argument_value) {
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&too_long, &got), -1);
   EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "type_key", .says = {"2147483648"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, &got), -1);
-  EXPECT_RAISED(.kind = "KeyError", .api = to_index, .arg = "type_key", .says = {"`conformance.NoSuchKey`"});
+  EXPECT_RAISED(.kind = "KeyError", .api = to_index, .arg = "type_key",
+                .says = {"`conformance.NoSuchKey`"});
   cr_expect_eq(API(TVMFFITypeKeyToIndex)(&unknown, NULL), -1);
   EXPECT_RAISED(.kind = "ValueError", .api = to_index, .arg = "out_tindex", .says = {"NULL"});
   cr_expect_eq(got, 7, "out_tindex written on a refusal");
@@ -436,7 +438,8 @@ TEST(type, TYP_023_refusal_names_function_argument_value) {
   cr_expect_eq(alloc_index("conformance.Refused", 1, 0, -2), -2, "a refused key was registered");
 
   cr_expect_null(API(TVMFFIGetTypeInfo)(99999));
-  EXPECT_RAISED(.kind = "KeyError", .api = "TVMFFIGetTypeInfo", .arg = "type_index", .says = {"99999"});
+  EXPECT_RAISED(.kind = "KeyError", .api = "TVMFFIGetTypeInfo", .arg = "type_index",
+                .says = {"99999"});
 }
 
 /* TYP-024: a type that reserves 2^20 child slots is registered, its next
@@ -449,12 +452,14 @@ TEST(type, TYP_024_huge_reservation_registered_or_named) {
   if (big >= 0) {
     cr_expect_geq(big, kTVMFFIDynObjectBegin);
     int32_t next = alloc_flagged("conformance.AfterHuge", 1, 0, 1, kTVMFFIObject);
-    cr_expect(next < big || next > big + slots, "a sibling %d inside the range [%d, %d]", next,
-              big, big + slots);
+    cr_expect(next < big || next > big + slots, "a sibling %d inside the range [%d, %d]", next, big,
+              big + slots);
   } else {
     cr_expect_eq(big, -1);
-    EXPECT_RAISED(.api = "TVMFFITypeGetOrAllocIndex", .arg = "num_child_slots", .says = {"1048576"});
-    cr_expect_eq(alloc_index("conformance.HugeRange", 1, 0, -2), -2, "the refused key was registered");
+    EXPECT_RAISED(.api = "TVMFFITypeGetOrAllocIndex", .arg = "num_child_slots",
+                  .says = {"1048576"});
+    cr_expect_eq(alloc_index("conformance.HugeRange", 1, 0, -2), -2,
+                 "the refused key was registered");
   }
   int32_t small = alloc_flagged("conformance.AfterHugeSmall", 1, 0, 1, kTVMFFIObject);
   cr_expect_geq(small, kTVMFFIDynObjectBegin, "registration after it failed: %d", small);

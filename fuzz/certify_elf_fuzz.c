@@ -43,10 +43,10 @@ static void check_symbols(const CertElf* elf, const CertSymbols* list) {
   for (size_t i = 0; i < list->n; ++i) {
     const CertSymbol* s = &list->items[i];
     FUZZ_CHECK(s->name != NULL && s->name[0] != '\0', "a symbol without a name");
-    FUZZ_CHECK(s->file_offset <= elf->image_size &&
-                   s->file_bytes <= elf->image_size - s->file_offset,
-               "%s: bytes [%zu, +%zu) outside the %zu-byte file", s->name, s->file_offset,
-               s->file_bytes, elf->image_size);
+    FUZZ_CHECK(
+        s->file_offset <= elf->image_size && s->file_bytes <= elf->image_size - s->file_offset,
+        "%s: bytes [%zu, +%zu) outside the %zu-byte file", s->name, s->file_offset, s->file_bytes,
+        elf->image_size);
     FUZZ_CHECK(s->file_bytes <= s->size, "%s: %zu file bytes for a %zu-byte symbol", s->name,
                s->file_bytes, s->size);
   }

@@ -37,7 +37,8 @@ static void check_function(const CertManifestFunction* f) {
   }
   for (int c = 0; c < CERT_ERR_COUNT; ++c) {
     FUZZ_CHECK(memchr(f->errors[c].kind, '\0', sizeof f->errors[c].kind) != NULL, "error kind");
-    FUZZ_CHECK(!f->errors[c].documented || f->errors[c].kind[0] != '\0', "documented without a kind");
+    FUZZ_CHECK(!f->errors[c].documented || f->errors[c].kind[0] != '\0',
+               "documented without a kind");
   }
 }
 
@@ -70,7 +71,8 @@ static void fuzz_replay(const uint8_t* data, size_t size) {
   char once[8192], twice[8192];
   FUZZ_CHECK(cert_call_format(&call, once, sizeof once) < (int)sizeof once, "format overflow");
   CertCall again;
-  FUZZ_CHECK(cert_call_parse(once, &again, err, sizeof err) == 0, "'%s' does not parse back: %s", once, err);
+  FUZZ_CHECK(cert_call_parse(once, &again, err, sizeof err) == 0, "'%s' does not parse back: %s",
+             once, err);
   cert_call_format(&again, twice, sizeof twice);
   FUZZ_CHECK(strcmp(once, twice) == 0, "'%s' formats back as '%s'", once, twice);
   free(line);

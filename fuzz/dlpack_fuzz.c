@@ -23,6 +23,8 @@
  *     tensor with the caller, so in every case it runs exactly once and
  *     every buffer of the producer is freed (ASan then sees any later use).
  */
+#include "fuzz/impl_api.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -30,8 +32,8 @@
 
 #define MAX_HONEST_NDIM 4096
 
-static const char* const kImportKinds[] = {"ValueError", "RuntimeError", "TypeError",
-                                           "MemoryError", NULL};
+static const char* const kImportKinds[] = {"ValueError", "RuntimeError", "TypeError", "MemoryError",
+                                           NULL};
 
 /* Everything the producer allocated, freed by its deleter. */
 typedef struct {
@@ -135,6 +137,15 @@ static void read_tensor(FuzzReader* r, Producer* p, DLTensor* t) {
   t->byte_offset = off < 200 ? (uint64_t)(off % 8) * 4 : fuzz_u64(r);
 }
 
+/* FUZZ_AVOID (a campaign's choice, never the replay's) skips the tensors
+ * of crash classes a library is known to have, so a campaign finds the
+ * next: TEN-043, ndim > 0 with a NULL shape; TEN-044, a negative ndim. */
+static int avoided(const DLTensor* t) {
+  const char* list = getenv("FUZZ_AVOID");
+  return list != NULL && ((strstr(list, "TEN-043") && t->ndim > 0 && t->shape == NULL) ||
+                          (strstr(list, "TEN-044") && t->ndim < 0));
+}
+
 static int32_t read_alignment(FuzzReader* r) {
   static const int32_t common[] = {0, 0, 0, 1, 2, 3, 16, 64, 256, -1, 1 << 30};
   uint8_t how = fuzz_u8(r);
@@ -142,8 +153,10 @@ static int32_t read_alignment(FuzzReader* r) {
   return (int32_t)fuzz_u32(r);
 }
 
-/* The imported tensor is a zero-copy view of what the producer described. */
-static void check_tensor(TVMFFIObjectHandle obj, const DLTensor* in) {
+/* The imported tensor is a zero-copy view of what the producer described.
+ * Returns 0 when it breaks a (tolerated) clause: such a tensor is not
+ * handed to further calls, whose failures would only follow from it. */
+static int check_tensor(TVMFFIObjectHandle obj, const DLTensor* in) {
   FUZZ_CHECK(TVMFFIObjectGetTypeIndex(obj) == kTVMFFITensor, "import gave type index %d",
              TVMFFIObjectGetTypeIndex(obj));
   const DLTensor* t = TVMFFITensorGetDLTensorPtr(obj);
@@ -156,14 +169,19 @@ static void check_tensor(TVMFFIObjectHandle obj, const DLTensor* in) {
   FUZZ_CHECK(t->device.device_type == in->device.device_type &&
                  t->device.device_id == in->device.device_id,
              "device changed");
-  FUZZ_CHECK(t->ndim == 0 || t->shape != NULL, "accepted ndim %d with a NULL shape", t->ndim);
-  for (int32_t i = 0; i < t->ndim; ++i) {
+  int valid = t->ndim >= 0 && (t->ndim == 0 || t->shape != NULL);
+  FUZZ_CLAUSE("TEN-044", t->ndim >= 0, "accepted ndim %d", t->ndim);
+  FUZZ_CLAUSE("TEN-043", t->ndim <= 0 || t->shape != NULL, "accepted ndim %d with a NULL shape",
+              t->ndim);
+  for (int32_t i = 0; t->shape != NULL && i < t->ndim; ++i) {
     FUZZ_CHECK(t->shape[i] == in->shape[i], "shape[%d] changed", i);
-    FUZZ_CHECK(t->shape[i] >= 0, "accepted a negative dimension");
+    FUZZ_CLAUSE("TEN-040", t->shape[i] >= 0, "accepted a negative dimension");
+    valid &= t->shape[i] >= 0;
     if (in->strides != NULL && t->strides != NULL) {
       FUZZ_CHECK(t->strides[i] == in->strides[i], "strides[%d] changed", i);
     }
   }
+  return valid;
 }
 
 /* Both exports share the data and release their own reference when deleted. */
@@ -220,6 +238,20 @@ static void run_deleter(Producer* p) {
   }
 }
 
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  (void)argc, (void)argv;
+  static const char* const needed[] = {"TVMFFITensorFromDLPackVersioned",
+                                       "TVMFFITensorFromDLPack",
+                                       "TVMFFITensorToDLPackVersioned",
+                                       "TVMFFITensorToDLPack",
+                                       "TVMFFIErrorMoveFromRaised",
+                                       "TVMFFIObjectIncRef",
+                                       "TVMFFIObjectDecRef",
+                                       NULL};
+  fuzz_impl_init("dlpack", needed);
+  return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzReader r = fuzz_reader(data, size);
   g_deleted = 0;
@@ -238,6 +270,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DLTensor t;
   memset(&t, 0, sizeof(t));
   read_tensor(&r, p, &t);
+  if (avoided(&t)) {
+    free_producer(p);
+    return 0;
+  }
 
   TVMFFIObjectHandle obj = NULL;
   int rc = import(p, &t, flags, major, minor, null_deleter, align, contiguous, &obj);
@@ -247,15 +283,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz_expect_nothing_raised("TVMFFITensorFromDLPack*");
     FUZZ_CHECK(obj != NULL, "import succeeded with a NULL tensor");
     FUZZ_CHECK(g_deleted == 0, "the deleter ran while the tensor is alive");
-    check_tensor(obj, &t);
-    TVMFFIObjectIncRef(obj);
-    check_export(obj);
-    TVMFFIObjectDecRef(obj);
+    if (check_tensor(obj, &t)) {
+      TVMFFIObjectIncRef(obj);
+      check_export(obj);
+      TVMFFIObjectDecRef(obj);
+    }
     FUZZ_CHECK(g_deleted == 0, "the deleter ran while the tensor is alive");
     TVMFFIObjectDecRef(obj);
     if (deleter_set) {
-      FUZZ_CHECK(g_deleted == 1, "the last reference went but the deleter ran %d times",
-                 g_deleted);
+      FUZZ_CHECK(g_deleted == 1, "the last reference went but the deleter ran %d times", g_deleted);
     } else {
       free_producer(p);
     }
@@ -265,8 +301,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     /* Upstream leaves a refused tensor with the caller; a runtime that
      * released it instead must have done so exactly once. */
     if (g_deleted == 0) {
-      if (deleter_set) run_deleter(p);
-      else free_producer(p);
+      if (deleter_set)
+        run_deleter(p);
+      else
+        free_producer(p);
     }
     if (deleter_set) FUZZ_CHECK(g_deleted == 1, "deleter ran %d times", g_deleted);
   }

@@ -11,6 +11,8 @@
  * crashing, and a printed form that parses must be canonical (its value
  * prints as the same text).
  */
+#include "fuzz/impl_api.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -37,8 +39,8 @@ static TVMFFIAny print_dtype(DLDataType d, int must_succeed) {
   }
   fuzz_expect_nothing_raised("TVMFFIDataTypeToString");
   size_t n = 0;
-  FUZZ_CHECK(fuzz_str_of(&text, &n) != NULL && (text.type_index == kTVMFFISmallStr ||
-                                                text.type_index == kTVMFFIStr),
+  FUZZ_CHECK(fuzz_str_of(&text, &n) != NULL &&
+                 (text.type_index == kTVMFFISmallStr || text.type_index == kTVMFFIStr),
              "TVMFFIDataTypeToString gave type index %d, not a string", text.type_index);
   return text;
 }
@@ -107,14 +109,21 @@ static void check_print_raw(const uint8_t* data, size_t size) {
       const char* s2 = fuzz_str_of(&again, &n2);
       FUZZ_CHECK(n == n2 && memcmp(s, s2, n) == 0,
                  "(%u, %u, %u) prints as '%.*s', which parses to (%u, %u, %u), printed '%.*s'",
-                 d.code, d.bits, d.lanes, (int)n, s, back.code, back.bits, back.lanes, (int)n2,
-                 s2);
+                 d.code, d.bits, d.lanes, (int)n, s, back.code, back.bits, back.lanes, (int)n2, s2);
       fuzz_release(&again);
     } else {
       fuzz_expect_raised("TVMFFIDataTypeFromString (printed raw)", kDtypeKinds);
     }
   }
   fuzz_release(&text);
+}
+
+int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  (void)argc, (void)argv;
+  static const char* const needed[] = {"TVMFFIDataTypeFromString", "TVMFFIDataTypeToString",
+                                       "TVMFFIErrorMoveFromRaised", "TVMFFIObjectDecRef", NULL};
+  fuzz_impl_init("dtype", needed);
+  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

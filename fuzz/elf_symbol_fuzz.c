@@ -29,9 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(libbin_is_elf(data, size), "found a symbol in a file without the ELF magic");
-  FUZZ_CHECK(bytes >= data && (size_t)(bytes - data) <= size && nbytes <= size - (size_t)(bytes - data),
-             "the symbol's bytes [%td, +%zu) lie outside the %zu-byte file", bytes - data, nbytes,
-             size);
+  FUZZ_CHECK(
+      bytes >= data && (size_t)(bytes - data) <= size && nbytes <= size - (size_t)(bytes - data),
+      "the symbol's bytes [%td, +%zu) lie outside the %zu-byte file", bytes - data, nbytes, size);
   TffiLibraryBinView bin;
   if (tffi_library_bin_check(bytes, nbytes, &bin) != 0) {
     fuzz_expect_raised("tffi_library_bin_check", kParseKinds);

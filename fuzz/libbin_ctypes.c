@@ -42,7 +42,11 @@ EXPORT size_t fuzz_libbin_lib_index(const FuzzParse* p);
 EXPORT size_t fuzz_libbin_kind(const FuzzParse* p, size_t i, const char** out);
 EXPORT int fuzz_libbin_is_lib(const FuzzParse* p, size_t i);
 EXPORT size_t fuzz_libbin_payload(const FuzzParse* p, size_t i, const uint8_t** out);
-EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t num_children, const uint64_t* children, const char* const* kinds, const size_t* kind_sizes, const uint8_t* const* payloads, const size_t* payload_sizes, uint8_t** out, size_t* out_size, char* err, size_t err_cap);
+EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t num_children,
+                            const uint64_t* children, const char* const* kinds,
+                            const size_t* kind_sizes, const uint8_t* const* payloads,
+                            const size_t* payload_sizes, uint8_t** out, size_t* out_size, char* err,
+                            size_t err_cap);
 EXPORT void fuzz_libbin_release_blob(uint8_t* blob);
 
 /* Moves the raised error (if any) into `buf` as "Kind: message". */
@@ -54,8 +58,8 @@ static void take_error(char* buf, size_t cap) {
     return;
   }
   const TVMFFIErrorCell* cell = TVMFFIErrorGetCellPtr(err);
-  snprintf(buf, cap, "%.*s: %.*s", (int)cell->kind.size, cell->kind.data,
-           (int)cell->message.size, cell->message.data);
+  snprintf(buf, cap, "%.*s: %.*s", (int)cell->kind.size, cell->kind.data, (int)cell->message.size,
+           cell->message.data);
   TVMFFIObjectDecRef(err);
 }
 
@@ -83,9 +87,7 @@ EXPORT uint64_t fuzz_libbin_nbytes(const FuzzParse* p) { return p->bin.nbytes; }
 EXPORT size_t fuzz_libbin_num_modules(const FuzzParse* p) { return p->bin.num_modules; }
 EXPORT size_t fuzz_libbin_num_children(const FuzzParse* p) { return p->bin.num_children; }
 EXPORT uint64_t fuzz_libbin_indptr(const FuzzParse* p, size_t i) { return p->bin.indptr[i]; }
-EXPORT uint64_t fuzz_libbin_child(const FuzzParse* p, size_t j) {
-  return p->bin.child_indices[j];
-}
+EXPORT uint64_t fuzz_libbin_child(const FuzzParse* p, size_t j) { return p->bin.child_indices[j]; }
 EXPORT size_t fuzz_libbin_lib_index(const FuzzParse* p) { return p->bin.lib_index; }
 
 /* Module i's kind and payload: pointer out, size returned. */
@@ -108,8 +110,8 @@ EXPORT size_t fuzz_libbin_payload(const FuzzParse* p, size_t i, const uint8_t** 
 EXPORT int fuzz_libbin_pack(size_t num_modules, const uint64_t* indptr, size_t num_children,
                             const uint64_t* children, const char* const* kinds,
                             const size_t* kind_sizes, const uint8_t* const* payloads,
-                            const size_t* payload_sizes, uint8_t** out, size_t* out_size,
-                            char* err, size_t err_cap) {
+                            const size_t* payload_sizes, uint8_t** out, size_t* out_size, char* err,
+                            size_t err_cap) {
   TffiLibraryBinEntry* entries = calloc(num_modules ? num_modules : 1, sizeof(*entries));
   if (entries == NULL) return -1;
   for (size_t i = 0; i < num_modules; ++i) {

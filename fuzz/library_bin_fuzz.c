@@ -34,8 +34,8 @@ static void check_tree(const LibbinTree* bin, const uint8_t* data, size_t size) 
              "indptr ends at %llu, not at the %zu children",
              (unsigned long long)bin->indptr[bin->num_modules], bin->num_children);
   for (size_t j = 0; j < bin->num_children; ++j) {
-    FUZZ_CHECK(bin->child_indices[j] < bin->num_modules, "child %zu names module %llu of %zu",
-               j, (unsigned long long)bin->child_indices[j], bin->num_modules);
+    FUZZ_CHECK(bin->child_indices[j] < bin->num_modules, "child %zu names module %llu of %zu", j,
+               (unsigned long long)bin->child_indices[j], bin->num_modules);
     /* A module importing itself is the shortest cycle. */
   }
   size_t libs = 0;

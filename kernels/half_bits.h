@@ -61,9 +61,7 @@ static inline uint16_t kern_f32_to_f16(float f) {
   return (uint16_t)(sign | ((r >> 13) - (112u << 10)));
 }
 
-static inline float kern_bf16_to_f32(uint16_t b) {
-  return kern_f32_from_bits((uint32_t)b << 16);
-}
+static inline float kern_bf16_to_f32(uint16_t b) { return kern_f32_from_bits((uint32_t)b << 16); }
 
 /* float32 -> bfloat16, rounding to nearest, ties to even (same exponent
  * range, so subnormals and overflow to inf fall out of the integer add). */

@@ -16,9 +16,9 @@
 
 /* A kernel library opened RTLD_NOW | RTLD_LOCAL after the runtime. */
 typedef struct {
-  void* lib;               /* dlopen handle */
-  TVMFFISafeCallType sym;  /* the __tvm_ffi_<name> symbol */
-  TVMFFIObjectHandle fn;   /* a Function object wrapping sym */
+  void* lib;              /* dlopen handle */
+  TVMFFISafeCallType sym; /* the __tvm_ffi_<name> symbol */
+  TVMFFIObjectHandle fn;  /* a Function object wrapping sym */
 } KernKernel;
 
 /* Opens runfile `path` and wraps its `__tvm_ffi_<name>`; fails the test
@@ -34,19 +34,19 @@ int kern_kernel_call(KernKernel* k, TVMFFIAny* args, int32_t num_args);
 /* Asserts that the last call failed with `kind` and that its message holds
  * every one of the NULL-terminated `parts`. Consumes the raised error. */
 void kern_expect_raised(const char* kind, const char* const* parts);
-#define EXPECT_RAISED(kind, ...)                                  \
-  do {                                                           \
-    const char* const kern_parts_[] = {__VA_ARGS__, NULL};       \
-    kern_expect_raised(kind, kern_parts_);                       \
+#define EXPECT_RAISED(kind, ...)                           \
+  do {                                                     \
+    const char* const kern_parts_[] = {__VA_ARGS__, NULL}; \
+    kern_expect_raised(kind, kern_parts_);                 \
   } while (0)
 
 /* Calls and expects failure with the given kind and message parts. */
-#define EXPECT_CALL_FAILS(k, args, n, kind, ...)                                         \
-  do {                                                                                   \
-    int kern_rc_ = kern_kernel_call((k), (args), (n));                                   \
+#define EXPECT_CALL_FAILS(k, args, n, kind, ...)                                          \
+  do {                                                                                    \
+    int kern_rc_ = kern_kernel_call((k), (args), (n));                                    \
     cr_assert_eq(kern_rc_, -1, "expected the call to fail with %s, it returned %d", kind, \
-                 kern_rc_);                                                              \
-    EXPECT_RAISED(kind, __VA_ARGS__);                                                    \
+                 kern_rc_);                                                               \
+    EXPECT_RAISED(kind, __VA_ARGS__);                                                     \
   } while (0)
 
 /* Calls and fails the test with the raised error's text if it fails. */

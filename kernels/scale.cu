@@ -118,7 +118,7 @@ extern "C" __attribute__((visibility("default"))) int __tvm_ffi_scale(void* hand
                                                                       int32_t num_args,
                                                                       TVMFFIAny* result) {
   (void)handle;
-  (void)result; /* returns None */
+  (void)result;                           /* returns None */
   KernScaleArgs a = {NULL, NULL, 0.0, 0}; /* zeroed only to quiet -Wmaybe-uninitialized */
   if (kern_scale_unpack(args, num_args, kDLCUDA, "CUDA", kDtypes, &a) != 0) return -1;
   if (a.n == 0) return 0; /* nothing to launch: no device needed */
@@ -134,6 +134,7 @@ extern "C" __attribute__((visibility("default"))) int __tvm_ffi_scale(void* hand
   e = dispatch(a, stream);
   cudaError_t restore = previous != device ? cudaSetDevice(previous) : cudaSuccess;
   if (e != cudaSuccess) return raise_cuda("cudaLaunchKernel", e);
-  if (restore != cudaSuccess) return raise_cuda("cudaSetDevice (restoring the caller's device)", restore);
+  if (restore != cudaSuccess)
+    return raise_cuda("cudaSetDevice (restoring the caller's device)", restore);
   return 0;
 }

@@ -80,8 +80,10 @@ static inline const char* kern_scale_type_name(int32_t type_index) {
     case kTVMFFIRawStr: return "const char*";
     case kTVMFFIByteArrayPtr: return "TVMFFIByteArray*";
     case kTVMFFIObjectRValueRef: return "ObjectRValueRef";
-    case kTVMFFISmallStr: case kTVMFFIStr: return "str";
-    case kTVMFFISmallBytes: case kTVMFFIBytes: return "bytes";
+    case kTVMFFISmallStr:
+    case kTVMFFIStr: return "str";
+    case kTVMFFISmallBytes:
+    case kTVMFFIBytes: return "bytes";
     case kTVMFFIError: return "Error";
     case kTVMFFIFunction: return "Function";
     case kTVMFFIShape: return "Shape";
@@ -188,8 +190,8 @@ static inline int kern_scale_is_contiguous(const DLTensor* t) {
   return 1;
 }
 
-static inline int kern_scale_check_device(const DLTensor* t, const char* name,
-                                          int32_t device_type, const char* device_word) {
+static inline int kern_scale_check_device(const DLTensor* t, const char* name, int32_t device_type,
+                                          const char* device_word) {
   if ((int32_t)t->device.device_type == device_type) return 0;
   char dev[48];
   return kern_scale_raise("ValueError", "%s: expected a %s tensor, got one on %s", name,
@@ -206,12 +208,10 @@ static inline int kern_scale_check_layout_contig(const DLTensor* t, const char* 
 
 static inline int kern_scale_check_1d(const DLTensor* t, const char* name) {
   if (t->ndim != 1) {
-    return kern_scale_raise("ValueError", "%s: must be 1-D, got %d dimensions", name,
-                            (int)t->ndim);
+    return kern_scale_raise("ValueError", "%s: must be 1-D, got %d dimensions", name, (int)t->ndim);
   }
   if (t->shape[0] < 0) {
-    return kern_scale_raise("ValueError", "%s: negative extent %lld", name,
-                            (long long)t->shape[0]);
+    return kern_scale_raise("ValueError", "%s: negative extent %lld", name, (long long)t->shape[0]);
   }
   return 0;
 }
@@ -245,8 +245,7 @@ static inline int kern_scale_check_pair(const DLTensor* out, const DLTensor* in,
     return kern_scale_raise("ValueError", "output and input: dtypes differ (%s vs %s)", a, b);
   }
   if (out->shape[0] != in->shape[0]) {
-    return kern_scale_raise("ValueError",
-                            "output and input: element counts differ (%lld vs %lld)",
+    return kern_scale_raise("ValueError", "output and input: element counts differ (%lld vs %lld)",
                             (long long)out->shape[0], (long long)in->shape[0]);
   }
   if ((kern_scale_dtype_bit(in->dtype) & dtypes) == 0) {
@@ -271,9 +270,8 @@ static inline int kern_scale_check_pair(const DLTensor* out, const DLTensor* in,
 static inline int kern_scale_unpack(const TVMFFIAny* args, int32_t num_args, int32_t device_type,
                                     const char* device_word, int dtypes, KernScaleArgs* out) {
   if (num_args != 3) {
-    return kern_scale_raise("TypeError",
-                            "scale: expected 3 arguments (output, input, factor), got %d",
-                            (int)num_args);
+    return kern_scale_raise(
+        "TypeError", "scale: expected 3 arguments (output, input, factor), got %d", (int)num_args);
   }
   if (kern_scale_tensor_arg(&args[0], "output", &out->output) != 0) return -1;
   if (kern_scale_tensor_arg(&args[1], "input", &out->input) != 0) return -1;

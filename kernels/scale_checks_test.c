@@ -9,8 +9,8 @@
 
 typedef struct {
   const char* lib;
-  int32_t device_type;  /* the kernel's device */
-  int32_t other_type;   /* a device it refuses */
+  int32_t device_type; /* the kernel's device */
+  int32_t other_type;  /* a device it refuses */
   const char* other_name;
 } Flavour;
 
@@ -50,8 +50,7 @@ static void case_init(Case* c, const Flavour* fl) {
   kern_kernel_open(&c->k, fl->lib, "scale");
 }
 
-static void case_fails(Case* c, const char* kind, const char* p1, const char* p2,
-                       const char* p3) {
+static void case_fails(Case* c, const char* kind, const char* p1, const char* p2, const char* p3) {
   EXPECT_CALL_FAILS(&c->k, c->args, 3, kind, p1, p2 ? p2 : p1, p3 ? p3 : p1);
   /* KER-033: whatever was refused, output is as it was. */
   for (int i = 0; i < 8; ++i) cr_assert_eq(c->out[i], -7.0f, "output[%d] was written", i);

@@ -26,7 +26,8 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-__attribute__((visibility("default"))) int __tvm_ffi_scale(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+__attribute__((visibility("default"))) int __tvm_ffi_scale(void* handle, const TVMFFIAny* args,
+                                                           int32_t num_args, TVMFFIAny* result);
 
 #define KERN_SCALE_CPU_DTYPES (KERN_SCALE_F16 | KERN_SCALE_BF16 | KERN_SCALE_F32 | KERN_SCALE_F64)
 

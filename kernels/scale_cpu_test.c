@@ -121,8 +121,8 @@ TEST(scale_cpu, KER_008_mixed_view_and_object) {
   TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_object(oin, kTVMFFITensor),
                        kern_arg_float(-1.0)};
   kern_kernel_call_ok(&k, args, 3);
-  cr_expect(out[0] == -1.0f && out[1] == -2.0f && out[2] == -3.0f, "got %g %g %g",
-            (double)out[0], (double)out[1], (double)out[2]);
+  cr_expect(out[0] == -1.0f && out[1] == -2.0f && out[2] == -3.0f, "got %g %g %g", (double)out[0],
+            (double)out[1], (double)out[2]);
   API(TVMFFIObjectDecRef)(oin);
   cr_expect_eq(deleted, 1);
   kern_kernel_close(&k);
@@ -343,8 +343,7 @@ static void check_span(KernKernel* k, Span s) {
                  (long long)s.n);
   }
   for (size_t j = s.out_off + bytes; j < bytes + 2 * guard; ++j) {
-    cr_assert_eq(out[j], 0x5a, "%s n=%lld: wrote past the end", oracle_names[s.d],
-                 (long long)s.n);
+    cr_assert_eq(out[j], 0x5a, "%s n=%lld: wrote past the end", oracle_names[s.d], (long long)s.n);
   }
   free(got);
   free(orig);
@@ -370,8 +369,8 @@ static void check_fast_paths(KernKernel* k, int64_t threshold) {
     check_span(k, (Span){od, around(od, threshold, 1), es, es, 0, -0.3125});
     check_span(k, (Span){od, around(od, threshold, 2), 3 * es, 5 * es, 0, 3.0});
     check_span(k, (Span){od, around(od, threshold, 3), 0, 7 * es, 0, 1.7});
-    check_span(k, (Span){od, around(od, threshold, 3), 0, 0, 1, 0.75});   /* in place */
-    check_span(k, (Span){od, around(od, threshold, 2), 0, es, 1, 0.75});  /* in place */
+    check_span(k, (Span){od, around(od, threshold, 3), 0, 0, 1, 0.75});  /* in place */
+    check_span(k, (Span){od, around(od, threshold, 2), 0, es, 1, 0.75}); /* in place */
     for (int64_t n = 1; n <= 70; n += 3) { /* every head and tail length */
       check_span(k, (Span){od, n, es, 2 * es, 0, 1.7});
     }
@@ -390,7 +389,8 @@ static void open_configured(KernKernel* k, const char* isa, const char* stream_b
   cr_assert_not_null(src);
   char buf[65536];
   size_t got;
-  while ((got = fread(buf, 1, sizeof buf, src)) > 0) cr_assert_eq(write(fd, buf, got), (ssize_t)got);
+  while ((got = fread(buf, 1, sizeof buf, src)) > 0)
+    cr_assert_eq(write(fd, buf, got), (ssize_t)got);
   fclose(src);
   close(fd);
   if (isa) cr_assert_eq(setenv(KERN_SCALE_ISA_ENV, isa, 1), 0);

@@ -122,8 +122,8 @@ typedef __m256i (*VecOp)(__m256i, const Factor*);
  * write-combining buffer); the sfence then orders those weakly-ordered
  * stores before whatever the caller does next (a release to another thread
  * that reads the output, for instance). */
-AVX2_INLINE void drive(char* out, const char* in, int64_t n, int64_t es, int dtype_bit,
-                       VecOp op, const Factor* f, int stream) {
+AVX2_INLINE void drive(char* out, const char* in, int64_t n, int64_t es, int dtype_bit, VecOp op,
+                       const Factor* f, int stream) {
   int64_t bytes = n * es, i = 0;
   uintptr_t align = stream ? 63 : 31;
   while (i < bytes && ((uintptr_t)(out + i) & align) != 0) {

@@ -64,13 +64,29 @@ static int gpu_count(KernKernel* k, char* why, size_t why_size) {
   kern_kernel_open(k, CUDA_LIB, "scale");
   void* rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
   cr_assert_not_null(rt, "the CUDA kernel did not load libcudart.so.13: %s", dlerror());
-#define BIND(name) *(void**)(&cuda.name) = dlsym(rt, "cuda" #name); \
+#define BIND(name)                                 \
+  *(void**)(&cuda.name) = dlsym(rt, "cuda" #name); \
   cr_assert_not_null(cuda.name, "libcudart lacks cuda" #name)
-  BIND(GetDeviceCount); BIND(GetDevice); BIND(SetDevice); BIND(Malloc); BIND(Free);
-  BIND(Memcpy); BIND(MemcpyAsync); BIND(StreamCreateWithFlags); BIND(StreamDestroy);
-  BIND(StreamSynchronize); BIND(DeviceSynchronize); BIND(StreamBeginCapture);
-  BIND(StreamEndCapture); BIND(StreamIsCapturing); BIND(GraphGetNodes); BIND(GraphNodeGetType);
-  BIND(GraphInstantiate); BIND(GraphLaunch); BIND(GraphExecDestroy); BIND(GraphDestroy);
+  BIND(GetDeviceCount);
+  BIND(GetDevice);
+  BIND(SetDevice);
+  BIND(Malloc);
+  BIND(Free);
+  BIND(Memcpy);
+  BIND(MemcpyAsync);
+  BIND(StreamCreateWithFlags);
+  BIND(StreamDestroy);
+  BIND(StreamSynchronize);
+  BIND(DeviceSynchronize);
+  BIND(StreamBeginCapture);
+  BIND(StreamEndCapture);
+  BIND(StreamIsCapturing);
+  BIND(GraphGetNodes);
+  BIND(GraphNodeGetType);
+  BIND(GraphInstantiate);
+  BIND(GraphLaunch);
+  BIND(GraphExecDestroy);
+  BIND(GraphDestroy);
   BIND(GetErrorName);
 #undef BIND
   int count = 0;
@@ -83,15 +99,15 @@ static int gpu_count(KernKernel* k, char* why, size_t why_size) {
   return count;
 }
 
-#define REQUIRE_GPU(k)                                          \
-  char why_[160];                                               \
-  int ngpu_ = gpu_count((k), why_, sizeof why_);                 \
+#define REQUIRE_GPU(k)                           \
+  char why_[160];                                \
+  int ngpu_ = gpu_count((k), why_, sizeof why_); \
   if (ngpu_ == 0) criterion_skip_test("%s", why_)
 
-#define CUDA_OK(call)                                                           \
-  do {                                                                          \
-    CudaErr e_ = (call);                                                        \
-    cr_assert_eq(e_, 0, "%s failed: %s", #call, cuda.GetErrorName(e_));          \
+#define CUDA_OK(call)                                                   \
+  do {                                                                  \
+    CudaErr e_ = (call);                                                \
+    cr_assert_eq(e_, 0, "%s failed: %s", #call, cuda.GetErrorName(e_)); \
   } while (0)
 
 /* KER-040: a valid non-empty CUDA pair reaches the runtime; its failure is
@@ -103,7 +119,7 @@ TEST(scale_cuda, KER_040_cuda_failure_is_runtime_error) {
   int ngpu = gpu_count(&k, why, sizeof why);
   int64_t n = 16, m = 16;
   DLDevice dev = kern_device(kDLCUDA, ngpu); /* 0 without a GPU, one past the end with */
-  void* fake = (void*)(uintptr_t)0x10000; /* never dereferenced: the call must fail first */
+  void* fake = (void*)(uintptr_t)0x10000;    /* never dereferenced: the call must fail first */
   DLTensor tin = kern_dltensor_1d(fake, &n, kern_dtype(kDLFloat, 32), dev);
   DLTensor tout = kern_dltensor_1d(fake, &m, kern_dtype(kDLFloat, 32), dev);
   TVMFFIAny args[3] = {kern_arg_dltensor(&tout), kern_arg_dltensor(&tin), kern_arg_float(2)};
@@ -336,8 +352,8 @@ static StreamVerdict capture_verdict(KernKernel* k, Capture* c) {
   CUDA_OK(cuda.Memcpy(c->host, c->dout, c->bytes, kD2H));
   for (int64_t i = 0; i < c->n; ++i) {
     if (c->host[i] != 2.0f * (float)i) {
-      snprintf(c->why, sizeof c->why, "element %lld: %g, want %g", (long long)i,
-               (double)c->host[i], 2.0 * (double)i);
+      snprintf(c->why, sizeof c->why, "element %lld: %g, want %g", (long long)i, (double)c->host[i],
+               2.0 * (double)i);
       return STREAM_WRONG;
     }
   }

@@ -140,7 +140,8 @@ TEST(scale_devices, DEV_009_cpu_kernel_touches_no_accelerator) {
   pair_init(&p, kDLCPU);
   kern_kernel_call_ok(&k, p.args, 3);
   cr_expect(p.out[0] == 0.0f && p.out[1] == 3.0f && p.out[2] == 6.0f && p.out[3] == 9.0f);
-  cr_expect(!is_loaded("libcudart.so.13"), "the CPU kernel brought a CUDA runtime into the process");
+  cr_expect(!is_loaded("libcudart.so.13"),
+            "the CPU kernel brought a CUDA runtime into the process");
   cr_expect(driver_before || !is_loaded("libcuda.so.1"),
             "the CPU kernel brought the CUDA driver into the process");
   API(TVMFFIEnvSetStream)(kDLCPU, 0, NULL, NULL);

@@ -46,8 +46,8 @@ static inline uint16_t oracle_bf16_round(float p) {
   double d_lo = fabs((double)p - (double)oracle_bf16_value(toward_zero));
   /* Past the largest finite value the next neighbour is inf; rounding
    * treats it as the value 2^128 it would have with a wider exponent. */
-  double hi = (away & 0x7fff) == 0x7f80 ? copysign(0x1p128, (double)p)
-                                        : (double)oracle_bf16_value(away);
+  double hi =
+      (away & 0x7fff) == 0x7f80 ? copysign(0x1p128, (double)p) : (double)oracle_bf16_value(away);
   double d_hi = fabs(hi - (double)p);
   if (d_lo < d_hi) return toward_zero;
   if (d_hi < d_lo) return away;
@@ -79,7 +79,8 @@ static inline void oracle_fill(OracleDtype d, void* buf, int64_t n, uint64_t see
   uint64_t s = seed;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t r = oracle_next(&s);
-    double v = ((double)(int64_t)(r % 2000001) - 1000000.0) / 997.0 * ldexp(1.0, (int)(r % 41) - 20);
+    double v =
+        ((double)(int64_t)(r % 2000001) - 1000000.0) / 997.0 * ldexp(1.0, (int)(r % 41) - 20);
     switch (d) {
       case ORACLE_F16:
       case ORACLE_BF16: ((uint16_t*)buf)[i] = (uint16_t)r; break;

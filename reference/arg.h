@@ -30,8 +30,8 @@ int tffi_arg_error(const char* kind, const char* api, const char* param, const c
 int tffi_args_count(const char* fn, int32_t got, int32_t want);
 
 /* `kind` "<fn>: argument #<i> (<name>) <printf detail>". */
-int tffi_args_error(const char* kind, const char* fn, int32_t i, const char* name,
-                    const char* fmt, ...) __attribute__((format(printf, 5, 6)));
+int tffi_args_error(const char* kind, const char* fn, int32_t i, const char* name, const char* fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
 
 /* An object of exactly `type_index` (named `type_key` in the message), not
  * NULL; *out borrows it. */
@@ -39,8 +39,7 @@ int tffi_args_object(const char* fn, const TVMFFIAny* args, int32_t i, const cha
                      int32_t type_index, const char* type_key, TVMFFIObject** out);
 
 /* An int (a bool counts). */
-int tffi_args_int(const char* fn, const TVMFFIAny* args, int32_t i, const char* name,
-                  int64_t* out);
+int tffi_args_int(const char* fn, const TVMFFIAny* args, int32_t i, const char* name, int64_t* out);
 
 /* A bool (an int counts: nonzero is true). */
 int tffi_args_bool(const char* fn, const TVMFFIAny* args, int32_t i, const char* name, int* out);

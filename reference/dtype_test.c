@@ -54,8 +54,8 @@ Test(dtype, longest_text_fits) {
 }
 
 Test(dtype, every_parse_formats_back) {
-  static const char* names[] = {"int8", "uint16x4", "bfloat16", "bool", "boolx2",
-                                "float8_e5m2fnuz", "float6_e2m3fn", "float64xvscalex2"};
+  static const char* names[] = {"int8",   "uint16x4",        "bfloat16",      "bool",
+                                "boolx2", "float8_e5m2fnuz", "float6_e2m3fn", "float64xvscalex2"};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i) {
     char buf[TFFI_DTYPE_TEXT_MAX];
     DLDataType t = parse_ok(names[i]);

@@ -94,8 +94,11 @@ static TffiStreams* tffi_streams_get_or_create(void) {
 }
 
 static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t type, int32_t id) {
-  for (const TffiStreamEntry* e = s->more.items; e < s->more.items + s->more.n; ++e)
+  /* By index: an empty list's items is NULL, and NULL + 0 is undefined. */
+  for (size_t i = 0; i < s->more.n; ++i) {
+    const TffiStreamEntry* e = &s->more.items[i];
     if (e->device_type == type && e->device_id == id) return e->stream;
+  }
   return NULL;
 }
 

@@ -141,8 +141,11 @@ static void setup_library(void) {
       {.is_lib = 1},
       {.kind = "ut_fault", .kind_size = 8, .payload = (const uint8_t*)"xyz", .payload_size = 3},
   };
-  LibbinTree in = {.num_modules = 2, .indptr = indptr, .child_indices = child,
-                       .num_children = 1, .entries = entries};
+  LibbinTree in = {.num_modules = 2,
+                   .indptr = indptr,
+                   .child_indices = child,
+                   .num_children = 1,
+                   .entries = entries};
   uint8_t* packed;
   size_t size;
   cr_assert_eq(libbin_pack(&in, &packed, &size), 0);
@@ -152,7 +155,8 @@ static void setup_library(void) {
   cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("ut_fault___tvm_ffi__library_bin", blob), 0);
   cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("ut_fault_ctx_var", &ctx_slot), 0);
   cr_assert_eq(TVMFFIEnvModRegisterContextSymbol("ut_fault_ctx_var", ctx_value), 0);
-  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fault_own", (void*)fault_answer), 0);
+  cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fault_own", (void*)fault_answer),
+               0);
   cr_assert_eq(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_ut_fchild_deep", (void*)fault_answer),
                0);
   TVMFFIObjectHandle loader = NULL;

@@ -80,8 +80,10 @@ static int use_modules(TVMFFIAny a, TVMFFIAny b) {
   cr_assert_not_null(err);
   int oom = strcmp(TVMFFIErrorGetCellPtr(err)->kind.data, TFFI_MEMORY_ERROR) == 0;
   if (!oom) cr_assert_str_eq(TVMFFIErrorGetCellPtr(err)->kind.data, "RuntimeError");
-  if (oom) tffi_set_raised(err);
-  else tffi_decref(err);
+  if (oom)
+    tffi_set_raised(err);
+  else
+    tffi_decref(err);
   return oom ? -1 : 0;
 }
 

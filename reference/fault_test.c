@@ -119,11 +119,13 @@ static void count_delete(DLManagedTensorVersioned* self) { (void)self, ++deleted
 
 static int op_dlpack_round_trip(void* ctx) {
   (void)ctx;
-  DLManagedTensorVersioned m = {
-      .version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION},
-      .deleter = count_delete,
-      .dl_tensor = {.data = data4, .device = {kDLCPU, 0}, .ndim = 4,
-                    .dtype = {kDLFloat, 32, 1}, .shape = shape4}};
+  DLManagedTensorVersioned m = {.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION},
+                                .deleter = count_delete,
+                                .dl_tensor = {.data = data4,
+                                              .device = {kDLCPU, 0},
+                                              .ndim = 4,
+                                              .dtype = {kDLFloat, 32, 1},
+                                              .shape = shape4}};
   deleted = 0;
   TVMFFIObjectHandle t = NULL;
   if (TVMFFITensorFromDLPackVersioned(&m, 0, 1, &t) != 0) {

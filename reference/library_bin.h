@@ -30,12 +30,12 @@
 /* One module of the blob. Pointers point into the blob (no copies), so they
  * stay valid only as long as the blob does. */
 typedef struct {
-  const char* kind;       /* not NUL-terminated */
+  const char* kind; /* not NUL-terminated */
   size_t kind_size;
   int is_lib;             /* 1 when kind is "_lib" (then no payload) */
   const uint8_t* payload; /* NULL when is_lib */
   size_t payload_size;
-  size_t offset;          /* byte offset of the entry's kind length in the blob */
+  size_t offset; /* byte offset of the entry's kind length in the blob */
 } TffiLibraryBinEntry;
 
 /* A checked blob read in place: what the loader walks, with no copy of its

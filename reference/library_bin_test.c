@@ -320,8 +320,11 @@ Test(library_bin, pack_round_trips) {
       {.kind = "alpha", .kind_size = 5, .payload = (const uint8_t*)"\0\1", .payload_size = 2},
       {.kind = "beta", .kind_size = 4, .payload = NULL, .payload_size = 0},
   };
-  LibbinTree in = {.num_modules = 3, .indptr = indptr, .child_indices = child,
-                       .num_children = 2, .entries = entries};
+  LibbinTree in = {.num_modules = 3,
+                   .indptr = indptr,
+                   .child_indices = child,
+                   .num_children = 2,
+                   .entries = entries};
   uint8_t* blob;
   size_t size;
   if (libbin_pack(&in, &blob, &size) != 0) {
@@ -345,8 +348,11 @@ Test(library_bin, pack_round_trips) {
 Test(library_bin, pack_refuses_a_cycle) {
   uint64_t indptr[] = {0, 1}, child[] = {0};
   TffiLibraryBinEntry entries[1] = {{.is_lib = 1}};
-  LibbinTree in = {.num_modules = 1, .indptr = indptr, .child_indices = child,
-                       .num_children = 1, .entries = entries};
+  LibbinTree in = {.num_modules = 1,
+                   .indptr = indptr,
+                   .child_indices = child,
+                   .num_children = 1,
+                   .entries = entries};
   uint8_t* blob = NULL;
   size_t size = 0;
   cr_assert_eq(libbin_pack(&in, &blob, &size), -1);

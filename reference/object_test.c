@@ -33,7 +33,8 @@ Test(object, weak_reference_splits_the_deleter_call) {
   cr_assert_eq(deleted_calls, 1);
   cr_assert_eq(deleted_flags[0], kTVMFFIObjectDeleterFlagBitMaskStrong);
   /* Dropping the extra weak reference by hand releases the storage. */
-  uint64_t before = __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_WEAK_ONE, __ATOMIC_ACQ_REL);
+  uint64_t before =
+      __atomic_fetch_sub(&obj->combined_ref_count, TFFI_REF_WEAK_ONE, __ATOMIC_ACQ_REL);
   cr_assert_eq(before, TFFI_REF_WEAK_ONE);
   counting_delete(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
 }

@@ -25,8 +25,8 @@
  * NULL, data NULL with a size, and more than `max` bytes with ValueError.
  * Returns 0, or -1 with the error raised.
  */
-int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteArray* in,
-                            size_t max, TVMFFIByteArray* out);
+int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteArray* in, size_t max,
+                            TVMFFIByteArray* out);
 
 /*
  * Makes *out an owned copy of the caller's value `view` (named `arg`), as

@@ -11,8 +11,8 @@
 #include "unit_test_support.h"
 
 static DLTensor meta(int64_t* shape, int32_t ndim) {
-  return (DLTensor){.device = {kDLCPU, 0}, .ndim = ndim, .dtype = {kDLFloat, 32, 1},
-                    .shape = shape};
+  return (DLTensor){
+      .device = {kDLCPU, 0}, .ndim = ndim, .dtype = {kDLFloat, 32, 1}, .shape = shape};
 }
 
 Test(tensor_check, accepts_ordinary_metadata) {

@@ -35,8 +35,13 @@ static inline void test_free_buffer(void* ctx) { tffi_free(ctx); }
  * tffi_tensor_new_checked. */
 static inline int test_tensor_alloc_cpu(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                         TVMFFIObject** out) {
-  DLTensor proto = {.data = NULL, .device = {kDLCPU, 0}, .ndim = ndim, .dtype = dtype,
-                    .shape = (int64_t*)shape, .strides = NULL, .byte_offset = 0};
+  DLTensor proto = {.data = NULL,
+                    .device = {kDLCPU, 0},
+                    .ndim = ndim,
+                    .dtype = dtype,
+                    .shape = (int64_t*)shape,
+                    .strides = NULL,
+                    .byte_offset = 0};
   if (tffi_dltensor_check_in("test", &proto, "shape") != 0) return -1;
   int64_t nbytes = test_dltensor_nbytes(&proto);
   if (nbytes > INT64_MAX - 64) return tffi_raise_oom((size_t)-1);

@@ -18,9 +18,8 @@
  * Returns 0, or -1 with the array unchanged and nothing raised. */
 int tffi_vec_reserve(void* items_addr, size_t* cap, size_t need, size_t elem_size);
 
-#define TFFI_VEC_RESERVE(v, need)                                           \
-  ((need) <= (v)->cap ? 0                                                   \
-                      : tffi_vec_reserve(&(v)->items, &(v)->cap, (need), sizeof *(v)->items))
+#define TFFI_VEC_RESERVE(v, need) \
+  ((need) <= (v)->cap ? 0 : tffi_vec_reserve(&(v)->items, &(v)->cap, (need), sizeof *(v)->items))
 
 /* Appends `x`; 0, or -1 (nothing raised) with the array unchanged. */
 #define TFFI_VEC_PUSH(v, x) \

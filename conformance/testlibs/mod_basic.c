@@ -6,26 +6,46 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-CONF_EXPORT int __tvm_ffi_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__metadata_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__doc_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_main(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_handle_is_null(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_fail(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_a(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int plain_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__doc_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__doc_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_get_ctx(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_get_context_slot(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_call_import(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_lookup_twice(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-__attribute__((visibility("hidden"))) int conf_notype_impl(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__metadata_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                            TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__doc_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                       TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_main(void* handle, const TVMFFIAny* args, int32_t num_args,
+                               TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_handle_is_null(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                         TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
+                               TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_a(void* handle, const TVMFFIAny* args, int32_t num_args,
+                            TVMFFIAny* result);
+CONF_EXPORT int plain_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
+                              TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                   TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                             TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__doc_bytes_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                         TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__doc_small_doc(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                         TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__doc_fail(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                    TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_get_ctx(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_get_context_slot(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                           TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_call_import(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                      TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_lookup_twice(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                       TVMFFIAny* result);
+__attribute__((visibility("hidden"))) int conf_notype_impl(void* handle, const TVMFFIAny* args,
+                                                           int32_t num_args, TVMFFIAny* result);
 
 /* Filled by the loader with this library's module. */
 CONF_EXPORT void* __tvm_ffi__library_ctx = NULL;
@@ -107,8 +127,8 @@ CONF_EXPORT int __tvm_ffi_bad_meta(void* handle, const TVMFFIAny* args, int32_t 
   (void)handle, (void)args, (void)num_args;
   return conf_lib_return_int(result, 0);
 }
-CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args,
-                                             int32_t num_args, TVMFFIAny* result) {
+CONF_EXPORT int __tvm_ffi__metadata_bad_meta(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                             TVMFFIAny* result) {
   (void)handle, (void)args, (void)num_args;
   return conf_lib_return_int(result, 5);
 }

@@ -10,7 +10,8 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-CONF_EXPORT int __tvm_ffi_ping(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_ping(void* handle, const TVMFFIAny* args, int32_t num_args,
+                               TVMFFIAny* result);
 
 #ifndef CONF_BLOB_CAPACITY /* blob_env_large sets a larger one */
 #define CONF_BLOB_CAPACITY 512
@@ -20,8 +21,9 @@ CONF_EXPORT int __tvm_ffi_ping(void* handle, const TVMFFIAny* args, int32_t num_
 /* blob_env_tail: the symbol is initialized, so it lies in .data, and the
  * zero-filled .bss after it keeps its loaded segment going for at least
  * CONF_BLOB_TAIL bytes: only the symbol's own size bounds a read. */
-CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY] = {
-    1};
+// clang-format off
+CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY] = {1};
+// clang-format on
 CONF_EXPORT unsigned char conf_blob_tail[CONF_BLOB_TAIL];
 #else
 CONF_EXPORT __attribute__((aligned(8))) unsigned char __tvm_ffi__library_bin[CONF_BLOB_CAPACITY];

@@ -4,10 +4,14 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-CONF_EXPORT int __tvm_ffi_which(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_other_fn(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi__doc_other_fn(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
-CONF_EXPORT int __tvm_ffi_third_fn(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_which(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_other_fn(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                   TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi__doc_other_fn(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                        TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_third_fn(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                   TVMFFIAny* result);
 
 #ifndef CONF_WHICH
 #define CONF_WHICH 1

@@ -4,7 +4,8 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-CONF_EXPORT int __tvm_ffi_never(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+CONF_EXPORT int __tvm_ffi_never(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                TVMFFIAny* result);
 
 extern int conf_symbol_nobody_defines;
 CONF_EXPORT int* conf_unresolved_ref = &conf_symbol_nobody_defines;

@@ -20,7 +20,8 @@ namespace ffi = tvm::ffi;
 void ScaleFloat32(ffi::TensorView output, ffi::TensorView input, double factor) {
   TVM_FFI_CHECK(output.device().device_type == kDLCPU, ValueError) << "output is not on the CPU";
   TVM_FFI_CHECK(input.device().device_type == kDLCPU, ValueError) << "input is not on the CPU";
-  TVM_FFI_CHECK(input.ndim() == 1 && output.ndim() == 1, ValueError) << "input and output are not 1-D";
+  TVM_FFI_CHECK(input.ndim() == 1 && output.ndim() == 1, ValueError)
+      << "input and output are not 1-D";
   TVM_FFI_CHECK(input.numel() == output.numel(), ValueError)
       << "output has " << output.numel() << " elements, input " << input.numel();
   DLDataType dt = input.dtype();
@@ -31,7 +32,8 @@ void ScaleFloat32(ffi::TensorView output, ffi::TensorView input, double factor) 
   // data_ptr() is DLTensor::data: element 0 lives byte_offset bytes after it.
   const float* in = reinterpret_cast<const float*>(static_cast<const char*>(input.data_ptr()) +
                                                    input.byte_offset());
-  float* out = reinterpret_cast<float*>(static_cast<char*>(output.data_ptr()) + output.byte_offset());
+  float* out =
+      reinterpret_cast<float*>(static_cast<char*>(output.data_ptr()) + output.byte_offset());
   const float f = static_cast<float>(factor);
   for (int64_t i = 0; i < input.numel(); ++i) out[i] = in[i] * f;
 }

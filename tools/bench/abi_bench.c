@@ -88,8 +88,10 @@ static int wall_mode(int nlibs, BenchRuntime* rts, double ms, int batches) {
     for (int k = 0; k < bench_num_ops; ++k) {
       double t[3];
       printf("%s\"%s\": ", k ? ", " : "", bench_ops[k].name);
-      if (time_op(&rts[i], &bench_ops[k], ms, batches, t) != 0) printf("null");
-      else printf("{\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}", t[0], t[1], t[2]);
+      if (time_op(&rts[i], &bench_ops[k], ms, batches, t) != 0)
+        printf("null");
+      else
+        printf("{\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}", t[0], t[1], t[2]);
       fflush(stdout);
     }
     printf("}");
@@ -132,14 +134,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     int more = i + 1 < argc;
-    if (strcmp(a, "--wall") == 0) wall = 1;
-    else if (strcmp(a, "--check") == 0) check = 1;
-    else if (strcmp(a, "--lib") == 0 && more && nlibs < 8) libs[nlibs++] = argv[++i];
-    else if (strcmp(a, "--mods") == 0 && more && split_mods(argv[++i], mods) == 0) continue;
-    else if (strcmp(a, "--op") == 0 && more) opname = argv[++i];
-    else if (strcmp(a, "--iters") == 0 && more) iters = strtol(argv[++i], NULL, 10);
-    else if (strcmp(a, "--ms") == 0 && more) ms = strtod(argv[++i], NULL);
-    else if (strcmp(a, "--batches") == 0 && more) batches = atoi(argv[++i]);
+    if (strcmp(a, "--wall") == 0)
+      wall = 1;
+    else if (strcmp(a, "--check") == 0)
+      check = 1;
+    else if (strcmp(a, "--lib") == 0 && more && nlibs < 8)
+      libs[nlibs++] = argv[++i];
+    else if (strcmp(a, "--mods") == 0 && more && split_mods(argv[++i], mods) == 0)
+      continue;
+    else if (strcmp(a, "--op") == 0 && more)
+      opname = argv[++i];
+    else if (strcmp(a, "--iters") == 0 && more)
+      iters = strtol(argv[++i], NULL, 10);
+    else if (strcmp(a, "--ms") == 0 && more)
+      ms = strtod(argv[++i], NULL);
+    else if (strcmp(a, "--batches") == 0 && more)
+      batches = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: see the comment at the top of abi_bench.c\n");
       return 2;

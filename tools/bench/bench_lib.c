@@ -4,7 +4,9 @@
 
 /* Exported by name and declared in no header: declared here, so that
  * every definition has its prototype (-Wmissing-prototypes). */
-__attribute__((visibility("default"))) int __tvm_ffi_bench_noop(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+__attribute__((visibility("default"))) int __tvm_ffi_bench_noop(void* self, const TVMFFIAny* args,
+                                                                int32_t num_args,
+                                                                TVMFFIAny* result);
 
 __attribute__((visibility("default"))) int __tvm_ffi_bench_noop(void* self, const TVMFFIAny* args,
                                                                 int32_t num_args,

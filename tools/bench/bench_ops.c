@@ -85,11 +85,19 @@ static void fill_args(void) {
   }
 }
 
-static int op_call0_self(BenchRuntime* rt, long n) { return run_calls(rt, rt->fn_self, NULL, 0, n); }
+static int op_call0_self(BenchRuntime* rt, long n) {
+  return run_calls(rt, rt->fn_self, NULL, 0, n);
+}
 static int op_call0(BenchRuntime* rt, long n) { return run_calls(rt, rt->fn_direct, NULL, 0, n); }
-static int op_call1_int(BenchRuntime* rt, long n) { return run_calls(rt, rt->fn_direct, int_args, 1, n); }
-static int op_call3_int(BenchRuntime* rt, long n) { return run_calls(rt, rt->fn_direct, int_args, 3, n); }
-static int op_call8_int(BenchRuntime* rt, long n) { return run_calls(rt, rt->fn_direct, int_args, 8, n); }
+static int op_call1_int(BenchRuntime* rt, long n) {
+  return run_calls(rt, rt->fn_direct, int_args, 1, n);
+}
+static int op_call3_int(BenchRuntime* rt, long n) {
+  return run_calls(rt, rt->fn_direct, int_args, 3, n);
+}
+static int op_call8_int(BenchRuntime* rt, long n) {
+  return run_calls(rt, rt->fn_direct, int_args, 8, n);
+}
 static int op_call1_tensor(BenchRuntime* rt, long n) {
   return run_calls(rt, rt->fn_direct, tensor_args, 1, n);
 }
@@ -99,7 +107,9 @@ static int op_call3_tensor(BenchRuntime* rt, long n) {
 static int op_call8_tensor(BenchRuntime* rt, long n) {
   return run_calls(rt, rt->fn_direct, tensor_args, 8, n);
 }
-static int op_module_call(BenchRuntime* rt, long n) { return run_calls(rt, rt->mod_fn, NULL, 0, n); }
+static int op_module_call(BenchRuntime* rt, long n) {
+  return run_calls(rt, rt->mod_fn, NULL, 0, n);
+}
 
 __attribute__((noinline)) static int op_stream(BenchRuntime* rt, long n) {
   void* want = rt->TVMFFIEnvGetStream(kDLCUDA, 0);
@@ -180,8 +190,12 @@ static int load_lib(BenchRuntime* rt, int which, long n) {
   return 0;
 }
 
-__attribute__((noinline)) static int op_load_1(BenchRuntime* rt, long n) { return load_lib(rt, 0, n); }
-__attribute__((noinline)) static int op_load_100(BenchRuntime* rt, long n) { return load_lib(rt, 1, n); }
+__attribute__((noinline)) static int op_load_1(BenchRuntime* rt, long n) {
+  return load_lib(rt, 0, n);
+}
+__attribute__((noinline)) static int op_load_100(BenchRuntime* rt, long n) {
+  return load_lib(rt, 1, n);
+}
 __attribute__((noinline)) static int op_load_10000(BenchRuntime* rt, long n) {
   return load_lib(rt, 2, n);
 }
@@ -264,7 +278,8 @@ __attribute__((noinline)) static int op_floor_load_1(BenchRuntime* rt, long n) {
 }
 
 const BenchOp bench_ops[] = {
-    {"baseline", "the benchmark loop alone: an empty callee, subtracted from every op", op_baseline},
+    {"baseline", "the benchmark loop alone: an empty callee, subtracted from every op",
+     op_baseline},
     {"call0_self", "FunctionCall, 0 args, C callback with self", op_call0_self},
     {"call0", "FunctionCall, 0 args, self NULL", op_call0},
     {"call1_int", "FunctionCall, 1 int", op_call1_int},
@@ -284,7 +299,8 @@ const BenchOp bench_ops[] = {
     {"load_100", "ModuleLoadFromFile, library_bin of 100 entries", op_load_100},
     {"load_10000", "ModuleLoadFromFile, library_bin of 10000 entries", op_load_10000},
     {"floor_owned_long", "owned_long's floor: strlen, malloc, memcpy, free", op_floor_owned_long},
-    {"floor_dlpack_4d", "dlpack_4d's floor: malloc, DLTensor and strides, free, deleter", op_floor_dlpack_4d},
+    {"floor_dlpack_4d", "dlpack_4d's floor: malloc, DLTensor and strides, free, deleter",
+     op_floor_dlpack_4d},
     {"floor_load_1", "load_1's floor: dlopen, dlsym of the two symbols, dlclose", op_floor_load_1},
 };
 const int bench_num_ops = sizeof bench_ops / sizeof bench_ops[0];
@@ -321,11 +337,11 @@ int bench_load(BenchRuntime* rt, const char* name, const char* path, const char*
   rt->name = name;
   for (int i = 0; i < 3; ++i) rt->libs[i] = libs[i];
   rt->empty = empty_callee;
-#define BENCH_SYM(f)                                                      \
-  *(void**)&rt->f = dlsym(h, #f);                                         \
-  if (rt->f == NULL) {                                                    \
-    fprintf(stderr, "abi_bench: %s lacks %s\n", path, #f);                \
-    return -1;                                                            \
+#define BENCH_SYM(f)                                       \
+  *(void**)&rt->f = dlsym(h, #f);                          \
+  if (rt->f == NULL) {                                     \
+    fprintf(stderr, "abi_bench: %s lacks %s\n", path, #f); \
+    return -1;                                             \
   }
   BENCH_API(BENCH_SYM)
 #undef BENCH_SYM

@@ -9,18 +9,18 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
-#define BENCH_API(X)                 \
-  X(TVMFFIFunctionCreate)            \
-  X(TVMFFIFunctionCall)              \
-  X(TVMFFIFunctionGetGlobal)         \
-  X(TVMFFIFunctionSetGlobal)         \
-  X(TVMFFIEnvGetStream)              \
-  X(TVMFFIEnvSetStream)              \
-  X(TVMFFIErrorSetRaisedFromCStr)    \
-  X(TVMFFIErrorMoveFromRaised)       \
-  X(TVMFFIObjectIncRef)              \
-  X(TVMFFIObjectDecRef)              \
-  X(TVMFFIAnyViewToOwnedAny)         \
+#define BENCH_API(X)              \
+  X(TVMFFIFunctionCreate)         \
+  X(TVMFFIFunctionCall)           \
+  X(TVMFFIFunctionGetGlobal)      \
+  X(TVMFFIFunctionSetGlobal)      \
+  X(TVMFFIEnvGetStream)           \
+  X(TVMFFIEnvSetStream)           \
+  X(TVMFFIErrorSetRaisedFromCStr) \
+  X(TVMFFIErrorMoveFromRaised)    \
+  X(TVMFFIObjectIncRef)           \
+  X(TVMFFIObjectDecRef)           \
+  X(TVMFFIAnyViewToOwnedAny)      \
   X(TVMFFITensorFromDLPackVersioned)
 
 typedef struct {

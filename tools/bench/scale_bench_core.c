@@ -68,13 +68,12 @@ SB_EXPORT const char* sb_cpu_features(void) {
 }
 
 /* Kept out of line so the compiler cannot merge the loops with each other. */
-__attribute__((noinline)) static void cached_loop(float* out, const float* in, float f,
-                                                  int64_t n) {
+__attribute__((noinline)) static void cached_loop(float* out, const float* in, float f, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = in[i] * f;
 }
 
 __attribute__((noinline, target("avx2"))) static void stream_avx2(float* out, const float* in,
-                                                                   float f, int64_t n) {
+                                                                  float f, int64_t n) {
   int64_t i = 0;
   while (i < n && ((uintptr_t)(out + i) & 63) != 0) out[i] = in[i] * f, ++i;
   __m256 vf = _mm256_set1_ps(f);
@@ -86,8 +85,7 @@ __attribute__((noinline, target("avx2"))) static void stream_avx2(float* out, co
   _mm_sfence();
 }
 
-__attribute__((noinline)) static void stream_sse2(float* out, const float* in, float f,
-                                                  int64_t n) {
+__attribute__((noinline)) static void stream_sse2(float* out, const float* in, float f, int64_t n) {
   int64_t i = 0;
   while (i < n && ((uintptr_t)(out + i) & 63) != 0) out[i] = in[i] * f, ++i;
   __m128 vf = _mm_set1_ps(f);
@@ -138,8 +136,10 @@ SB_EXPORT double sb_time(int what, float* out, const float* in, int64_t n, int i
         if (sb_kernel(NULL, args, 3, &result) != 0) return -1;
         break;
       case SB_STREAM:
-        if (avx2) stream_avx2(out, in, 1.5f, n);
-        else stream_sse2(out, in, 1.5f, n);
+        if (avx2)
+          stream_avx2(out, in, 1.5f, n);
+        else
+          stream_sse2(out, in, 1.5f, n);
         break;
       case SB_CACHED: cached_loop(out, in, 1.5f, n); break;
       default: memcpy(out, in, (size_t)n * sizeof(float)); break;

@@ -58,8 +58,11 @@ static int fail(Gpu* g, const char* what, CudaErr e) {
   return -1;
 }
 
-#define CU(g, call) \
-  do { CudaErr e_ = (call); if (e_ != 0) return fail((g), #call, e_); } while (0)
+#define CU(g, call)                           \
+  do {                                        \
+    CudaErr e_ = (call);                      \
+    if (e_ != 0) return fail((g), #call, e_); \
+  } while (0)
 
 static int bind(Gpu* g, const char* kernel_path) {
   void* lib = dlopen(kernel_path, RTLD_NOW | RTLD_LOCAL);
@@ -74,12 +77,28 @@ static int bind(Gpu* g, const char* kernel_path) {
              kernel_path);
     return -1;
   }
-#define BIND(name) *(void**)(&g->cu.name) = dlsym(rt, "cuda" #name); \
-  if (g->cu.name == NULL) { snprintf(g->why, g->why_size, "libcudart lacks cuda" #name); return -1; }
-  BIND(GetDeviceCount) BIND(Malloc) BIND(Free) BIND(Memset) BIND(MemcpyAsync)
-  BIND(StreamCreateWithFlags) BIND(StreamDestroy) BIND(StreamSynchronize) BIND(EventCreate)
-  BIND(EventDestroy) BIND(EventRecord) BIND(EventSynchronize) BIND(EventElapsedTime)
+#define BIND(name)                                               \
+  *(void**)(&g->cu.name) = dlsym(rt, "cuda" #name);              \
+  if (g->cu.name == NULL) {                                      \
+    snprintf(g->why, g->why_size, "libcudart lacks cuda" #name); \
+    return -1;                                                   \
+  }
+  // clang-format off
+  BIND(GetDeviceCount)
+  BIND(Malloc)
+  BIND(Free)
+  BIND(Memset)
+  BIND(MemcpyAsync)
+  BIND(StreamCreateWithFlags)
+  BIND(StreamDestroy)
+  BIND(StreamSynchronize)
+  BIND(EventCreate)
+  BIND(EventDestroy)
+  BIND(EventRecord)
+  BIND(EventSynchronize)
+  BIND(EventElapsedTime)
   BIND(GetErrorName)
+  // clang-format on
 #undef BIND
   return 0;
 }
@@ -91,8 +110,8 @@ static int cmp_float(const void* a, const void* b) {
 
 /* One timed operation: the kernel on (out, in) of dtype (code, bits), or
  * (kernel == 0) the copy of the same bytes. Milliseconds. */
-static int timed(Gpu* g, int kernel, void* out, void* in, size_t bytes, uint8_t code,
-                 uint8_t bits, float* ms) {
+static int timed(Gpu* g, int kernel, void* out, void* in, size_t bytes, uint8_t code, uint8_t bits,
+                 float* ms) {
   int64_t n = (int64_t)(bytes / (bits / 8));
   DLTensor t;
   memset(&t, 0, sizeof t);
@@ -136,8 +155,7 @@ static const struct {
 
 /* Median milliseconds of kernel and copy per dtype, interleaved round by
  * round, appended to report as JSON lines. */
-static int measure(Gpu* g, void* out, void* in, size_t bytes, int reps, char* report,
-                   size_t size) {
+static int measure(Gpu* g, void* out, void* in, size_t bytes, int reps, char* report, size_t size) {
   float* k = calloc((size_t)reps, sizeof(float));
   float* c = calloc((size_t)reps, sizeof(float));
   if (k == NULL || c == NULL) {
@@ -173,8 +191,7 @@ static int measure(Gpu* g, void* out, void* in, size_t bytes, int reps, char* re
 
 /* 0 with JSON lines in report; 1 with the reason in report when there is no
  * GPU; -1 with the reason when something failed on the GPU. */
-SB_EXPORT int sb_gpu(const char* kernel_path, size_t bytes, int reps, char* report,
-                     size_t size) {
+SB_EXPORT int sb_gpu(const char* kernel_path, size_t bytes, int reps, char* report, size_t size) {
   Gpu g;
   memset(&g, 0, sizeof g);
   g.why = report;

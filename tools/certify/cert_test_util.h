@@ -34,14 +34,17 @@ static inline void cert_require_wheel(const char* status, const char* what) {
   char line[512] = "unavailable: status.txt missing";
   FILE* f = fopen(cert_runfile(status), "r");
   if (f != NULL) {
-    if (fgets(line, sizeof line, f) == NULL) snprintf(line, sizeof line, "unavailable: empty status");
+    if (fgets(line, sizeof line, f) == NULL)
+      snprintf(line, sizeof line, "unavailable: empty status");
     fclose(f);
   }
   line[strcspn(line, "\n")] = '\0';
   if (strncmp(line, "available", 9) != 0) cr_skip_test("%s wheel %s", what, line);
 }
 
-static inline void cert_require_jax(void) { cert_require_wheel("../jax_tvm_ffi/status.txt", "jax-tvm-ffi"); }
+static inline void cert_require_jax(void) {
+  cert_require_wheel("../jax_tvm_ffi/status.txt", "jax-tvm-ffi");
+}
 
 static int cert_cmp_str(const void* a, const void* b) {
   return strcmp(*(const char* const*)a, *(const char* const*)b);
@@ -50,8 +53,8 @@ static int cert_cmp_str(const void* a, const void* b) {
 /* What a sanitizer build (--config=asan/tsan) adds to our own libraries:
  * left out of the compared sets, so one expectation holds in every build. */
 static inline int cert_is_sanitizer_name(const char* name) {
-  static const char* const kPrefixes[] = {"__asan", "__ubsan", "__sanitizer", "__tsan",
-                                          "__lsan", "libasan.", "libubsan.", "libtsan.",
+  static const char* const kPrefixes[] = {"__asan",   "__ubsan",  "__sanitizer", "__tsan",
+                                          "__lsan",   "libasan.", "libubsan.",   "libtsan.",
                                           "liblsan.", NULL};
   for (const char* const* p = kPrefixes; *p != NULL; ++p) {
     if (cert_starts_with(name, *p)) return 1;
@@ -98,11 +101,11 @@ static inline void cert_read_ok(const char* runfile, CertElf* elf) {
   cr_assert_eq(rc, 0, "cert_elf_read(%s): %s", runfile, err);
 }
 
-#define CERT_EXPECT_SET(list, prefix, expected)                                          \
-  do {                                                                                   \
-    char* got_ = cert_joined((list), (prefix));                                          \
+#define CERT_EXPECT_SET(list, prefix, expected)                                             \
+  do {                                                                                      \
+    char* got_ = cert_joined((list), (prefix));                                             \
     cr_expect_str_eq(got_, (expected), "%s with prefix %s: got %s", #list, (prefix), got_); \
-    free(got_);                                                                          \
+    free(got_);                                                                             \
   } while (0)
 
 #endif

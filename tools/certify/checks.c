@@ -9,9 +9,9 @@ const CertCheck cert_checks[CERT_CHECK_COUNT] = {
 #undef CERT_CHECK
 };
 
-
 int cert_finding_says_nothing_called(const CertFinding* x) {
-  return x->verdict == CERT_SKIP && x->function[0] == '\0' && strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0;
+  return x->verdict == CERT_SKIP && x->function[0] == '\0' &&
+         strcmp(x->check, CERT_CHECK_NOTHING_CALLED) == 0;
 }
 
 int cert_findings_nothing_called(const CertFindings* f) {

@@ -6,7 +6,8 @@
 #include "finding.h"
 
 typedef enum {
-#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary, pass) CERT_CHECK_##name,
+#define CERT_CHECK(name, id, stage, clauses, crash_clause, crash_verdict, summary, pass) \
+  CERT_CHECK_##name,
 #include "checks.def"
 #undef CERT_CHECK
   CERT_CHECK_COUNT

@@ -17,16 +17,18 @@
 #include <unistd.h>
 
 #include "elf_facts.h"
+#include "lib_search.h"
 #include "release_run.h"
 
 void cert_usage(FILE* out) {
-  fputs("usage: certify LIB.so [--manifest FILE] [--runtime reference|upstream|PATH]\n"
-        "               [--releases all|X,Y,...] [--manylinux POLICY] [--json FILE] [--junit FILE]\n"
-        "               [--html FILE] [--jobs N] [--timeout S] [--replay LINE] [--quiet]\n"
-        "exit status (bits): 1 certify could not finish, 2 usage error,\n"
-        "                    4 a MUST failure, 8 a NONSTRICT finding,\n"
-        "                    16 nothing could be called; 0 certified\n",
-        out);
+  fputs(
+      "usage: certify LIB.so [--manifest FILE] [--runtime reference|upstream|PATH]\n"
+      "               [--releases all|X,Y,...] [--manylinux POLICY] [--json FILE] [--junit FILE]\n"
+      "               [--html FILE] [--jobs N] [--timeout S] [--replay LINE] [--quiet]\n"
+      "exit status (bits): 1 certify could not finish, 2 usage error,\n"
+      "                    4 a MUST failure, 8 a NONSTRICT finding,\n"
+      "                    16 nothing could be called; 0 certified\n",
+      out);
 }
 
 #define CERT_RUNTIME_WORDS "reference, upstream, or the path of a libtvm_ffi.so"
@@ -37,15 +39,17 @@ static int check_runtime_file(const char* which, const char* path, char* err, si
   CertElf elf;
   char why[512];
   if (cert_elf_read(path, &elf, why, sizeof why) != 0) {
-    snprintf(err, errlen, "runtime %.256s is not a TVM-FFI runtime: %.512s (--runtime takes %s)", which, why,
-             CERT_RUNTIME_WORDS);
+    snprintf(err, errlen, "runtime %.256s is not a TVM-FFI runtime: %.512s (--runtime takes %s)",
+             which, why, CERT_RUNTIME_WORDS);
     return -1;
   }
   int rc = 0;
   for (const char* const* n = kNeeded; *n != NULL && rc == 0; ++n) {
     if (cert_elf_find(&elf, *n, 0) != NULL) continue;
-    snprintf(err, errlen, "runtime %.256s is not a TVM-FFI runtime: %.1024s does not export %s (--runtime takes %s)",
-             which, path, *n, CERT_RUNTIME_WORDS);
+    snprintf(
+        err, errlen,
+        "runtime %.256s is not a TVM-FFI runtime: %.1024s does not export %s (--runtime takes %s)",
+        which, path, *n, CERT_RUNTIME_WORDS);
     rc = -1;
   }
   cert_elf_free(&elf);
@@ -99,8 +103,10 @@ int cert_find_runtime(const char* argv0, const char* which, CertRuntime* rt, cha
   if (rel != NULL) {
     char dir[PATH_MAX];
     if (cert_runfiles_dir(argv0, dir, sizeof dir) != 0) {
-      snprintf(err, errlen, "cannot find the %s runtime: no runfiles tree next to %s "
-               "(run it with `bazel run //tools:certify` or pass --runtime PATH)", which, argv0);
+      snprintf(err, errlen,
+               "cannot find the %s runtime: no runfiles tree next to %s "
+               "(run it with `bazel run //tools:certify` or pass --runtime PATH)",
+               which, argv0);
       return -1;
     }
     int n = snprintf(want, sizeof want, "%s/%s", dir, rel);
@@ -111,19 +117,23 @@ int cert_find_runtime(const char* argv0, const char* which, CertRuntime* rt, cha
   } else if (cert_is_release_version(which) && access(which, F_OK) != 0) {
     /* A release by its version (a replay line of a --releases run). */
     if (cert_release_cached(which, want, sizeof want) != 0) {
-      snprintf(err, errlen, "runtime %.64s: that release is not in the release cache (run certify --releases %.64s "
-               "once to fetch it)", which, which);
+      snprintf(
+          err, errlen,
+          "runtime %.64s: that release is not in the release cache (run certify --releases %.64s "
+          "once to fetch it)",
+          which, which);
       return -1;
     }
   } else {
     snprintf(want, sizeof want, "%s", cert_user_path(which, cwd_buf, sizeof cwd_buf));
   }
   if (realpath(want, rt->path) == NULL) {
-    snprintf(err, errlen, "runtime %.256s: %.1024s: %s (--runtime takes %s)", which, want, strerror(errno),
-             CERT_RUNTIME_WORDS);
+    snprintf(err, errlen, "runtime %.256s: %.1024s: %s (--runtime takes %s)", which, want,
+             strerror(errno), CERT_RUNTIME_WORDS);
     return -1;
   }
-  snprintf(rt->label, sizeof rt->label, "%s", rel || cert_is_release_version(which) ? which : rt->path);
+  snprintf(rt->label, sizeof rt->label, "%s",
+           rel || cert_is_release_version(which) ? which : rt->path);
   return check_runtime_file(which, rt->path, err, errlen);
 }
 
@@ -148,15 +158,14 @@ int cert_check_report_paths(const CertArgs* a, char* err, size_t errlen) {
     const char* path = cert_user_path(paths[k], buf, sizeof buf);
     struct stat st;
     int exists = stat(path, &st) == 0;
-    snprintf(dir, sizeof dir, "%s", path);
-    char* slash = strrchr(dir, '/');
-    if (slash == NULL) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
+    cert_dirname(path, dir, sizeof dir);
     const char* why = NULL;
-    if (exists && S_ISDIR(st.st_mode)) why = "is a directory";
-    else if (exists && access(path, W_OK) != 0) why = strerror(errno);
-    else if (!exists && access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    if (exists && S_ISDIR(st.st_mode))
+      why = "is a directory";
+    else if (exists && access(path, W_OK) != 0)
+      why = strerror(errno);
+    else if (!exists && access(dir, W_OK | X_OK) != 0)
+      why = strerror(errno);
     if (why == NULL) continue;
     snprintf(err, errlen, "cannot write the %s report %.2048s: %s", what[k], path, why);
     return -1;
@@ -165,14 +174,19 @@ int cert_check_report_paths(const CertArgs* a, char* err, size_t errlen) {
 }
 
 int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t errlen) {
-  static const struct option opts[] = {
-      {"manifest", required_argument, 0, 'm'}, {"runtime", required_argument, 0, 'r'},
-      {"json", required_argument, 0, 'J'},     {"junit", required_argument, 0, 'U'},
-      {"html", required_argument, 0, 'H'},     {"jobs", required_argument, 0, 'j'},
-      {"timeout", required_argument, 0, 't'},  {"replay", required_argument, 0, 'R'},
-      {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-      {"releases", required_argument, 0, 'L'}, {"manylinux", required_argument, 0, 'Y'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"manifest", required_argument, 0, 'm'},
+                                       {"runtime", required_argument, 0, 'r'},
+                                       {"json", required_argument, 0, 'J'},
+                                       {"junit", required_argument, 0, 'U'},
+                                       {"html", required_argument, 0, 'H'},
+                                       {"jobs", required_argument, 0, 'j'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"replay", required_argument, 0, 'R'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {"releases", required_argument, 0, 'L'},
+                                       {"manylinux", required_argument, 0, 'Y'},
+                                       {0, 0, 0, 0}};
   memset(a, 0, sizeof *a);
   opterr = 0;
   int c;
@@ -214,7 +228,8 @@ int cert_parse_args(int argc, char** argv, CertArgs* a, char* err, size_t errlen
   }
   a->lib = argv[optind];
   if (a->releases && (a->runtime || a->replay)) {
-    snprintf(err, errlen, "--releases chooses the runtimes itself: it takes no --runtime or --replay");
+    snprintf(err, errlen,
+             "--releases chooses the runtimes itself: it takes no --runtime or --replay");
     return -1;
   }
   return a->releases ? cert_release_spec_check(a->releases, err, errlen) : 0;
@@ -228,7 +243,8 @@ int cert_check_input(const char* path, char* err, size_t errlen) {
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    snprintf(err, errlen, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    snprintf(err, errlen, "%s: %s", path,
+             S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
     return -1;
   }
   if (access(path, R_OK) != 0) {
@@ -257,7 +273,8 @@ int cert_check_truncated(const char* path, const char* shown, char* err, size_t 
     unsigned long long ph_end = eh.e_phoff + (unsigned long long)eh.e_phnum * eh.e_phentsize;
     unsigned long long end = sh_end > ph_end ? sh_end : ph_end;
     if (end > size) {
-      snprintf(err, errlen, "%s: truncated ELF file: its header tables end at byte %llu, the file has %llu",
+      snprintf(err, errlen,
+               "%s: truncated ELF file: its header tables end at byte %llu, the file has %llu",
                shown, end, size);
       rc = -1;
     } else if (eh.e_type != ET_DYN) {

@@ -17,7 +17,7 @@ typedef struct {
   const char* junit;
   const char* html;
   const char* replay;
-  const char* releases; /* --releases: "all" or versions, or NULL */
+  const char* releases;  /* --releases: "all" or versions, or NULL */
   const char* manylinux; /* --manylinux: the policy hosts are promised, or NULL */
   int jobs;
   double timeout_s;
@@ -41,7 +41,8 @@ int cert_runfiles_dir(const char* argv0, char* buf, size_t cap);
 
 /* "reference" and "upstream" name the runtimes certify ships with; anything
  * else is a path to a libtvm_ffi.so. 0, or -1 with a one-line reason. */
-int cert_find_runtime(const char* argv0, const char* which, CertRuntime* rt, char* err, size_t errlen);
+int cert_find_runtime(const char* argv0, const char* which, CertRuntime* rt, char* err,
+                      size_t errlen);
 
 /* The CUDA toolkit's driver stubs in the runfiles; NULL where there are none. */
 const char* cert_driver_stubs(const char* argv0, char* buf, size_t cap);

@@ -15,7 +15,8 @@ size_t cert_elf_bytes_at(const CertElf* elf, unsigned long long vaddr, size_t ma
                          const unsigned char** bytes);
 
 /* Writes the reason into err (when there is room) and returns -1. */
-int cert_elf_fail(char* err, size_t errlen, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+int cert_elf_fail(char* err, size_t errlen, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* One .dynsym entry into exports or imports; locals and hidden ones are
  * neither. cap_exp and cap_imp are the two lists' capacities. 0, or -1

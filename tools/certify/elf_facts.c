@@ -73,7 +73,8 @@ static int read_dynsym(Elf* elf, CertElf* out, char* err, size_t errlen) {
   Elf_Scn* scn = find_section(elf, SHT_DYNSYM, &sh);
   if (scn == NULL) return 0; /* a file with no dynamic symbols exports nothing */
   Elf_Data* data = section_data(scn, &sh);
-  if (data == NULL) return cert_elf_fail(err, errlen, ".dynsym has no contents: %s", elf_errmsg(-1));
+  if (data == NULL)
+    return cert_elf_fail(err, errlen, ".dynsym has no contents: %s", elf_errmsg(-1));
   size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
   if (entsize == 0) return cert_elf_fail(err, errlen, "unknown ELF class");
   size_t count = data->d_size / entsize;
@@ -94,7 +95,8 @@ static int read_dynamic(Elf* elf, CertElf* out, char* err, size_t errlen) {
   Elf_Scn* scn = find_section(elf, SHT_DYNAMIC, &sh);
   if (scn == NULL) return 0;
   Elf_Data* data = section_data(scn, &sh);
-  if (data == NULL) return cert_elf_fail(err, errlen, ".dynamic has no contents: %s", elf_errmsg(-1));
+  if (data == NULL)
+    return cert_elf_fail(err, errlen, ".dynamic has no contents: %s", elf_errmsg(-1));
   size_t entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
   if (entsize == 0) return cert_elf_fail(err, errlen, "unknown ELF class");
   size_t count = data->d_size / entsize, cap = 0;
@@ -137,8 +139,10 @@ static int push_relative(CertElf* out, size_t* cap, unsigned long long offset,
   /* Two arrays of one length: each grows with its own copy of the
    * capacity, and the smaller is what both hold. */
   size_t cap_o = *cap, cap_a = *cap;
-  if (tffi_vec_reserve(&out->relative_offsets, &cap_o, out->n_relative + 1, sizeof *out->relative_offsets) != 0 ||
-      tffi_vec_reserve(&out->relative_addends, &cap_a, out->n_relative + 1, sizeof *out->relative_addends) != 0) {
+  if (tffi_vec_reserve(&out->relative_offsets, &cap_o, out->n_relative + 1,
+                       sizeof *out->relative_offsets) != 0 ||
+      tffi_vec_reserve(&out->relative_addends, &cap_a, out->n_relative + 1,
+                       sizeof *out->relative_addends) != 0) {
     return -1;
   }
   *cap = cap_o < cap_a ? cap_o : cap_a;
@@ -170,8 +174,8 @@ static void mark_referenced(CertElf* out, size_t index, int plt_slot) {
   if (index == 0 || out->imports.n == 0) return;
   CertSymbol key;
   key.index = index;
-  CertSymbol* hit = bsearch(&key, out->imports.items, out->imports.n, sizeof key,
-                            compare_symbol_index);
+  CertSymbol* hit =
+      bsearch(&key, out->imports.items, out->imports.n, sizeof key, compare_symbol_index);
   if (hit == NULL) return;
   hit->is_lazy = hit->is_referenced ? hit->is_lazy && plt_slot : plt_slot;
   hit->is_referenced = 1;
@@ -206,8 +210,7 @@ static int read_relocations(Elf* elf, CertElf* out) {
       mark_referenced(out, (size_t)GELF_R_SYM(r.r_info),
                       is_plt_slot(out->machine, (unsigned)GELF_R_TYPE(r.r_info)));
       if (!rela || !is_relative(out->machine, (unsigned)GELF_R_TYPE(r.r_info))) continue;
-      if (push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0)
-        return -1;
+      if (push_relative(out, &cap, r.r_offset, (unsigned long long)r.r_addend) != 0) return -1;
     }
   }
   /* Pairs sorted by offset: sort the offsets with their addends alongside. */
@@ -227,9 +230,13 @@ static int read_relocations(Elf* elf, CertElf* out) {
 }
 
 static void derive_flags(CertElf* out) {
-  static const char* const kCudaLaunches[] = {
-      "cudaLaunchKernel",         "cudaLaunchKernelExC",      "cuLaunchKernel",
-      "cudaLaunchCooperativeKernel", "__cudaRegisterFatBinary", "cudaGraphLaunch", NULL};
+  static const char* const kCudaLaunches[] = {"cudaLaunchKernel",
+                                              "cudaLaunchKernelExC",
+                                              "cuLaunchKernel",
+                                              "cudaLaunchCooperativeKernel",
+                                              "__cudaRegisterFatBinary",
+                                              "cudaGraphLaunch",
+                                              NULL};
   out->has_library_bin = cert_elf_find(out, CERT_RESERVED_PREFIX "library_bin", 0) != NULL;
   out->imports_env_get_stream = cert_elf_find(out, "TVMFFIEnvGetStream", 1) != NULL;
   for (const char* const* name = kCudaLaunches; *name != NULL; ++name) {
@@ -241,7 +248,6 @@ static void derive_flags(CertElf* out) {
       out->uses_cuda = 1;
   }
 }
-
 
 static int read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
   if (elf_kind(elf) != ELF_K_ELF) return cert_elf_fail(err, errlen, "not an ELF file");
@@ -269,8 +275,8 @@ static int read_elf(Elf* elf, CertElf* out, char* err, size_t errlen) {
 
 /* Takes ownership of `image` (`size` bytes, mmap'd when `mapped`, else
  * malloc'd). */
-static int read_image(unsigned char* image, size_t size, int mapped, const char* path,
-                      CertElf* out, char* err, size_t errlen) {
+static int read_image(unsigned char* image, size_t size, int mapped, const char* path, CertElf* out,
+                      char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->image = image;
   out->image_size = size;
@@ -295,8 +301,7 @@ static int read_image(unsigned char* image, size_t size, int mapped, const char*
   return rc;
 }
 
-int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err,
-                         size_t errlen) {
+int cert_elf_read_memory(const void* image, size_t size, CertElf* out, char* err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (size > CERT_ELF_MAX_FILE) return cert_elf_fail(err, errlen, "file larger than 2 GiB");
   unsigned char* copy = malloc(size ? size : 1);
@@ -330,7 +335,8 @@ int cert_elf_read(const char* path, CertElf* out, char* err, size_t errlen) {
    * must never reach the file. Pages cost memory only once read. */
   void* image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   close(fd);
-  if (image == MAP_FAILED) return cert_elf_fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+  if (image == MAP_FAILED)
+    return cert_elf_fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
   return read_image(image, size, 1, path, out, err, errlen);
 }
 

@@ -10,7 +10,6 @@
 #include "elf_image.h"
 #include "finding.h"
 
-
 /* Reads `path`. Returns 0, or -1 with a one-line reason in `err`; on
  * failure `out` holds nothing that needs freeing. Never aborts on a
  * malformed file. */

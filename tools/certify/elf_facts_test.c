@@ -11,8 +11,8 @@
 
 #include "tools/certify/sanitized.h"
 
-#define SCALE_CPU_IMPORTS                                                                     \
-  "TVMFFIErrorSetRaisedFromCStr,_ITM_deregisterTMCloneTable,_ITM_registerTMCloneTable,"       \
+#define SCALE_CPU_IMPORTS                                                               \
+  "TVMFFIErrorSetRaisedFromCStr,_ITM_deregisterTMCloneTable,_ITM_registerTMCloneTable," \
   "__cxa_finalize,__gmon_start__,__stack_chk_fail,getenv,snprintf,strcmp,strtoll,vsnprintf"
 
 Test(elf_facts, scale_cpu_exports_imports_needed) {
@@ -56,8 +56,9 @@ Test(elf_facts, scale_cuda_uses_cuda_and_the_env_stream) {
   cert_read_ok("kernels/libscale_cuda.so", &elf);
   CERT_EXPECT_SET(&elf.exports, "__tvm_ffi", "__tvm_ffi_scale");
   CERT_EXPECT_SET(&elf.imports, "TVMFFI", "TVMFFIEnvGetStream,TVMFFIErrorSetRaisedFromCStr");
-  CERT_EXPECT_SET(&elf.imports, "cuda", "cudaGetDevice,cudaGetErrorName,cudaGetErrorString,"
-                                        "cudaLaunchKernel,cudaSetDevice");
+  CERT_EXPECT_SET(&elf.imports, "cuda",
+                  "cudaGetDevice,cudaGetErrorName,cudaGetErrorString,"
+                  "cudaLaunchKernel,cudaSetDevice");
   char* needed = cert_joined_needed(&elf);
   cr_expect_str_eq(needed, "libcudart.so.13,libstdc++.so.6,libgcc_s.so.1,libc.so.6");
   free(needed);
@@ -112,8 +113,9 @@ Test(elf_facts, jax_tvm_ffi_exports_three_functions) {
   cr_expect_eq(elf.exports.n, 1102);
   cr_expect_eq(elf.imports.n, 80);
   char* needed = cert_joined_needed(&elf);
-  cr_expect_str_eq(needed, "libtvm_ffi.so,libstdc++.so.6,libm.so.6,libgcc_s.so.1,"
-                           "libpthread.so.0,libc.so.6,ld-linux-x86-64.so.2");
+  cr_expect_str_eq(needed,
+                   "libtvm_ffi.so,libstdc++.so.6,libm.so.6,libgcc_s.so.1,"
+                   "libpthread.so.0,libc.so.6,ld-linux-x86-64.so.2");
   free(needed);
   cr_expect_null(elf.runpath);
   cr_expect_null(elf.rpath);

@@ -18,7 +18,7 @@ typedef struct {
    * binding, as hosts load kernel libraries, the loader looks it up only
    * when a call first reaches it, not when the library loads. */
   int is_lazy;
-  size_t index;    /* its index in .dynsym */
+  size_t index; /* its index in .dynsym */
   /* Where the symbol's bytes lie in the file (defined symbols in a section
    * with file contents): `file_bytes` bytes from `file_offset`, never past
    * the end of the section or the file, and at most `size`. 0 bytes when the
@@ -50,16 +50,16 @@ typedef struct {
   CertSymbols imports;  /* undefined dynamic symbols */
   char** needed;        /* DT_NEEDED, in order */
   size_t n_needed;
-  char* rpath;          /* DT_RPATH or NULL */
-  char* runpath;        /* DT_RUNPATH or NULL */
-  char* soname;         /* DT_SONAME or NULL */
+  char* rpath;   /* DT_RPATH or NULL */
+  char* runpath; /* DT_RUNPATH or NULL */
+  char* soname;  /* DT_SONAME or NULL */
   /* The file itself, for checks that read symbol bytes: mapped privately
    * from the file (only the pages read cost memory, so a 500 MB needed
    * library costs its headers), or a private copy for cert_elf_read_memory. */
   unsigned char* image;
   size_t image_size;
-  int image_mapped;     /* image is an mmap of image_size bytes */
-  int bind_now;         /* DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: every symbol bound at load */
+  int image_mapped; /* image is an mmap of image_size bytes */
+  int bind_now;     /* DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: every symbol bound at load */
   /* R_*_RELATIVE relocations of the dynamic relocation table, sorted by
    * offset: what a pointer variable in the file points to once loaded. */
   unsigned long long* relative_offsets;
@@ -68,9 +68,9 @@ typedef struct {
   CertSection* sections;
   size_t n_sections;
   /* Derived, for the dynamic stage: */
-  int has_library_bin;  /* exports __tvm_ffi__library_bin */
+  int has_library_bin;        /* exports __tvm_ffi__library_bin */
   int imports_env_get_stream; /* imports TVMFFIEnvGetStream */
-  int uses_cuda;        /* imports cudaLaunchKernel/cuLaunchKernel/... or needs libcudart/libcuda */
+  int uses_cuda; /* imports cudaLaunchKernel/cuLaunchKernel/... or needs libcudart/libcuda */
 } CertElf;
 
 #endif

@@ -22,7 +22,8 @@ static int read_segments(Elf* elf, CertElf* out) {
   out->n_sections = 0;
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
-    if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD || ph.p_filesz == 0) continue;
+    if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD || ph.p_filesz == 0)
+      continue;
     if (ph.p_offset > out->image_size || ph.p_filesz > out->image_size - ph.p_offset) continue;
     CertSection* s = &out->sections[out->n_sections++];
     s->addr = ph.p_vaddr;
@@ -158,8 +159,8 @@ static int read_dynamic_segment(Elf* elf, CertElf* out, char* err, size_t errlen
   for (size_t i = 1; i < nsyms; ++i) {
     GElf_Sym sym;
     if (gelf_getsym(syms, (int)i, &sym) == NULL) break;
-    if (cert_elf_add_symbol(out, &sym, i, dyn_string(out, &t, sym.st_name), &cap_exp,
-                        &cap_imp) != 0)
+    if (cert_elf_add_symbol(out, &sym, i, dyn_string(out, &t, sym.st_name), &cap_exp, &cap_imp) !=
+        0)
       return cert_elf_fail(err, errlen, "out of memory reading the dynamic symbols");
   }
   /* Without section headers the relocations are not read: every import

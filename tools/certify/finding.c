@@ -29,8 +29,14 @@ int cert_findings_add(CertFindings* out, const char* function, const char* check
   int len = vasprintf(&reason, reason_fmt, ap);
   va_end(ap);
   if (len < 0) return -1;
-  CertFinding f = {dup_or_empty(function), dup_or_empty(check), dup_or_empty(clause), dup_or_empty(runtime),
-                   verdict, reason, dup_or_empty(evidence), dup_or_empty(replay)};
+  CertFinding f = {dup_or_empty(function),
+                   dup_or_empty(check),
+                   dup_or_empty(clause),
+                   dup_or_empty(runtime),
+                   verdict,
+                   reason,
+                   dup_or_empty(evidence),
+                   dup_or_empty(replay)};
   if (!f.function || !f.check || !f.clause || !f.runtime || !f.evidence || !f.replay) {
     finding_clear(&f);
     return -1;
@@ -56,4 +62,3 @@ const char* cert_verdict_name(CertVerdict v) {
   }
   return "?";
 }
-

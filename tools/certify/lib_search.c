@@ -113,8 +113,8 @@ static const char* multiarch(int machine) {
 }
 
 /* Expands $ORIGIN/${ORIGIN}, $LIB and $PLATFORM in one path element. */
-static void expand(const char* elem, size_t len, const char* origin_file, int machine,
-                   char* out, size_t outlen) {
+static void expand(const char* elem, size_t len, const char* origin_file, int machine, char* out,
+                   size_t outlen) {
   size_t o = 0;
   out[0] = '\0';
   for (size_t i = 0; i < len && o + 1 < outlen;) {
@@ -123,14 +123,12 @@ static void expand(const char* elem, size_t len, const char* origin_file, int ma
     const char* value = NULL;
     size_t skip = 0;
     char origin[4096];
-    if (left >= 9 && memcmp(rest, "${ORIGIN}", 9) == 0) skip = 9;
-    else if (left >= 7 && memcmp(rest, "$ORIGIN", 7) == 0) skip = 7;
+    if (left >= 9 && memcmp(rest, "${ORIGIN}", 9) == 0)
+      skip = 9;
+    else if (left >= 7 && memcmp(rest, "$ORIGIN", 7) == 0)
+      skip = 7;
     if (skip) {
-      snprintf(origin, sizeof origin, "%s", origin_file);
-      char* slash = strrchr(origin, '/');
-      if (slash == NULL) snprintf(origin, sizeof origin, ".");
-      else if (slash == origin) slash[1] = '\0';
-      else *slash = '\0';
+      cert_dirname(origin_file, origin, sizeof origin);
       value = origin;
     } else if (left >= 4 && memcmp(rest, "$LIB", 4) == 0) {
       skip = 4;
@@ -202,8 +200,7 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
   if (self != NULL && self->runpath == NULL) {
     for (size_t i = 0; i < n_scopes; ++i) {
       if (scopes[i].rpath == NULL) continue;
-      if (try_list(scopes[i].rpath, scopes[i].path, name, machine, elf_class, found,
-                   sizeof found))
+      if (try_list(scopes[i].rpath, scopes[i].path, name, machine, elf_class, found, sizeof found))
         goto hit;
       snprintf(note, sizeof note, "DT_RPATH %s", scopes[i].rpath);
       add_looked(&looked, note);
@@ -234,8 +231,8 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
   const char* arch = multiarch(machine);
   char defaults[1024];
   if (elf_class == ELFCLASS64 && arch != NULL) {
-    snprintf(defaults, sizeof defaults, "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib",
-             arch, arch);
+    snprintf(defaults, sizeof defaults, "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib", arch,
+             arch);
   } else if (elf_class == ELFCLASS64) {
     snprintf(defaults, sizeof defaults, "/lib64:/usr/lib64:/lib:/usr/lib");
   } else {
@@ -248,4 +245,15 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
 hit:
   snprintf(out, outlen, "%s", found);
   return 1;
+}
+
+void cert_dirname(const char* path, char* out, size_t size) {
+  snprintf(out, size, "%s", path);
+  char* slash = strrchr(out, '/');
+  if (slash == NULL)
+    snprintf(out, size, ".");
+  else if (slash == out)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
 }

@@ -29,6 +29,10 @@ int cert_search_library(const char* name, const CertSearchScope* scopes, size_t 
  * for it in its lib64/stubs folder ("libcuda.so"), into buf; 1, or 0 when
  * `needed` is not a driver library. A machine without a GPU lacks these:
  * that is the machine's gap, not the library's. */
+/* The folder of `path` into out (at most `size` bytes): "." when it has
+ * no '/', "/" for a file at the root. */
+void cert_dirname(const char* path, char* out, size_t size);
+
 int cert_driver_stub_name(const char* needed, char* buf, size_t size);
 
 /* The ELF machine and class of a file, or -1 when it is not a readable ELF. */

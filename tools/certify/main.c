@@ -86,7 +86,8 @@ static int static_stage(const CertElf* elf, const CertRuntime* rts, size_t n_rts
   CertFindings per[CERT_MAX_RUNTIMES];
   memset(per, 0, sizeof per);
   int rc = 0;
-  for (size_t r = 0; r < n_rts && rc == 0; ++r) rc = cert_static_checks_in(elf, rts[r].path, env, &per[r]);
+  for (size_t r = 0; r < n_rts && rc == 0; ++r)
+    rc = cert_static_checks_in(elf, rts[r].path, env, &per[r]);
   for (size_t r = 0; r < n_rts && rc == 0; ++r) {
     for (size_t i = 0; i < per[r].n && rc == 0; ++i) {
       const CertFinding* x = &per[r].items[i];
@@ -111,9 +112,12 @@ static int dynamic_stage(const CertElf* elf, const CertArgs* a, const CertManife
   int show = !a->quiet && isatty(STDERR_FILENO);
   for (size_t r = 0; r < n_rts; ++r) {
     CertProgress progress = {rts[r].label, "functions", 0};
-    CertProbeOptions opt = {elf->path, rts[r].path, rts[r].label, manifest, a->jobs, a->timeout_s,
-                            0, env->driver_stubs, show ? show_progress : NULL, &progress};
-    int rc = a->replay ? cert_probe_replay(a->replay, &opt, out) : cert_probe_library(elf, &opt, out);
+    CertProbeOptions opt = {elf->path, rts[r].path,       rts[r].label,
+                            manifest,  a->jobs,           a->timeout_s,
+                            0,         env->driver_stubs, show ? show_progress : NULL,
+                            &progress};
+    int rc =
+        a->replay ? cert_probe_replay(a->replay, &opt, out) : cert_probe_library(elf, &opt, out);
     progress_end(&progress);
     if (rc != 0) return -1;
   }
@@ -122,7 +126,8 @@ static int dynamic_stage(const CertElf* elf, const CertArgs* a, const CertManife
 
 /* The symbol-version floor against auditwheel's policy data, which
  * certify finds in its runfiles (or $CERTIFY_MANYLINUX_POLICY names). */
-static int manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf, CertFindings* out) {
+static int manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* elf,
+                           CertFindings* out) {
   char dir[PATH_MAX], path[PATH_MAX + 96], status[PATH_MAX + 64], why[300] = "";
   const char* policy = getenv("CERTIFY_MANYLINUX_POLICY");
   if ((policy == NULL || policy[0] == '\0') && cert_runfiles_dir(argv0, dir, sizeof dir) == 0) {
@@ -138,8 +143,8 @@ static int manylinux_stage(const char* argv0, const CertArgs* a, const CertElf* 
 
 /* --releases: the reference, then every chosen release that could be had
  * and whose library no earlier one shares, as runtimes. */
-static int release_runtimes(const char* argv0, const CertArgs* a, CertReleaseSet* set, CertRuntime* rts,
-                            size_t* n_rts, char* err, size_t errlen) {
+static int release_runtimes(const char* argv0, const CertArgs* a, CertReleaseSet* set,
+                            CertRuntime* rts, size_t* n_rts, char* err, size_t errlen) {
   if (cert_find_runtime(argv0, "reference", &rts[0], err, errlen) != 0) return -1;
   *n_rts = 1;
   char dir[PATH_MAX], script[PATH_MAX + 64] = "";
@@ -175,17 +180,19 @@ static int release_probes(const CertElf* elf, const CertArgs* a, const CertManif
   for (size_t r = 0; r < n_rts; ++r) refs[r] = (CertRuntimeRef){rts[r].label, rts[r].path};
   int show = !a->quiet && isatty(STDERR_FILENO);
   CertProgress progress = {"releases", "runtimes", 0};
-  CertProbeOptions opt = {elf->path, NULL, NULL, manifest, 1, a->timeout_s, 0, env->driver_stubs, NULL, NULL};
+  CertProbeOptions opt = {elf->path,         NULL, NULL, manifest, 1, a->timeout_s, 0,
+                          env->driver_stubs, NULL, NULL};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = a->jobs > 0 ? a->jobs : (cpus > 0 ? (int)cpus : 1);
-  int rc = cert_probe_runtimes(elf, &opt, refs, n_rts, jobs, show ? show_progress : NULL, &progress, out, why,
-                               whylen);
+  int rc = cert_probe_runtimes(elf, &opt, refs, n_rts, jobs, show ? show_progress : NULL, &progress,
+                               out, why, whylen);
   progress_end(&progress);
   return rc;
 }
 
 /* The rows of the answer: the releases in order, then the reference. */
-static int release_answer_of(const CertReleaseSet* set, const CertFindings* f, CertReleaseAnswer* out) {
+static int release_answer_of(const CertReleaseSet* set, const CertFindings* f,
+                             CertReleaseAnswer* out) {
   CertReleaseInput* in = calloc(set->n + 1, sizeof *in);
   if (in == NULL) return -1;
   for (size_t k = 0; k < set->n; ++k) {
@@ -262,8 +269,8 @@ static int run_certify(const char* argv0, const CertArgs* a) {
   }
   if (!failed && a->manifest) {
     char buf[PATH_MAX];
-    failed = cert_manifest_load(cert_user_path(a->manifest, buf, sizeof buf), &manifest_store,
-                                err, sizeof err) != 0;
+    failed = cert_manifest_load(cert_user_path(a->manifest, buf, sizeof buf), &manifest_store, err,
+                                sizeof err) != 0;
     if (!failed) manifest = &manifest_store;
   }
   if (!failed) failed = cert_check_truncated(lib_abs, lib, err, sizeof err) != 0;
@@ -287,14 +294,16 @@ static int run_certify(const char* argv0, const CertArgs* a) {
     failed = 1;
   }
   char why[1024] = "";
-  if (!failed && (a->releases ? release_probes(&elf, a, manifest, rts, n_rts, &env, &findings, why, sizeof why)
-                              : dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings)) != 0) {
-    snprintf(err, sizeof err, "%s%.2048s%s", a->replay ? "cannot replay: " : "the probes could not finish: ",
+  if (!failed &&
+      (a->releases ? release_probes(&elf, a, manifest, rts, n_rts, &env, &findings, why, sizeof why)
+                   : dynamic_stage(&elf, a, manifest, rts, n_rts, &env, &findings)) != 0) {
+    snprintf(err, sizeof err, "%s%.2048s%s",
+             a->replay ? "cannot replay: " : "the probes could not finish: ",
              a->releases ? why : cert_probe_error(), "");
     failed = 1;
   }
-  CertRunInfo run = {a->lib, labels, n_rts, seconds_now() - start, n_functions,
-                     failed ? err : NULL, NULL, NULL};
+  CertRunInfo run = {a->lib, labels, n_rts, seconds_now() - start, n_functions, failed ? err : NULL,
+                     NULL,   NULL};
   char prefix[PATH_MAX + 16];
   snprintf(prefix, sizeof prefix, "certify %s", a->lib);
   run.replay_prefix = prefix;

@@ -53,12 +53,14 @@ static const struct {
   CertManifestKind kind;
   int has_shape; /* 1: needs "shape"; 0: must not have one */
 } kKinds[] = {
-    {"tensor", CERT_MKIND_TENSOR, 1}, {"float", CERT_MKIND_FLOAT, 0},   {"int", CERT_MKIND_INT, 0},
-    {"bool", CERT_MKIND_BOOL, 0},     {"stream", CERT_MKIND_STREAM, 0}, {"pointer", CERT_MKIND_POINTER, 1},
+    {"tensor", CERT_MKIND_TENSOR, 1}, {"float", CERT_MKIND_FLOAT, 0},
+    {"int", CERT_MKIND_INT, 0},       {"bool", CERT_MKIND_BOOL, 0},
+    {"stream", CERT_MKIND_STREAM, 0}, {"pointer", CERT_MKIND_POINTER, 1},
     {"shape", CERT_MKIND_SHAPE, 1},   {"tuple", CERT_MKIND_TUPLE, 0},
 };
 
-static int parse_kind(Ctx* c, json_t* j, const char* where, CertManifestKind* kind, int* has_shape) {
+static int parse_kind(Ctx* c, json_t* j, const char* where, CertManifestKind* kind,
+                      int* has_shape) {
   char word[16];
   if (get_word(c, json_object_get(j, "kind"), where, word, sizeof word) != 0) return -1;
   for (size_t k = 0; k < sizeof kKinds / sizeof kKinds[0]; ++k) {
@@ -68,8 +70,8 @@ static int parse_kind(Ctx* c, json_t* j, const char* where, CertManifestKind* ki
       return 0;
     }
   }
-  return bad(c, "%s.kind: \"%s\" is not tensor, float, int, bool, stream, pointer, shape or tuple", where,
-             word);
+  return bad(c, "%s.kind: \"%s\" is not tensor, float, int, bool, stream, pointer, shape or tuple",
+             where, word);
 }
 
 static int parse_dims(Ctx* c, json_t* shape, const char* where, int32_t* ndim, char (*dims)[16]) {
@@ -102,7 +104,8 @@ static int only_keys(Ctx* c, json_t* j, const char* where, const char* const* ke
 }
 
 static int parse_items(Ctx* c, json_t* items, const char* where, CertManifestArg* a) {
-  if (!json_is_array(items) || json_array_size(items) == 0 || json_array_size(items) > CERT_MANIFEST_MAX_ITEMS) {
+  if (!json_is_array(items) || json_array_size(items) == 0 ||
+      json_array_size(items) > CERT_MANIFEST_MAX_ITEMS) {
     return bad(c, "%s.items: expected a list of 1 to %d items", where, CERT_MANIFEST_MAX_ITEMS);
   }
   static const char* const keys[] = {"kind", "shape", NULL};
@@ -119,7 +122,9 @@ static int parse_items(Ctx* c, json_t* items, const char* where, CertManifestArg
       return bad(c, "%s.kind: a tuple holds scalars, tensors, pointers or shapes", at);
     }
     json_t* shape = json_object_get(j, "shape");
-    if (has_shape != (shape != NULL)) return bad(c, "%s.shape: %s", at, has_shape ? "needed" : "only tensors, pointers and shapes have one");
+    if (has_shape != (shape != NULL))
+      return bad(c, "%s.shape: %s", at,
+                 has_shape ? "needed" : "only tensors, pointers and shapes have one");
     if (shape && parse_dims(c, shape, at, &it->ndim, it->dims) != 0) return -1;
     a->nitems++;
   }
@@ -137,7 +142,8 @@ static int parse_arg(Ctx* c, const char* fn, size_t k, json_t* j, CertManifestAr
   int has_shape = 0;
   if (parse_kind(c, j, where, &a->kind, &has_shape) != 0) return -1;
   json_t* shape = json_object_get(j, "shape");
-  if (!has_shape && shape) return bad(c, "%s.shape: only tensors, pointers and shapes have a shape", where);
+  if (!has_shape && shape)
+    return bad(c, "%s.shape: only tensors, pointers and shapes have a shape", where);
   if (has_shape && parse_dims(c, shape, where, &a->ndim, a->dims) != 0) return -1;
   json_t* align = json_object_get(j, "align");
   if (align) {
@@ -145,12 +151,14 @@ static int parse_arg(Ctx* c, const char* fn, size_t k, json_t* j, CertManifestAr
     if (a->kind != CERT_MKIND_TENSOR && a->kind != CERT_MKIND_POINTER) {
       return bad(c, "%s.align: only tensors and pointers have an alignment", where);
     }
-    if (x < 1 || x > 4096 || (x & (x - 1)) != 0) return bad(c, "%s.align: a power of two up to 4096", where);
+    if (x < 1 || x > 4096 || (x & (x - 1)) != 0)
+      return bad(c, "%s.align: a power of two up to 4096", where);
     a->align = (uint32_t)x;
   }
   json_t* extent = json_object_get(j, "extent");
   if (extent) {
-    if (a->kind != CERT_MKIND_INT) return bad(c, "%s.extent: only ints are passed an extent", where);
+    if (a->kind != CERT_MKIND_INT)
+      return bad(c, "%s.extent: only ints are passed an extent", where);
     if (get_word(c, extent, where, a->extent, sizeof a->extent) != 0 || !is_ident(a->extent)) {
       return bad(c, "%s.extent: expected an extent name", where);
     }
@@ -175,7 +183,8 @@ static int parse_divisible(Ctx* c, const char* fn, json_t* j, CertManifestFuncti
       return bad(c, "functions.%s.divisible: \"%s\" is not an extent name", fn, key);
     }
     json_int_t by = json_is_integer(v) ? json_integer_value(v) : 0;
-    if (by < 1 || by > 4096) return bad(c, "functions.%s.divisible.%s: a number from 1 to 4096", fn, key);
+    if (by < 1 || by > 4096)
+      return bad(c, "functions.%s.divisible.%s: a number from 1 to 4096", fn, key);
     snprintf(d->name, sizeof d->name, "%s", key);
     d->by = by;
     f->ndivisible++;
@@ -201,7 +210,8 @@ static int parse_errors(Ctx* c, const char* fn, json_t* j, CertManifestFunction*
       if (get_word(c, json_object_get(v, "kind"), where, e->kind, sizeof e->kind) != 0) return -1;
       json_t* names = json_object_get(v, "names");
       if (names && get_word(c, names, where, e->names, sizeof e->names) != 0) return -1;
-      if (json_object_size(v) == 2 && names == NULL) return bad(c, "%s: only kind and names", where);
+      if (json_object_size(v) == 2 && names == NULL)
+        return bad(c, "%s: only kind and names", where);
     } else if (get_word(c, v, where, e->kind, sizeof e->kind) != 0) {
       return -1;
     }
@@ -228,13 +238,15 @@ static int parse_reference(Ctx* c, const char* fn, const char* s, CertManifestFu
   e->out_arg = arg_index(f, start, (size_t)(p - start));
   if (e->out_arg < 0 || (f->args[e->out_arg].kind != CERT_MKIND_TENSOR &&
                          f->args[e->out_arg].kind != CERT_MKIND_POINTER)) {
-    return bad(c, "functions.%s.reference: must start with a tensor or pointer argument's name", fn);
+    return bad(c, "functions.%s.reference: must start with a tensor or pointer argument's name",
+               fn);
   }
   while (isspace((unsigned char)*p)) ++p;
   if (*p++ != '=') return bad(c, "functions.%s.reference: expected '='", fn);
   for (;;) {
     while (isspace((unsigned char)*p)) ++p;
-    if (e->nterms == CERT_EXPR_MAX) return bad(c, "functions.%s.reference: more than %d terms", fn, CERT_EXPR_MAX);
+    if (e->nterms == CERT_EXPR_MAX)
+      return bad(c, "functions.%s.reference: more than %d terms", fn, CERT_EXPR_MAX);
     start = p;
     if (isdigit((unsigned char)*p) || *p == '.') {
       char* end = NULL;
@@ -264,19 +276,22 @@ static int parse_reference(Ctx* c, const char* fn, const char* s, CertManifestFu
       }
       if (kind != CERT_MKIND_TENSOR && kind != CERT_MKIND_POINTER && kind != CERT_MKIND_FLOAT &&
           kind != CERT_MKIND_INT) {
-        return bad(c, "functions.%s.reference: \"%.20s\" is not a number, tensor or pointer", fn, start);
+        return bad(c, "functions.%s.reference: \"%.20s\" is not a number, tensor or pointer", fn,
+                   start);
       }
     }
     e->nterms++;
     while (isspace((unsigned char)*p)) ++p;
     if (*p == '\0') return 0;
-    if (*p != '+' && *p != '-' && *p != '*') return bad(c, "functions.%s.reference: expected + - or *", fn);
+    if (*p != '+' && *p != '-' && *p != '*')
+      return bad(c, "functions.%s.reference: expected + - or *", fn);
     e->ops[e->nterms - 1] = *p++;
   }
 }
 
 static int parse_dtypes(Ctx* c, const char* fn, json_t* j, CertManifestFunction* f) {
-  if (!json_is_array(j) || json_array_size(j) == 0 || json_array_size(j) > CERT_MANIFEST_MAX_DTYPES) {
+  if (!json_is_array(j) || json_array_size(j) == 0 ||
+      json_array_size(j) > CERT_MANIFEST_MAX_DTYPES) {
     return bad(c, "functions.%s.dtypes: expected 1 to %d dtypes", fn, CERT_MANIFEST_MAX_DTYPES);
   }
   for (size_t k = 0; k < json_array_size(j); ++k) {
@@ -292,11 +307,13 @@ static int parse_dtypes(Ctx* c, const char* fn, json_t* j, CertManifestFunction*
 }
 
 static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunction* f) {
-  if (strlen(name) == 0 || strlen(name) >= sizeof f->name) return bad(c, "functions: bad name length");
+  if (strlen(name) == 0 || strlen(name) >= sizeof f->name)
+    return bad(c, "functions: bad name length");
   snprintf(f->name, sizeof f->name, "%s", name);
   if (!json_is_object(j)) return bad(c, "functions.%s: expected an object", name);
-  static const char* const keys[] = {"device", "dtypes", "args", "returns", "reference", "errors",
-                                     "errors_name_argument", "divisible", "byte_offset", NULL};
+  static const char* const keys[] = {
+      "device",    "dtypes",      "args", "returns", "reference", "errors", "errors_name_argument",
+      "divisible", "byte_offset", NULL};
   const char* key;
   json_t* v;
   json_object_foreach(j, key, v) {
@@ -307,12 +324,16 @@ static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunct
   char dev[16] = "cpu";
   json_t* d = json_object_get(j, "device");
   if (d && get_word(c, d, "device", dev, sizeof dev) != 0) return -1;
-  if (strcmp(dev, "cpu") == 0) f->device = kDLCPU;
-  else if (strcmp(dev, "cuda") == 0) f->device = kDLCUDA;
-  else return bad(c, "functions.%s.device: \"%s\" is not cpu or cuda", name, dev);
+  if (strcmp(dev, "cpu") == 0)
+    f->device = kDLCPU;
+  else if (strcmp(dev, "cuda") == 0)
+    f->device = kDLCUDA;
+  else
+    return bad(c, "functions.%s.device: \"%s\" is not cpu or cuda", name, dev);
   json_t* args = json_object_get(j, "args");
   if (!json_is_array(args) || json_array_size(args) > CERT_MAX_ARGS - 1) {
-    return bad(c, "functions.%s.args: expected a list of at most %d arguments", name, CERT_MAX_ARGS - 1);
+    return bad(c, "functions.%s.args: expected a list of at most %d arguments", name,
+               CERT_MAX_ARGS - 1);
   }
   for (size_t k = 0; k < json_array_size(args); ++k) {
     if (parse_arg(c, name, k, json_array_get(args, k), &f->args[k]) != 0) return -1;
@@ -326,14 +347,16 @@ static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunct
   for (int k = 0; k < f->nargs; ++k) {
     int laid_out = f->args[k].kind == CERT_MKIND_TENSOR || f->args[k].kind == CERT_MKIND_POINTER;
     for (int i = 0; i < f->args[k].nitems; ++i) {
-      laid_out |= f->args[k].items[i].kind == CERT_MKIND_TENSOR || f->args[k].items[i].kind == CERT_MKIND_POINTER;
+      laid_out |= f->args[k].items[i].kind == CERT_MKIND_TENSOR ||
+                  f->args[k].items[i].kind == CERT_MKIND_POINTER;
     }
     if (laid_out && f->ndtypes == 0) {
       return bad(c, "functions.%s.dtypes: needed for tensor and pointer arguments", name);
     }
   }
   json_t* offset = json_object_get(j, "byte_offset");
-  if (offset && !json_is_boolean(offset)) return bad(c, "functions.%s.byte_offset: expected a bool", name);
+  if (offset && !json_is_boolean(offset))
+    return bad(c, "functions.%s.byte_offset: expected a bool", name);
   f->refuses_byte_offset = offset && json_is_false(offset);
   json_t* div = json_object_get(j, "divisible");
   if (div && parse_divisible(c, name, div, f) != 0) return -1;
@@ -355,7 +378,8 @@ static int parse_function(Ctx* c, const char* name, json_t* j, CertManifestFunct
   json_t* errs = json_object_get(j, "errors");
   if (errs && parse_errors(c, name, errs, f) != 0) return -1;
   json_t* nm = json_object_get(j, "errors_name_argument");
-  if (nm && !json_is_boolean(nm)) return bad(c, "functions.%s.errors_name_argument: expected a bool", name);
+  if (nm && !json_is_boolean(nm))
+    return bad(c, "functions.%s.errors_name_argument: expected a bool", name);
   f->errors_name_argument = nm && json_is_true(nm);
   return 0;
 }
@@ -365,7 +389,8 @@ int cert_manifest_parse(const char* text, size_t len, CertManifest* out, char* e
   memset(out, 0, sizeof *out);
   json_error_t jerr;
   json_t* root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL) return bad(&c, "not JSON: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+  if (root == NULL)
+    return bad(&c, "not JSON: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
   int rc = -1;
   json_t* fns = json_object_get(root, "functions");
   if (!json_is_object(root) || !json_is_object(fns)) {
@@ -375,7 +400,8 @@ int cert_manifest_parse(const char* text, size_t len, CertManifest* out, char* e
   const char* key;
   json_t* v;
   json_object_foreach(root, key, v) {
-    if (strcmp(key, "functions") != 0 && strcmp(key, "library") != 0 && strcmp(key, "comment") != 0) {
+    if (strcmp(key, "functions") != 0 && strcmp(key, "library") != 0 &&
+        strcmp(key, "comment") != 0) {
       bad(&c, "unknown key \"%s\"", key);
       goto done;
     }

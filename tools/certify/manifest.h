@@ -114,10 +114,10 @@ typedef struct {
 typedef struct {
   int out_arg;
   int nterms;
-  int term_arg[CERT_EXPR_MAX]; /* -1: constant */
+  int term_arg[CERT_EXPR_MAX];  /* -1: constant */
   int term_item[CERT_EXPR_MAX]; /* the tuple item of term_arg, or -1 */
   double term_const[CERT_EXPR_MAX];
-  char ops[CERT_EXPR_MAX];     /* ops[k] joins term k and k+1 */
+  char ops[CERT_EXPR_MAX]; /* ops[k] joins term k and k+1 */
 } CertExpr;
 
 typedef struct {

@@ -20,7 +20,8 @@ static double in_arith(DLDataType t, double v) {
 
 static double scalar_of(const CertCall* call, int arg, int item) {
   const CertArg* a = &call->args[arg];
-  if (item >= 0 && a->kind == CERT_ARG_ARRAY && a->i + item < call->nitems) a = &call->items[a->i + item];
+  if (item >= 0 && a->kind == CERT_ARG_ARRAY && a->i + item < call->nitems)
+    a = &call->items[a->i + item];
   if (a->kind == CERT_ARG_FLOAT) return a->f;
   if (a->kind == CERT_ARG_INT || a->kind == CERT_ARG_BOOL) return (double)a->i;
   return 0;
@@ -64,7 +65,8 @@ int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
       } else if (tensors[a] && e->term_item[k] < 0) {
         const DLTensor* t = tensors[a];
         /* The value the argument held before the call (in-place safe). */
-        const char* base = inputs_before[a] ? inputs_before[a] : (const char*)t->data + t->byte_offset;
+        const char* base =
+            inputs_before[a] ? inputs_before[a] : (const char*)t->data + t->byte_offset;
         if (base == NULL || cert_value_load(t->dtype, base + element_offset(t, i), &v) != 0) {
           return snprintf(note, note_size, "cannot read argument %d", a), -1;
         }
@@ -94,7 +96,8 @@ int cert_manifest_check(void* ctx, const CertCall* call, void* const* tensors,
       if (mismatches == 0) {
         double g = 0;
         cert_value_load(dt, got, &g);
-        snprintf(note, note_size, "element %lld: got %.9g, the reference gives %.9g%s", (long long)i, g, acc,
+        snprintf(note, note_size, "element %lld: got %.9g, the reference gives %.9g%s",
+                 (long long)i, g, acc,
                  is_16bit_float(dt) ? " (computed in float32, rounded to nearest even)" : "");
       }
       ++mismatches;

@@ -8,14 +8,16 @@
 static void refused(const char* json, const char* part) {
   CertManifest m;
   char err[512] = "";
-  cr_expect_eq(cert_manifest_parse(json, strlen(json), &m, err, sizeof err), -1, "accepted: %s", json);
+  cr_expect_eq(cert_manifest_parse(json, strlen(json), &m, err, sizeof err), -1, "accepted: %s",
+               json);
   cr_expect_not_null(strstr(err, part), "%s: reason '%s' lacks '%s'", json, err, part);
 }
 
 Test(manifest, CDY_023_scale_cpu_manifest_loads) {
   CertManifest m;
   char err[512];
-  cr_assert_eq(cert_manifest_load("kernels/scale_cpu.manifest.json", &m, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(cert_manifest_load("kernels/scale_cpu.manifest.json", &m, err, sizeof err), 0, "%s",
+               err);
   const CertManifestFunction* f = cert_manifest_find(&m, "scale");
   cr_assert_not_null(f);
   cr_expect_eq(f->nargs, 3);
@@ -39,20 +41,31 @@ Test(manifest, CDY_023_malformed_manifests_are_refused) {
   refused("{\"functions\": {}, \"extra\": 1}", "unknown key \"extra\"");
   refused("{\"functions\": {\"f\": {\"args\": [], \"color\": 1}}}", "unknown key \"color\"");
   refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"blob\"}]}}}", "kind");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": [1]}]}}}",
-          "dtypes");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": "
+      "[1]}]}}}",
+      "dtypes");
   refused("{\"functions\": {\"f\": {\"dtypes\": [\"float7x\"], \"args\": []}}}", "not a dtype");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\"}, {\"name\": \"x\", \"kind\": \"int\"}]}}}",
-          "duplicate");
-  refused("{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"y\", \"kind\": \"tensor\", "
-          "\"shape\": [\"n\"]}], \"reference\": \"y = z * 2\"}}}",
-          "unknown name");
-  refused("{\"functions\": {\"f\": {\"device\": \"cuda\", \"dtypes\": [\"float32\"], \"args\": [{\"name\": \"y\", "
-          "\"kind\": \"tensor\", \"shape\": [\"n\"]}], \"reference\": \"y = y\"}}}",
-          "CPU functions only");
-  refused("{\"functions\": {\"f\": {\"args\": [], \"errors\": {\"weird\": \"TypeError\"}}}}", "unknown case");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": [1,2,3,4,5]}]}}}",
-          "at most 4");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\"}, {\"name\": \"x\", "
+      "\"kind\": \"int\"}]}}}",
+      "duplicate");
+  refused(
+      "{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"y\", \"kind\": "
+      "\"tensor\", "
+      "\"shape\": [\"n\"]}], \"reference\": \"y = z * 2\"}}}",
+      "unknown name");
+  refused(
+      "{\"functions\": {\"f\": {\"device\": \"cuda\", \"dtypes\": [\"float32\"], \"args\": "
+      "[{\"name\": \"y\", "
+      "\"kind\": \"tensor\", \"shape\": [\"n\"]}], \"reference\": \"y = y\"}}}",
+      "CPU functions only");
+  refused("{\"functions\": {\"f\": {\"args\": [], \"errors\": {\"weird\": \"TypeError\"}}}}",
+          "unknown case");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": "
+      "[1,2,3,4,5]}]}}}",
+      "at most 4");
   refused("{\"functions\": {\"f\": {\"args\": [], \"returns\": \"int\"}}}", "returns");
 }
 
@@ -62,7 +75,8 @@ Test(manifest, CDY_023_malformed_manifests_are_refused) {
 Test(manifest, CDY_020_dsl_signatures_load) {
   CertManifest m;
   char err[512];
-  cr_assert_eq(cert_manifest_load("tools/certify/testdata/dsl.manifest.json", &m, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(cert_manifest_load("tools/certify/testdata/dsl.manifest.json", &m, err, sizeof err),
+               0, "%s", err);
   const CertManifestFunction* add = cert_manifest_find(&m, "add_one_checked");
   cr_assert_not_null(add);
   cr_expect_eq(add->ndivisible, 1);
@@ -92,25 +106,38 @@ Test(manifest, CDY_020_dsl_signatures_load) {
 }
 
 Test(manifest, CDY_020_malformed_dsl_signatures_are_refused) {
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"t\", \"kind\": \"tuple\"}]}}}", "a tuple needs items");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\", \"items\": []}]}}}",
-          "only tuples have items");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"t\", \"kind\": \"tuple\", \"items\": "
-          "[{\"kind\": \"tuple\"}]}]}}}",
-          "a tuple holds");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\", \"align\": 16}]}}}",
-          "only tensors and pointers have an alignment");
-  refused("{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"x\", \"kind\": "
-          "\"tensor\", \"shape\": [\"n\"], \"align\": 12}]}}}",
-          "a power of two");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"p\", \"kind\": \"pointer\", \"shape\": [\"n\"]}]}}}",
-          "needed for tensor and pointer arguments");
-  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"float\", \"extent\": \"n\"}]}}}",
-          "only ints are passed an extent");
-  refused("{\"functions\": {\"f\": {\"args\": [], \"divisible\": {\"n\": 0}}}}", "a number from 1 to 4096");
-  refused("{\"functions\": {\"f\": {\"args\": [], \"byte_offset\": 0}}}", "byte_offset: expected a bool");
-  refused("{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"y\", \"kind\": "
-          "\"tensor\", \"shape\": [\"n\"]}, {\"name\": \"t\", \"kind\": \"tuple\", \"items\": [{\"kind\": "
-          "\"int\"}]}], \"reference\": \"y = t[3]\"}}}",
-          "bad item");
+  refused("{\"functions\": {\"f\": {\"args\": [{\"name\": \"t\", \"kind\": \"tuple\"}]}}}",
+          "a tuple needs items");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\", \"items\": []}]}}}",
+      "only tuples have items");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"t\", \"kind\": \"tuple\", \"items\": "
+      "[{\"kind\": \"tuple\"}]}]}}}",
+      "a tuple holds");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"int\", \"align\": 16}]}}}",
+      "only tensors and pointers have an alignment");
+  refused(
+      "{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"x\", \"kind\": "
+      "\"tensor\", \"shape\": [\"n\"], \"align\": 12}]}}}",
+      "a power of two");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"p\", \"kind\": \"pointer\", \"shape\": "
+      "[\"n\"]}]}}}",
+      "needed for tensor and pointer arguments");
+  refused(
+      "{\"functions\": {\"f\": {\"args\": [{\"name\": \"x\", \"kind\": \"float\", \"extent\": "
+      "\"n\"}]}}}",
+      "only ints are passed an extent");
+  refused("{\"functions\": {\"f\": {\"args\": [], \"divisible\": {\"n\": 0}}}}",
+          "a number from 1 to 4096");
+  refused("{\"functions\": {\"f\": {\"args\": [], \"byte_offset\": 0}}}",
+          "byte_offset: expected a bool");
+  refused(
+      "{\"functions\": {\"f\": {\"dtypes\": [\"float32\"], \"args\": [{\"name\": \"y\", \"kind\": "
+      "\"tensor\", \"shape\": [\"n\"]}, {\"name\": \"t\", \"kind\": \"tuple\", \"items\": "
+      "[{\"kind\": "
+      "\"int\"}]}], \"reference\": \"y = t[3]\"}}}",
+      "bad item");
 }

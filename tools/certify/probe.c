@@ -28,14 +28,15 @@ typedef struct {
   size_t before; /* functions of the chunks already done */
   size_t in_chunk;
   size_t total;
-  int phase;     /* 0: discovery, 1: the rest */
+  int phase; /* 0: discovery, 1: the rest */
 } Progress;
 
 static void chunk_progress(void* ctx, size_t done, size_t total, const char* what) {
   const Progress* p = ctx;
   if (total == 0) return;
   /* Discovery is the first quarter of a chunk's calls, give or take. */
-  double share = p->phase == 0 ? 0.25 * (double)done / (double)total : 0.25 + 0.75 * (double)done / (double)total;
+  double share = p->phase == 0 ? 0.25 * (double)done / (double)total
+                               : 0.25 + 0.75 * (double)done / (double)total;
   size_t at = p->before + (size_t)(share * (double)p->in_chunk);
   p->opt->progress(p->opt->progress_ctx, at, p->total, what);
 }
@@ -52,9 +53,9 @@ static void engine_options(const CertProbeOptions* opt, CertEngineOptions* e) {
   e->jobs = opt->jobs > 0 ? opt->jobs : (cpus > 0 ? (int)cpus : 1);
   e->timeout_s = opt->timeout_s > 0 ? opt->timeout_s : 10.0;
   e->child.timeout_s = e->timeout_s;
-  e->memory_limit = opt->memory_limit                      ? opt->memory_limit
+  e->memory_limit = opt->memory_limit                     ? opt->memory_limit
                     : access("/dev/nvidiactl", F_OK) == 0 ? CERT_DEFAULT_MEMORY_LIMIT_GPU
-                                                           : CERT_DEFAULT_MEMORY_LIMIT;
+                                                          : CERT_DEFAULT_MEMORY_LIMIT;
   e->child.memory_limit = e->memory_limit;
 }
 
@@ -92,26 +93,31 @@ static int report_load_failure(const char* text, const char* output, const CertP
            output ? output : "");
   const char* undefined = strstr(text, "undefined symbol: ");
   char symbol[256] = "";
-  if (undefined) snprintf(symbol, sizeof symbol, "%.*s", (int)strcspn(undefined + 18, " \n,"), undefined + 18);
+  if (undefined)
+    snprintf(symbol, sizeof symbol, "%.*s", (int)strcspn(undefined + 18, " \n,"), undefined + 18);
   const char* rt = opt->runtime_label;
   if (unopened(text, name, sizeof name) && strchr(name, '/') == NULL) {
     int driver = cert_driver_stub_name(name, stub, sizeof stub);
-    return cert_findings_add(out, "", "probe.load", "", rt, CERT_SKIP, evidence, "",
-                             driver ? "Not loaded: it needs the NVIDIA driver (%s), which this machine does not "
-                                      "have, and no driver stub of the CUDA toolkit stood in (static.driver)."
-                                    : "Not loaded: a library it needs (%s) is not found here; static.needed-found "
-                                      "says where the loader looked and what follows.",
-                             name);
+    return cert_findings_add(
+        out, "", "probe.load", "", rt, CERT_SKIP, evidence, "",
+        driver ? "Not loaded: it needs the NVIDIA driver (%s), which this machine does not "
+                 "have, and no driver stub of the CUDA toolkit stood in (static.driver)."
+               : "Not loaded: a library it needs (%s) is not found here; static.needed-found "
+                 "says where the loader looked and what follows.",
+        name);
   }
   if (symbol[0] && cert_is_upstream_cxx_symbol(symbol)) {
-    return cert_findings_add(out, "", "probe.load", "", rt, CERT_SKIP, evidence, "",
-                             "Not loaded under this runtime: it needs %s of upstream's C++ API, which this "
-                             "runtime does not define (static.cxx-api).", symbol);
+    return cert_findings_add(
+        out, "", "probe.load", "", rt, CERT_SKIP, evidence, "",
+        "Not loaded under this runtime: it needs %s of upstream's C++ API, which this "
+        "runtime does not define (static.cxx-api).",
+        symbol);
   }
-  return cert_findings_add(out, "", "probe.load", "CDY-001", rt, CERT_FAIL, evidence, "",
-                           "The library does not load as hosts load it (dlopen RTLD_LAZY | RTLD_LOCAL after the "
-                           "runtime RTLD_GLOBAL, as tvm_ffi.load_module does), so none of its functions can be "
-                           "called.");
+  return cert_findings_add(
+      out, "", "probe.load", "CDY-001", rt, CERT_FAIL, evidence, "",
+      "The library does not load as hosts load it (dlopen RTLD_LAZY | RTLD_LOCAL after the "
+      "runtime RTLD_GLOBAL, as tvm_ffi.load_module does), so none of its functions can be "
+      "called.");
 }
 
 static size_t count_lines(const char* s) {
@@ -147,19 +153,21 @@ static int report_loaded(const CertEngine* engine, const CertProbeOptions* opt, 
   if (globals == NULL || types == NULL) {
     snprintf(what, sizeof what, "what it registered could not be listed");
   } else if (!listable) {
-    snprintf(what, sizeof what, "it registered %zu type%s (this runtime cannot list global functions)", nt,
+    snprintf(what, sizeof what,
+             "it registered %zu type%s (this runtime cannot list global functions)", nt,
              nt == 1 ? "" : "s");
   } else {
-    snprintf(what, sizeof what, "it registered %zu global function%s and %zu type%s", ng, ng == 1 ? "" : "s",
-             nt, nt == 1 ? "" : "s");
+    snprintf(what, sizeof what, "it registered %zu global function%s and %zu type%s", ng,
+             ng == 1 ? "" : "s", nt, nt == 1 ? "" : "s");
   }
-  snprintf(evidence, sizeof evidence, "%s%s%s%s%s%s%s", note ? note : "", note && (ng || nt) ? "\n" : "",
-           ng ? "global functions: " : "", g, ng && nt ? "\n" : "", nt ? "types: " : "", t);
-  return cert_findings_add(out, "", "probe.load", "CDY-001", opt->runtime_label, CERT_PASS, evidence, "",
-                           "Loads as hosts load it (dlopen RTLD_LAZY | RTLD_LOCAL after the runtime RTLD_GLOBAL, "
-                           "as tvm_ffi.load_module does)%s; %s.",
-                           note ? ", with the CUDA toolkit's driver stub standing in for the NVIDIA driver" : "",
-                           what);
+  snprintf(evidence, sizeof evidence, "%s%s%s%s%s%s%s", note ? note : "",
+           note && (ng || nt) ? "\n" : "", ng ? "global functions: " : "", g, ng && nt ? "\n" : "",
+           nt ? "types: " : "", t);
+  return cert_findings_add(
+      out, "", "probe.load", "CDY-001", opt->runtime_label, CERT_PASS, evidence, "",
+      "Loads as hosts load it (dlopen RTLD_LAZY | RTLD_LOCAL after the runtime RTLD_GLOBAL, "
+      "as tvm_ffi.load_module does)%s; %s.",
+      note ? ", with the CUDA toolkit's driver stub standing in for the NVIDIA driver" : "", what);
 }
 
 /* The library is not certified when nothing reached it. */
@@ -169,16 +177,18 @@ static int report_nothing_called(const char* why, const CertProbeOptions* opt, C
 }
 
 /* Manifest entries for functions the library does not export. */
-static int report_manifest_strays(const char* const* names, size_t n_names, const CertProbeOptions* opt,
-                                  CertFindings* out) {
+static int report_manifest_strays(const char* const* names, size_t n_names,
+                                  const CertProbeOptions* opt, CertFindings* out) {
   for (size_t k = 0; opt->manifest && k < opt->manifest->n; ++k) {
     const char* f = opt->manifest->fns[k].name;
     int exported = 0;
     for (size_t j = 0; j < n_names && !exported; ++j) exported = strcmp(names[j], f) == 0;
     if (exported) continue;
-    if (cert_findings_add(out, f, "manifest.functions", "", opt->runtime_label, CERT_WARN, f, "",
-                          "The manifest describes %s, but the library exports no __tvm_ffi_%s: nothing of it "
-                          "was checked (a misspelt manifest entry, or a function the build lost).", f, f) != 0) {
+    if (cert_findings_add(
+            out, f, "manifest.functions", "", opt->runtime_label, CERT_WARN, f, "",
+            "The manifest describes %s, but the library exports no __tvm_ffi_%s: nothing of it "
+            "was checked (a misspelt manifest entry, or a function the build lost).",
+            f, f) != 0) {
       return -1;
     }
   }
@@ -192,8 +202,8 @@ static int report_manifest_strays(const char* const* names, size_t n_names, cons
  * forked from this process). */
 enum { CHUNK = 32 };
 
-static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_meta, const CertProbeOptions* opt,
-                          CertFindings* out) {
+static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_meta,
+                          const CertProbeOptions* opt, CertFindings* out) {
   char why[1800];
   if (n_names == 0 && n_meta == 0) {
     int listable = 0;
@@ -202,22 +212,29 @@ static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_met
     char g[700] = "", t[700] = "";
     join_lines(globals, g, sizeof g);
     join_lines(types, t, sizeof t);
-    snprintf(why, sizeof why, "it exports no __tvm_ffi_<name> function; loading it registered %zu global "
+    snprintf(why, sizeof why,
+             "it exports no __tvm_ffi_<name> function; loading it registered %zu global "
              "function%s%s%s%s and %zu type%s%s%s%s, which certify does not call",
-             count_lines(globals), count_lines(globals) == 1 ? "" : "s", g[0] ? " (" : "", g, g[0] ? ")" : "",
-             count_lines(types), count_lines(types) == 1 ? "" : "s", t[0] ? " (" : "", t, t[0] ? ")" : "");
+             count_lines(globals), count_lines(globals) == 1 ? "" : "s", g[0] ? " (" : "", g,
+             g[0] ? ")" : "", count_lines(types), count_lines(types) == 1 ? "" : "s",
+             t[0] ? " (" : "", t, t[0] ? ")" : "");
     if (count_lines(globals) + count_lines(types) == 0) {
-      snprintf(why, sizeof why, "it exports no __tvm_ffi_<name> function, and registered nothing %s when it loaded",
+      snprintf(why, sizeof why,
+               "it exports no __tvm_ffi_<name> function, and registered nothing %s when it loaded",
                listable ? "(no global function, no type)" : "that this runtime can list (no type)");
     } else if (!listable) {
-      snprintf(why, sizeof why, "it exports no __tvm_ffi_<name> function; loading it registered %zu type%s%s%s%s "
+      snprintf(why, sizeof why,
+               "it exports no __tvm_ffi_<name> function; loading it registered %zu type%s%s%s%s "
                "(this runtime cannot list global functions), which certify does not call",
-               count_lines(types), count_lines(types) == 1 ? "" : "s", t[0] ? " (" : "", t, t[0] ? ")" : "");
+               count_lines(types), count_lines(types) == 1 ? "" : "s", t[0] ? " (" : "", t,
+               t[0] ? ")" : "");
     }
   } else {
-    snprintf(why, sizeof why, "no call got past the argument checks of %s %zu function%s; give a manifest "
-             "(--manifest) that describes valid calls", n_names + n_meta == 1 ? "its" : "any of its",
-             n_names + n_meta, n_names + n_meta == 1 ? "" : "s");
+    snprintf(why, sizeof why,
+             "no call got past the argument checks of %s %zu function%s; give a manifest "
+             "(--manifest) that describes valid calls",
+             n_names + n_meta == 1 ? "its" : "any of its", n_names + n_meta,
+             n_names + n_meta == 1 ? "" : "s");
   }
   return report_nothing_called(why, opt, out);
 }
@@ -226,8 +243,8 @@ static int nothing_called(const CertEngine* engine, size_t n_names, size_t n_met
  * phases, judged. On the first chunk also what loading showed; sets
  * *stop when nothing more can run (the library did not load). */
 static int probe_chunk(CertEngine* engine, Progress* progress, const char* const* names, size_t n,
-                       const char* const* meta, size_t n_meta, int first, const CertProbeOptions* opt,
-                       CertFindings* out, size_t* reached, int* stop) {
+                       const char* const* meta, size_t n_meta, int first,
+                       const CertProbeOptions* opt, CertFindings* out, size_t* reached, int* stop) {
   progress->in_chunk = n + n_meta;
   progress->phase = 0;
   CertPlan plan;
@@ -285,12 +302,13 @@ int cert_probe_functions(const char* const* names, size_t n_names, const char* c
   int stop = 0;
   for (size_t from = 0; rc == 0 && !stop && (from < n_names || from == 0); from += CHUNK) {
     size_t n = n_names - from < CHUNK ? n_names - from : CHUNK;
-    rc = probe_chunk(engine, &progress, names + from, n, meta_symbols, from == 0 ? n_meta : 0, from == 0, opt,
-                     out, &reached, &stop);
+    rc = probe_chunk(engine, &progress, names + from, n, meta_symbols, from == 0 ? n_meta : 0,
+                     from == 0, opt, out, &reached, &stop);
     progress.before += n + (from == 0 ? n_meta : 0);
   }
   if (rc == 0 && !stop && reached == 0) rc = nothing_called(engine, n_names, n_meta, opt, out);
-  if (rc != 0 && g_error[0] == '\0') snprintf(g_error, sizeof g_error, "the probes could not finish");
+  if (rc != 0 && g_error[0] == '\0')
+    snprintf(g_error, sizeof g_error, "the probes could not finish");
   cert_engine_close(engine);
   return rc;
 }
@@ -305,9 +323,11 @@ int cert_probe_library(const CertElf* elf, const CertProbeOptions* opt, CertFind
   for (size_t k = 0; k < n; ++k) {
     const CertSymbol* s = &elf->exports.items[k];
     if (!s->is_function || !cert_starts_with(s->name, CERT_EXPORT_PREFIX)) continue;
-    if (cert_starts_with(s->name, CERT_METADATA_PREFIX) || cert_starts_with(s->name, CERT_DOC_PREFIX)) {
+    if (cert_starts_with(s->name, CERT_METADATA_PREFIX) ||
+        cert_starts_with(s->name, CERT_DOC_PREFIX)) {
       meta[nm++] = s->name;
-    } else if (!cert_starts_with(s->name, CERT_RESERVED_PREFIX) && strlen(s->name) < CERT_NAME_MAX + 10) {
+    } else if (!cert_starts_with(s->name, CERT_RESERVED_PREFIX) &&
+               strlen(s->name) < CERT_NAME_MAX + 10) {
       names[nn++] = s->name + strlen(CERT_EXPORT_PREFIX);
     }
   }
@@ -339,13 +359,15 @@ int cert_probe_replay(const char* replay, const CertProbeOptions* opt, CertFindi
   size_t reached = 0;
   if (engine == NULL || cert_plan_add_replay(&plan, &call) != 0) goto done;
   if (run_phase(engine, &plan, 0) != 0) {
-    if (cert_engine_error(engine)) snprintf(g_error, sizeof g_error, "%s", cert_engine_error(engine));
+    if (cert_engine_error(engine))
+      snprintf(g_error, sizeof g_error, "%s", cert_engine_error(engine));
     goto done;
   }
   cert_plan_describe(&plan, 0, stdout);
   const char* output = NULL;
   const char* failure = cert_engine_load_failure(engine, &output);
-  rc = failure ? report_load_failure(failure, output, opt, out) : cert_plan_judge(&plan, out, &reached);
+  rc = failure ? report_load_failure(failure, output, opt, out)
+               : cert_plan_judge(&plan, out, &reached);
 done:
   if (rc != 0 && g_error[0] == '\0') snprintf(g_error, sizeof g_error, "the replay could not run");
   cert_engine_close(engine);

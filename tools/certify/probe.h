@@ -10,7 +10,6 @@
 #include "finding.h"
 #include "probe_options.h"
 
-
 /* Runs every probe on every callable function of `elf` (and decodes
  * metadata/doc symbols that are functions) and appends the findings: the
  * library-level ones (probe.load: how it loaded and what it registered;

@@ -1,5 +1,7 @@
 #include "probe_args.h"
 
+#include <dlfcn.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,6 @@ void* cert_guarded_alloc(size_t len, size_t align, void** base, size_t* total, v
 
 /* ---- building arguments ------------------------------------------------- */
 
-
 /* Where one built value goes: the value itself, what to release after the
  * call, the memory behind it, and which argument a fault there blames. */
 typedef struct {
@@ -70,7 +71,6 @@ typedef struct {
   TensorBox** box;
   int32_t arg;
 } Slot;
-
 
 double cert_fill_value(int32_t arg, int64_t i) {
   /* Quarter steps in [-2.75, 2.75]: exact in every float type, and never
@@ -85,7 +85,9 @@ static int64_t span_elements(const TensorBox* b) {
     if (b->shape[k] == 0) return 0;
     int64_t st = b->strides[k] < 0 ? -b->strides[k] : b->strides[k];
     int64_t add;
-    if (__builtin_mul_overflow(b->shape[k] - 1, st, &add) || __builtin_add_overflow(span, add, &span)) return -1;
+    if (__builtin_mul_overflow(b->shape[k] - 1, st, &add) ||
+        __builtin_add_overflow(span, add, &span))
+      return -1;
   }
   return span;
 }
@@ -116,7 +118,8 @@ static void fill_elements(const CertArg* a, const TensorBox* t, char* first, int
 
 /* The data of a tensor or data pointer: host memory ending at a guard page
  * (CPU), the unreadable guard page itself (other devices), or NULL. */
-static int build_data(const CertArg* a, TensorBox* t, const Built* b, int32_t arg, char* note, size_t nn) {
+static int build_data(const CertArg* a, TensorBox* t, const Built* b, int32_t arg, char* note,
+                      size_t nn) {
   int64_t span = span_elements(t);
   size_t esize = cert_dtype_bytes(a->dtype);
   if (esize == 0 || span < 0 || (uint64_t)span > (1u << 26) / esize) {
@@ -134,7 +137,8 @@ static int build_data(const CertArg* a, TensorBox* t, const Built* b, int32_t ar
     return 0;
   }
   void* guard = NULL;
-  char* data = cert_guarded_alloc(t->span_bytes + a->byte_offset, a->align, &t->map_base, &t->map_len, &guard);
+  char* data = cert_guarded_alloc(t->span_bytes + a->byte_offset, a->align, &t->map_base,
+                                  &t->map_len, &guard);
   if (data == NULL) return snprintf(note, nn, "argument %d: mmap failed", (int)arg), -1;
   cert_guard_add(guard, cert_page_size(), CERT_REGION_DATA_END, arg);
   t->dl.data = data;
@@ -146,7 +150,8 @@ static int build_data(const CertArg* a, TensorBox* t, const Built* b, int32_t ar
 }
 
 static int make_tensor_object(TensorBox* t, const Slot* s, char* note, size_t nn) {
-  if (cert_api.tensor_from == NULL) return snprintf(note, nn, "the runtime lacks TVMFFITensorFromDLPackVersioned"), -1;
+  if (cert_api.tensor_from == NULL)
+    return snprintf(note, nn, "the runtime lacks TVMFFITensorFromDLPackVersioned"), -1;
   t->managed.version.major = DLPACK_MAJOR_VERSION;
   t->managed.version.minor = DLPACK_MINOR_VERSION;
   t->managed.dl_tensor = t->dl;
@@ -191,7 +196,8 @@ static int build_tensor(const CertArg* a, const Slot* s, Built* b, char* note, s
     return 0;
   }
   if (a->kind == CERT_ARG_DATAPTR) {
-    char* p = t->dl.data ? (char*)t->dl.data + (t->dl.data == b->guard_page ? 0 : a->byte_offset) : NULL;
+    char* p =
+        t->dl.data ? (char*)t->dl.data + (t->dl.data == b->guard_page ? 0 : a->byte_offset) : NULL;
     *s->value = (TVMFFIAny){.type_index = kTVMFFIOpaquePtr, .v_ptr = p};
     return 0;
   }
@@ -205,10 +211,15 @@ static int dummy_callback(void* h, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) 
 
 static int build_text(const CertArg* a, const Slot* s, int bytes, char* note, size_t nn) {
   TVMFFIByteArray ba = {a->word, strlen(a->word)};
-  int (*make)(const TVMFFIByteArray*, TVMFFIAny*) = bytes ? cert_api.bytes_from : cert_api.string_from;
-  if (make == NULL) return snprintf(note, nn, "the runtime lacks TVMFFI%sFromByteArray", bytes ? "Bytes" : "String"), -1;
+  int (*make)(const TVMFFIByteArray*, TVMFFIAny*) =
+      bytes ? cert_api.bytes_from : cert_api.string_from;
+  if (make == NULL)
+    return snprintf(note, nn, "the runtime lacks TVMFFI%sFromByteArray",
+                    bytes ? "Bytes" : "String"),
+           -1;
   TVMFFIAny v = {.type_index = kTVMFFINone};
-  if (make(&ba, &v) != 0) return snprintf(note, nn, "the runtime refused to make argument %d", (int)s->arg), -1;
+  if (make(&ba, &v) != 0)
+    return snprintf(note, nn, "the runtime refused to make argument %d", (int)s->arg), -1;
   if (v.type_index >= kTVMFFIStaticObjectBegin) *s->owned = v;
   *s->value = v;
   return 0;
@@ -223,7 +234,8 @@ static int build_object(const CertArg* a, const Slot* s, char* note, size_t nn) 
     TVMFFIByteArray kind = {"ValueError", 10}, msg = {"certify probe", 13}, bt = {"", 0};
     rc = cert_api.error_create(&kind, &msg, &bt, &h);
   }
-  if (rc != 0 || h == NULL) return snprintf(note, nn, "the runtime could not make argument %d", (int)s->arg), -1;
+  if (rc != 0 || h == NULL)
+    return snprintf(note, nn, "the runtime could not make argument %d", (int)s->arg), -1;
   *s->owned = (TVMFFIAny){.type_index = TVMFFIObjectGetTypeIndex(h), .v_obj = h};
   *s->value = *s->owned;
   return 0;
@@ -231,11 +243,15 @@ static int build_object(const CertArg* a, const Slot* s, char* note, size_t nn) 
 
 /* Calls the runtime's global function `name` (ffi.Shape, ffi.Array) on
  * `args` and keeps the object it makes. */
-static int build_by_global(const char* name, TVMFFIAny* args, int32_t n, const Slot* s, char* note, size_t nn) {
+static int build_by_global(const char* name, TVMFFIAny* args, int32_t n, const Slot* s, char* note,
+                           size_t nn) {
   TVMFFIObjectHandle f = NULL;
   TVMFFIByteArray key = {name, strlen(name)};
-  if (cert_api.get_global == NULL || cert_api.function_call == NULL || cert_api.get_global(&key, &f) != 0 || f == NULL) {
-    return snprintf(note, nn, "the runtime has no global function %s to make argument %d", name, (int)s->arg), -1;
+  if (cert_api.get_global == NULL || cert_api.function_call == NULL ||
+      cert_api.get_global(&key, &f) != 0 || f == NULL) {
+    return snprintf(note, nn, "the runtime has no global function %s to make argument %d", name,
+                    (int)s->arg),
+           -1;
   }
   TVMFFIAny out = {.type_index = kTVMFFINone};
   int rc = cert_api.function_call(f, args, n, &out);
@@ -253,13 +269,16 @@ static int build_by_global(const char* name, TVMFFIAny* args, int32_t n, const S
 
 static int build_shape(const CertArg* a, const Slot* s, char* note, size_t nn) {
   TVMFFIAny dims[CERT_MAX_NDIM];
-  for (int32_t d = 0; d < a->ndim; ++d) dims[d] = (TVMFFIAny){.type_index = kTVMFFIInt, .v_int64 = a->shape[d]};
+  for (int32_t d = 0; d < a->ndim; ++d)
+    dims[d] = (TVMFFIAny){.type_index = kTVMFFIInt, .v_int64 = a->shape[d]};
   return build_by_global("ffi.Shape", dims, a->ndim, s, note, nn);
 }
 
-static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn);
+static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note,
+                      size_t nn);
 
-static int build_array(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn) {
+static int build_array(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note,
+                       size_t nn) {
   for (int32_t k = 0; k < a->ndim; ++k) {
     int32_t at = (int32_t)a->i + k;
     if (at < 0 || at >= call->nitems || call->items[at].kind == CERT_ARG_ARRAY) {
@@ -271,26 +290,48 @@ static int build_array(const CertCall* call, const CertArg* a, const Slot* s, Bu
   return build_by_global("ffi.Array", a->ndim ? &b->item_values[a->i] : NULL, a->ndim, s, note, nn);
 }
 
-static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note, size_t nn) {
+static int build_item(const CertCall* call, const CertArg* a, const Slot* s, Built* b, char* note,
+                      size_t nn) {
   TVMFFIAny* v = s->value;
   memset(v, 0, sizeof *v);
   switch (a->kind) {
     case CERT_ARG_NONE: v->type_index = kTVMFFINone; return 0;
-    case CERT_ARG_BOOL: v->type_index = kTVMFFIBool; v->v_int64 = a->i != 0; return 0;
-    case CERT_ARG_INT: v->type_index = kTVMFFIInt; v->v_int64 = a->i; return 0;
-    case CERT_ARG_FLOAT: v->type_index = kTVMFFIFloat; v->v_float64 = a->f; return 0;
-    case CERT_ARG_RAWSTR: v->type_index = kTVMFFIRawStr; v->v_c_str = a->word; return 0;
+    case CERT_ARG_BOOL:
+      v->type_index = kTVMFFIBool;
+      v->v_int64 = a->i != 0;
+      return 0;
+    case CERT_ARG_INT:
+      v->type_index = kTVMFFIInt;
+      v->v_int64 = a->i;
+      return 0;
+    case CERT_ARG_FLOAT:
+      v->type_index = kTVMFFIFloat;
+      v->v_float64 = a->f;
+      return 0;
+    case CERT_ARG_RAWSTR:
+      v->type_index = kTVMFFIRawStr;
+      v->v_c_str = a->word;
+      return 0;
     case CERT_ARG_STR: return build_text(a, s, 0, note, nn);
     case CERT_ARG_BYTES: return build_text(a, s, 1, note, nn);
-    case CERT_ARG_DTYPE: v->type_index = kTVMFFIDataType; v->v_dtype = a->dtype; return 0;
-    case CERT_ARG_DEVICE: v->type_index = kTVMFFIDevice; v->v_device = a->device; return 0;
+    case CERT_ARG_DTYPE:
+      v->type_index = kTVMFFIDataType;
+      v->v_dtype = a->dtype;
+      return 0;
+    case CERT_ARG_DEVICE:
+      v->type_index = kTVMFFIDevice;
+      v->v_device = a->device;
+      return 0;
     case CERT_ARG_PTR:
       v->type_index = kTVMFFIOpaquePtr;
       v->v_ptr = a->i ? b->guard_page : NULL;
       return 0;
     case CERT_ARG_FUNCTION:
     case CERT_ARG_ERROR: return build_object(a, s, note, nn);
-    case CERT_ARG_DLNULL: v->type_index = kTVMFFIDLTensorPtr; v->v_ptr = NULL; return 0;
+    case CERT_ARG_DLNULL:
+      v->type_index = kTVMFFIDLTensorPtr;
+      v->v_ptr = NULL;
+      return 0;
     case CERT_ARG_DLTENSOR:
     case CERT_ARG_TENSOR:
     case CERT_ARG_DATAPTR: return build_tensor(a, s, b, note, nn);
@@ -309,7 +350,8 @@ static void release_box(TensorBox* t) {
 
 void cert_args_release(Built* b, int32_t nargs) {
   for (int32_t k = 0; k < nargs; ++k) {
-    if (b->owned[k].type_index >= kTVMFFIStaticObjectBegin && b->owned[k].v_obj) cert_api.dec_ref(b->owned[k].v_obj);
+    if (b->owned[k].type_index >= kTVMFFIStaticObjectBegin && b->owned[k].v_obj)
+      cert_api.dec_ref(b->owned[k].v_obj);
   }
   for (int32_t k = 0; k < CERT_MAX_ITEMS; ++k) {
     if (b->item_owned[k].type_index >= kTVMFFIStaticObjectBegin && b->item_owned[k].v_obj) {
@@ -326,7 +368,8 @@ int cert_args_build(const CertCall* call, Built* b, void* guard_page, char* note
   memset(b, 0, sizeof *b);
   b->guard_page = guard_page;
   void* guard = NULL;
-  b->args = cert_guarded_alloc((size_t)call->nargs * sizeof(TVMFFIAny), 0, &b->args_base, &b->args_len, &guard);
+  b->args = cert_guarded_alloc((size_t)call->nargs * sizeof(TVMFFIAny), 0, &b->args_base,
+                               &b->args_len, &guard);
   if (b->args == NULL) return snprintf(note, nn, "mmap failed"), -1;
   cert_guard_add(guard, cert_page_size(), CERT_REGION_ARGS_END, call->nargs);
   for (int32_t k = 0; k < call->nargs; ++k) {
@@ -360,4 +403,35 @@ int cert_str_text(const TVMFFIAny* r, char** out) {
   memcpy(*out, data, size);
   (*out)[size] = '\0';
   return 0;
+}
+
+int cert_api_resolve(void* rt, char* missing, size_t n) {
+#define REQUIRE(field, name)                                                 \
+  do {                                                                       \
+    *(void**)&cert_api.field = dlsym(rt, name);                              \
+    if (cert_api.field == NULL) return snprintf(missing, n, "%s", name), -1; \
+  } while (0)
+  REQUIRE(error_move, "TVMFFIErrorMoveFromRaised");
+  REQUIRE(dec_ref, "TVMFFIObjectDecRef");
+#undef REQUIRE
+  *(void**)&cert_api.string_from = dlsym(rt, "TVMFFIStringFromByteArray");
+  *(void**)&cert_api.bytes_from = dlsym(rt, "TVMFFIBytesFromByteArray");
+  *(void**)&cert_api.tensor_from = dlsym(rt, "TVMFFITensorFromDLPackVersioned");
+  *(void**)&cert_api.function_create = dlsym(rt, "TVMFFIFunctionCreate");
+  *(void**)&cert_api.error_create = dlsym(rt, "TVMFFIErrorCreate");
+  *(void**)&cert_api.get_global = dlsym(rt, "TVMFFIFunctionGetGlobal");
+  *(void**)&cert_api.function_call = dlsym(rt, "TVMFFIFunctionCall");
+  *(void**)&cert_api.type_info = dlsym(rt, "TVMFFIGetTypeInfo");
+  return 0;
+}
+
+int cert_result_is_valid(const TVMFFIAny* r) {
+  int32_t ti = r->type_index;
+  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
+      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
+      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
+    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
+  }
+  if (ti < kTVMFFIStaticObjectBegin) return 0;
+  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
 }

@@ -31,6 +31,14 @@ typedef struct {
 
 extern CertRuntimeApi cert_api;
 
+/* Fills cert_api from the runtime's dlopen handle. Returns 0, or -1 naming
+ * in `missing` the first required symbol the runtime lacks. */
+int cert_api_resolve(void* runtime, char* missing, size_t n);
+
+/* An owned result must be None, an inline value, or an object of its
+ * stated type with at least one reference; views are not owned values. */
+int cert_result_is_valid(const TVMFFIAny* r);
+
 typedef struct {
   DLTensor dl;
   int64_t shape[CERT_MAX_NDIM];

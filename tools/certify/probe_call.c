@@ -12,7 +12,7 @@ static const struct {
   const char* name;
   uint8_t code;
 } kDtypeCodes[] = {
-    {"bfloat", kDLBfloat}, {"float", kDLFloat}, {"uint", kDLUInt},
+    {"bfloat", kDLBfloat}, {"float", kDLFloat},     {"uint", kDLUInt},
     {"int", kDLInt},       {"complex", kDLComplex}, {"handle", kDLOpaqueHandle},
 };
 
@@ -20,9 +20,14 @@ static const struct {
   const char* name;
   int type;
 } kDevices[] = {
-    {"cuda_host", kDLCUDAHost}, {"cuda_managed", kDLCUDAManaged}, {"cpu", kDLCPU},
-    {"cuda", kDLCUDA},          {"rocm", kDLROCM},                {"metal", kDLMetal},
-    {"vulkan", kDLVulkan},      {"opencl", kDLOpenCL},
+    {"cuda_host", kDLCUDAHost},
+    {"cuda_managed", kDLCUDAManaged},
+    {"cpu", kDLCPU},
+    {"cuda", kDLCUDA},
+    {"rocm", kDLROCM},
+    {"metal", kDLMetal},
+    {"vulkan", kDLVulkan},
+    {"opencl", kDLOpenCL},
 };
 
 /* Reads a decimal number of at most 9 digits from s[*pos..n). */
@@ -177,7 +182,7 @@ CertArg cert_arg_kind_variant(int v, DLDevice dev) {
     case 16: a = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, f32, 8, dev); break;
     case 17: a = cert_arg_tensor_1d(CERT_ARG_TENSOR, f32, 8, dev); break;
     default: return a;
-    // clang-format on
+      // clang-format on
   }
   return a;
 }
@@ -186,7 +191,9 @@ int cert_arg_is_tensor(const CertArg* a) {
   return a->kind == CERT_ARG_DLTENSOR || a->kind == CERT_ARG_TENSOR;
 }
 
-int cert_arg_has_layout(const CertArg* a) { return cert_arg_is_tensor(a) || a->kind == CERT_ARG_DATAPTR; }
+int cert_arg_has_layout(const CertArg* a) {
+  return cert_arg_is_tensor(a) || a->kind == CERT_ARG_DATAPTR;
+}
 
 int64_t cert_arg_elements(const CertArg* a) {
   int64_t n = 1;
@@ -236,7 +243,9 @@ static void format_tensor(Out* o, const CertArg* a) {
   char dt[32], dev[32];
   cert_dtype_format(a->dtype, dt, sizeof dt);
   cert_device_format(a->device, dev, sizeof dev);
-  const char* prefix = a->kind == CERT_ARG_TENSOR ? "tensor" : a->kind == CERT_ARG_DATAPTR ? "ptr" : "dl";
+  const char* prefix = a->kind == CERT_ARG_TENSOR    ? "tensor"
+                       : a->kind == CERT_ARG_DATAPTR ? "ptr"
+                                                     : "dl";
   out_printf(o, "%s:%s[", prefix, dt);
   format_dims(o, a->shape, a->ndim);
   out_printf(o, "]");
@@ -299,7 +308,8 @@ static void format_arg(Out* o, const CertCall* call, const CertArg* a) {
       out_printf(o, "array:[");
       for (int32_t k = 0; k < a->ndim && a->i + k < call->nitems; ++k) {
         if (k) out_printf(o, ", ");
-        if (call->items[a->i + k].kind != CERT_ARG_ARRAY) format_arg(o, call, &call->items[a->i + k]);
+        if (call->items[a->i + k].kind != CERT_ARG_ARRAY)
+          format_arg(o, call, &call->items[a->i + k]);
       }
       out_printf(o, "]");
       break;

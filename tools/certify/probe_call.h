@@ -39,7 +39,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { CERT_MAX_ARGS = 12, CERT_MAX_ITEMS = 8, CERT_MAX_NDIM = 4, CERT_WORD_MAX = 24, CERT_NAME_MAX = 128 };
+enum {
+  CERT_MAX_ARGS = 12,
+  CERT_MAX_ITEMS = 8,
+  CERT_MAX_NDIM = 4,
+  CERT_WORD_MAX = 24,
+  CERT_NAME_MAX = 128
+};
 
 typedef enum {
   CERT_ARG_NONE,
@@ -67,31 +73,31 @@ typedef enum { CERT_DATA_DEFAULT, CERT_DATA_NULL, CERT_DATA_GUARD } CertData;
 
 typedef struct {
   CertArgKind kind;
-  int64_t i;                 /* bool, int; ptr: 0 null, 1 guard */
-  double f;                  /* float */
-  char word[CERT_WORD_MAX];  /* str, rawstr, bytes */
-  DLDataType dtype;          /* dtype, tensors */
-  DLDevice device;           /* device, tensors */
+  int64_t i;                /* bool, int; ptr: 0 null, 1 guard */
+  double f;                 /* float */
+  char word[CERT_WORD_MAX]; /* str, rawstr, bytes */
+  DLDataType dtype;         /* dtype, tensors */
+  DLDevice device;          /* device, tensors */
   int32_t ndim;
   int64_t shape[CERT_MAX_NDIM];
   int64_t strides[CERT_MAX_NDIM]; /* with CERT_STRIDES_EXPLICIT */
   CertStrides strides_mode;
   uint64_t byte_offset;
   CertData data;
-  uint32_t align;            /* tensors, data pointers: data starts at a multiple of it (0: anywhere) */
+  uint32_t align; /* tensors, data pointers: data starts at a multiple of it (0: anywhere) */
 } CertArg;
 
 typedef struct {
   char function[CERT_NAME_MAX]; /* without the __tvm_ffi_ prefix */
   int32_t nargs;
   CertArg args[CERT_MAX_ARGS];
-  int threads;                  /* 1, or 2: the same call from two threads at once */
-  char runtime[CERT_NAME_MAX];  /* informative */
-  char expect_kind[32];         /* a documented error kind the call must fail with */
+  int threads;                     /* 1, or 2: the same call from two threads at once */
+  char runtime[CERT_NAME_MAX];     /* informative */
+  char expect_kind[32];            /* a documented error kind the call must fail with */
   char expect_name[CERT_NAME_MAX]; /* ... whose message names this argument */
-  int check_reference;          /* compare outputs with the manifest's reference */
-  int returns_none;             /* the result slot must stay None */
-  char probe[32];               /* the check it belongs to, without "probe." ("" for a plain call) */
+  int check_reference;             /* compare outputs with the manifest's reference */
+  int returns_none;                /* the result slot must stay None */
+  char probe[32]; /* the check it belongs to, without "probe." ("" for a plain call) */
   int32_t nitems;
   CertArg items[CERT_MAX_ITEMS]; /* the elements of array arguments */
 } CertCall;
@@ -124,8 +130,8 @@ CertArg cert_arg_tensor_1d(CertArgKind kind, DLDataType dtype, int64_t n, DLDevi
 enum { CERT_ARG_KIND_VARIANTS = 18 };
 CertArg cert_arg_kind_variant(int v, DLDevice dev);
 int64_t cert_arg_elements(const CertArg* a); /* product of the shape, -1 on overflow */
-int cert_arg_is_tensor(const CertArg* a);     /* dl: or tensor: with a shape */
-int cert_arg_has_layout(const CertArg* a);    /* a tensor or a data pointer: memory certify lays out */
+int cert_arg_is_tensor(const CertArg* a);    /* dl: or tensor: with a shape */
+int cert_arg_has_layout(const CertArg* a); /* a tensor or a data pointer: memory certify lays out */
 
 /* dtype and device words: "float32", "cuda:0". */
 int cert_dtype_parse(const char* s, size_t n, DLDataType* out);

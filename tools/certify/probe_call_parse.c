@@ -20,7 +20,8 @@ static int fail(In* in, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int used = snprintf(in->err, in->errlen, "at column %zu: ", in->pos + 1);
-  if (used >= 0 && (size_t)used < in->errlen) vsnprintf(in->err + used, in->errlen - (size_t)used, fmt, ap);
+  if (used >= 0 && (size_t)used < in->errlen)
+    vsnprintf(in->err + used, in->errlen - (size_t)used, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -89,7 +90,8 @@ static int parse_tensor_options(In* in, CertArg* a) {
         if (nd != a->ndim) return fail(in, "%d strides for %d dimensions", nd, a->ndim);
         for (int32_t d = 0; d < nd; ++d) {
           /* certify lays data out for non-negative strides only. */
-          if (a->strides[d] < 0 || a->strides[d] > (1 << 24)) return fail(in, "strides must be 0..16777216");
+          if (a->strides[d] < 0 || a->strides[d] > (1 << 24))
+            return fail(in, "strides must be 0..16777216");
         }
         a->strides_mode = CERT_STRIDES_EXPLICIT;
       }
@@ -101,7 +103,8 @@ static int parse_tensor_options(In* in, CertArg* a) {
     } else if (accept(in, "align=")) {
       int64_t align = 0;
       if (parse_int64(in, &align) != 0) return -1;
-      if (align < 1 || align > 4096 || (align & (align - 1)) != 0) return fail(in, "align must be a power of two up to 4096");
+      if (align < 1 || align > 4096 || (align & (align - 1)) != 0)
+        return fail(in, "align must be a power of two up to 4096");
       a->align = (uint32_t)align;
     } else if (accept(in, "data=")) {
       if (accept(in, "null")) {
@@ -159,8 +162,10 @@ static int parse_item(In* in, CertArg* a) {
   if (accept(in, "none")) return 0;
   if (accept(in, "bool:")) {
     a->kind = CERT_ARG_BOOL;
-    if (accept(in, "true")) a->i = 1;
-    else if (!accept(in, "false")) return fail(in, "bool takes true or false");
+    if (accept(in, "true"))
+      a->i = 1;
+    else if (!accept(in, "false"))
+      return fail(in, "bool takes true or false");
     return 0;
   }
   if (accept(in, "int:")) {
@@ -185,24 +190,32 @@ static int parse_item(In* in, CertArg* a) {
   if (accept(in, "dtype:")) {
     size_t s0 = in->pos;
     a->kind = CERT_ARG_DTYPE;
-    return cert_dtype_parse(in->s + s0, token(in, ",) ]"), &a->dtype) == 0 ? 0 : fail(in, "bad dtype");
+    return cert_dtype_parse(in->s + s0, token(in, ",) ]"), &a->dtype) == 0 ? 0
+                                                                           : fail(in, "bad dtype");
   }
   if (accept(in, "device:")) {
     size_t s0 = in->pos;
     a->kind = CERT_ARG_DEVICE;
-    return cert_device_parse(in->s + s0, token(in, ",) ]"), &a->device) == 0 ? 0 : fail(in, "bad device");
+    return cert_device_parse(in->s + s0, token(in, ",) ]"), &a->device) == 0
+               ? 0
+               : fail(in, "bad device");
   }
   if (accept(in, "ptr:")) {
     a->kind = CERT_ARG_PTR;
-    if (accept(in, "guard")) a->i = 1;
-    else if (!accept(in, "null")) return a->kind = CERT_ARG_DATAPTR, parse_tensor(in, a);
+    if (accept(in, "guard"))
+      a->i = 1;
+    else if (!accept(in, "null"))
+      return a->kind = CERT_ARG_DATAPTR, parse_tensor(in, a);
     return 0;
   }
   if (accept(in, "shape:[")) return parse_shape(in, a);
   if (accept(in, "object:")) {
-    if (accept(in, "function")) a->kind = CERT_ARG_FUNCTION;
-    else if (accept(in, "error")) a->kind = CERT_ARG_ERROR;
-    else return fail(in, "object takes function or error");
+    if (accept(in, "function"))
+      a->kind = CERT_ARG_FUNCTION;
+    else if (accept(in, "error"))
+      a->kind = CERT_ARG_ERROR;
+    else
+      return fail(in, "object takes function or error");
     return 0;
   }
   if (accept(in, "dl:null")) return a->kind = CERT_ARG_DLNULL, 0;
@@ -220,7 +233,8 @@ static int parse_arg(In* in, CertCall* call, CertArg* a) {
   skip_spaces(in);
   if (accept(in, "]")) return 0;
   for (;;) {
-    if (call->nitems == CERT_MAX_ITEMS) return fail(in, "more than %d array items in a call", CERT_MAX_ITEMS);
+    if (call->nitems == CERT_MAX_ITEMS)
+      return fail(in, "more than %d array items in a call", CERT_MAX_ITEMS);
     skip_spaces(in);
     if (parse_item(in, &call->items[call->nitems]) != 0) return -1;
     call->nitems++;

@@ -17,24 +17,29 @@ static void roundtrip(const char* line) {
 Test(probe_call, CDY_002_replay_lines_round_trip) {
   roundtrip("scale(dl:float32[4]@cpu:0, dl:float32[4]@cpu:0, float:2.5) runtime=reference");
   roundtrip("f() runtime=upstream threads=2");
-  roundtrip("f(none, bool:true, int:-3, str:abc, rawstr:x, bytes:heap_bytes_value, dtype:bfloat16, "
-            "device:cuda:1, ptr:guard, object:function, object:error, dl:null)");
-  roundtrip("f(tensor:float16[2x3]{strides=3x1;offset=16}@cpu:0, dl:int8[]@cpu:0, "
-            "dl:float32[0]{data=null}@type99:2, dl:float32[8]{strides=null}@cuda:0) "
-            "expect=ValueError:output check=reference returns=none");
+  roundtrip(
+      "f(none, bool:true, int:-3, str:abc, rawstr:x, bytes:heap_bytes_value, dtype:bfloat16, "
+      "device:cuda:1, ptr:guard, object:function, object:error, dl:null)");
+  roundtrip(
+      "f(tensor:float16[2x3]{strides=3x1;offset=16}@cpu:0, dl:int8[]@cpu:0, "
+      "dl:float32[0]{data=null}@type99:2, dl:float32[8]{strides=null}@cuda:0) "
+      "expect=ValueError:output check=reference returns=none");
 }
 
 /* What DSL kernels take: tuples (ffi.Array), shapes, raw data pointers,
  * aligned data, and the probe a line belongs to. */
 Test(probe_call, CDY_020_dsl_arguments_round_trip) {
-  roundtrip("scale_tuple(dl:float32[16]{align=16}@cpu:0, array:[float:2.5, int:3, tensor:float32[4]@cpu:0], "
-            "shape:[4x8], ptr:float32[16]@cpu:0, ptr:null) runtime=reference probe=valid-calls");
+  roundtrip(
+      "scale_tuple(dl:float32[16]{align=16}@cpu:0, array:[float:2.5, int:3, "
+      "tensor:float32[4]@cpu:0], "
+      "shape:[4x8], ptr:float32[16]@cpu:0, ptr:null) runtime=reference probe=valid-calls");
   roundtrip("f(array:[]) probe=legacy-forms");
   roundtrip("f(dl:float32[8]{strides=null}@cuda:0) probe=errors.divisibility");
   CertCall c;
   char err[256];
-  cr_assert_eq(cert_call_parse("f(int:1, array:[float:0.5, int:7], array:[none])", &c, err, sizeof err), 0, "%s",
-               err);
+  cr_assert_eq(
+      cert_call_parse("f(int:1, array:[float:0.5, int:7], array:[none])", &c, err, sizeof err), 0,
+      "%s", err);
   cr_assert_eq(c.nitems, 3);
   cr_assert_eq(c.args[1].kind, CERT_ARG_ARRAY);
   cr_assert_eq(c.args[1].i, 0);
@@ -48,7 +53,8 @@ Test(probe_call, CDY_002_parsed_fields) {
   CertCall c;
   char err[256];
   cr_assert_eq(cert_call_parse("scale(dl:float64[2x5]{strides=10x2;offset=8}@cpu:0, float:0.5)", &c,
-                               err, sizeof err), 0, "%s", err);
+                               err, sizeof err),
+               0, "%s", err);
   cr_assert_str_eq(c.function, "scale");
   cr_assert_eq(c.nargs, 2);
   cr_assert_eq(c.args[0].kind, CERT_ARG_DLTENSOR);
@@ -66,13 +72,26 @@ Test(probe_call, CDY_002_parsed_fields) {
 
 Test(probe_call, CDY_002_bad_lines_are_refused) {
   static const char* const bad[] = {
-      "", "scale", "scale(", "scale(int:)", "scale(float:x)", "scale(dl:float32[4]@moon:0)",
-      "scale(dl:float99999[4]@cpu:0)", "scale(dl:float32[1x2x3x4x5]@cpu:0)",
-      "scale(dl:float32[99999999]@cpu:0)", "scale(dl:float32[4]{strides=1x1}@cpu:0)",
+      "",
+      "scale",
+      "scale(",
+      "scale(int:)",
+      "scale(float:x)",
+      "scale(dl:float32[4]@moon:0)",
+      "scale(dl:float99999[4]@cpu:0)",
+      "scale(dl:float32[1x2x3x4x5]@cpu:0)",
+      "scale(dl:float32[99999999]@cpu:0)",
+      "scale(dl:float32[4]{strides=1x1}@cpu:0)",
       "scale(dl:float32[4]{strides=-1}@cpu:0)",
-      "scale() threads=3", "scale() bogus=1", "scale(str:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)",
-      "scale(none none)", "f(array:[array:[int:1]])", "f(array:[int:1)", "f(shape:[2x])",
-      "f(dl:float32[4]{align=3}@cpu:0)", "f(array:[int:1, int:2, int:3, int:4, int:5, int:6, int:7, int:8, int:9])",
+      "scale() threads=3",
+      "scale() bogus=1",
+      "scale(str:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa)",
+      "scale(none none)",
+      "f(array:[array:[int:1]])",
+      "f(array:[int:1)",
+      "f(shape:[2x])",
+      "f(dl:float32[4]{align=3}@cpu:0)",
+      "f(array:[int:1, int:2, int:3, int:4, int:5, int:6, int:7, int:8, int:9])",
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
     CertCall c;

@@ -70,8 +70,8 @@ static int same_file(int fd, const struct stat* was) {
 /* Runs cmds[from..n) one after another; never returns. A call that leaves
  * processes behind ends the batch here, so the worker can end them and
  * blame exactly that call. */
-static void run_batch_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from, size_t n,
-                              int prog_fd, Shared* sh, void* guard_page) {
+static void run_batch_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from,
+                              size_t n, int prog_fd, Shared* sh, void* guard_page) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* the worker gone: so is the batch */
   cert_become_subreaper();
@@ -122,11 +122,11 @@ typedef struct {
   size_t n;
   pid_t pid;
   int prog_fd;
-  long current;       /* the batch position of the call in flight, or -1 */
+  long current; /* the batch position of the call in flight, or -1 */
   double deadline;
   int timed_out;
-  long left;          /* the call that returned leaving processes, or -1 */
-  size_t next;        /* where a new process would go on */
+  long left;   /* the call that returned leaving processes, or -1 */
+  size_t next; /* where a new process would go on */
   int status;
   struct rusage ru;
 } Watch;
@@ -167,7 +167,8 @@ static int wait_for(pid_t pid, double seconds, int* status, struct rusage* ru) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
   if (seconds < 0.001) seconds = 0.001;
-  struct itimerval timer = {{0, 0}, {(time_t)seconds, (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6)}};
+  struct itimerval timer = {
+      {0, 0}, {(time_t)seconds, (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6)}};
   setitimer(ITIMER_REAL, &timer, NULL);
   pid_t r = wait4(pid, status, 0, ru);
   struct itimerval off = {{0, 0}, {0, 0}};
@@ -222,8 +223,8 @@ static CertEndRecord end_of(const Watch* w, const Shared* sh) {
 
 /* Runs one process for cmds[from..n); returns where the next one starts
  * (n when the batch is over). */
-static size_t run_one_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from, size_t n,
-                              int cmd_fd, Shared* sh, void* guard_page) {
+static size_t run_one_process(const CertChildConfig* cfg, const CertCommand* cmds, size_t from,
+                              size_t n, int cmd_fd, Shared* sh, void* guard_page) {
   int prog[2];
   CertEndRecord nofork = {CERT_HOW_NOFORK, 0, 0, 0, 0, ""};
   if (pipe(prog) != 0) {
@@ -258,7 +259,8 @@ static size_t run_one_process(const CertChildConfig* cfg, const CertCommand* cmd
   close(prog[0]);
   kill(-pid, SIGKILL); /* what the calls started in their process group */
   CertEndRecord end = end_of(&w, sh);
-  if (cert_has_children()) end.strays = (int32_t)cert_sweep_children(NULL, 0, end.stray, sizeof end.stray);
+  if (cert_has_children())
+    end.strays = (int32_t)cert_sweep_children(NULL, 0, end.stray, sizeof end.stray);
   long at = sh->state == PHASE_SETUP ? (long)from : sh->at;
   if (w.left >= 0 || (sh->state == PHASE_RETURNED && end.strays > 0)) {
     /* It returned; what it left behind is its finding. */
@@ -294,33 +296,13 @@ static size_t run_one_process(const CertChildConfig* cfg, const CertCommand* cmd
   return (size_t)at + 1;
 }
 
-static void run_batch(const CertChildConfig* cfg, const CertCommand* cmds, size_t n, int cmd_fd, Shared* sh,
-                      void* guard_page) {
+static void run_batch(const CertChildConfig* cfg, const CertCommand* cmds, size_t n, int cmd_fd,
+                      Shared* sh, void* guard_page) {
   size_t from = 0;
   while (from < n) from = run_one_process(cfg, cmds, from, n, cmd_fd, sh, guard_page);
 }
 
 /* ---- the worker ------------------------------------------------------------ */
-
-static int resolve_api(void* rt, char* missing, size_t n) {
-#define REQUIRE(field, name)                                        \
-  do {                                                              \
-    *(void**)&cert_api.field = dlsym(rt, name);                        \
-    if (cert_api.field == NULL) return snprintf(missing, n, "%s", name), -1; \
-  } while (0)
-  REQUIRE(error_move, "TVMFFIErrorMoveFromRaised");
-  REQUIRE(dec_ref, "TVMFFIObjectDecRef");
-#undef REQUIRE
-  *(void**)&cert_api.string_from = dlsym(rt, "TVMFFIStringFromByteArray");
-  *(void**)&cert_api.bytes_from = dlsym(rt, "TVMFFIBytesFromByteArray");
-  *(void**)&cert_api.tensor_from = dlsym(rt, "TVMFFITensorFromDLPackVersioned");
-  *(void**)&cert_api.function_create = dlsym(rt, "TVMFFIFunctionCreate");
-  *(void**)&cert_api.error_create = dlsym(rt, "TVMFFIErrorCreate");
-  *(void**)&cert_api.get_global = dlsym(rt, "TVMFFIFunctionGetGlobal");
-  *(void**)&cert_api.function_call = dlsym(rt, "TVMFFIFunctionCall");
-  *(void**)&cert_api.type_info = dlsym(rt, "TVMFFIGetTypeInfo");
-  return 0;
-}
 
 static void load_failed(int32_t type, const char* what, const char* path, const char* why) {
   char msg[2048];
@@ -409,8 +391,10 @@ static void* load_library(const CertChildConfig* cfg) {
       load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, saved);
     }
     char note[4400];
-    snprintf(note, sizeof note, "%.127s => %.4095s (the CUDA toolkit's driver stub: this machine has no NVIDIA driver)",
-             needed, path);
+    snprintf(
+        note, sizeof note,
+        "%.127s => %.4095s (the CUDA toolkit's driver stub: this machine has no NVIDIA driver)",
+        needed, path);
     cert_send_text(CERT_REC_LOADNOTE, note);
   }
   return NULL;
@@ -420,12 +404,14 @@ void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   cert_record_open(fd);
   cert_become_subreaper();
   void* rt = dlopen(cfg->runtime_path, RTLD_NOW | RTLD_GLOBAL);
-  if (rt == NULL) load_failed(CERT_REC_RUNTIME, "the runtime did not load:", cfg->runtime_path, dlerror());
+  if (rt == NULL)
+    load_failed(CERT_REC_RUNTIME, "the runtime did not load:", cfg->runtime_path, dlerror());
   char missing[128];
-  if (resolve_api(rt, missing, sizeof missing) != 0) {
+  if (cert_api_resolve(rt, missing, sizeof missing) != 0) {
     load_failed(CERT_REC_RUNTIME, "the runtime lacks", missing, "certify needs it to probe");
   }
-  void (*version)(TVMFFIVersion*) = (void (*)(TVMFFIVersion*))(uintptr_t)dlsym(rt, "TVMFFIGetVersion");
+  void (*version)(TVMFFIVersion*) =
+      (void (*)(TVMFFIVersion*))(uintptr_t)dlsym(rt, "TVMFFIGetVersion");
   TVMFFIVersion v = {0, 0, 0};
   CertHostLayout host;
   if (version) version(&v);
@@ -434,7 +420,8 @@ void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   }
   if (cfg->list_registry) report_registry("before");
   void* lib = load_library(cfg);
-  if (lib == NULL) load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, dlerror());
+  if (lib == NULL)
+    load_failed(CERT_REC_LOAD, "the library did not load:", cfg->lib_path, dlerror());
   if (cfg->list_registry) report_registry("after");
   cert_invoke_use(lib, &host);
   warm_up(rt);
@@ -442,8 +429,10 @@ void cert_child_main(const CertChildConfig* cfg, int cmd_fd, int fd) {
   size_t glen = 0;
   void* guard_page = NULL;
   cert_guarded_alloc(0, 0, &gbase, &glen, &guard_page);
-  Shared* sh = mmap(NULL, cert_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (sh == MAP_FAILED) load_failed(CERT_REC_RUNTIME, "certify could not map", "a page", strerror(errno));
+  Shared* sh =
+      mmap(NULL, cert_page_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED)
+    load_failed(CERT_REC_RUNTIME, "certify could not map", "a page", strerror(errno));
   cert_record_index(-1);
   cert_send_record(CERT_REC_READY, NULL, 0);
   CertBatchHeader h;

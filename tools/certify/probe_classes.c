@@ -58,7 +58,8 @@ int cert_probe_class_parse(const char* word, CertProbeClass* cls, int* error_cas
     return -1;
   }
   for (size_t k = 0; k < sizeof kClassWords / sizeof kClassWords[0]; ++k) {
-    if (kClassWords[k].word && strcmp(word, kClassWords[k].word) == 0 && kClassWords[k].cls != CERT_P_ERRORS) {
+    if (kClassWords[k].word && strcmp(word, kClassWords[k].word) == 0 &&
+        kClassWords[k].cls != CERT_P_ERRORS) {
       *cls = kClassWords[k].cls;
       return 0;
     }

@@ -32,7 +32,9 @@ CertEngine* cert_engine_open(const CertEngineOptions* opt) {
   return e;
 }
 
-const char* cert_engine_error(const CertEngine* e) { return e && e->runtime_failed ? e->load_text : NULL; }
+const char* cert_engine_error(const CertEngine* e) {
+  return e && e->runtime_failed ? e->load_text : NULL;
+}
 
 const char* cert_engine_load_failure(const CertEngine* e, const char** output) {
   *output = e->load_output;
@@ -214,7 +216,8 @@ static void poll_workers(CertEngine* e, Run* run) {
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    if (w->pid != 0 && wait4(w->pid, &status, WNOHANG, &ru) == w->pid) cert_worker_reap(e, run, w, 1, status, ru);
+    if (w->pid != 0 && wait4(w->pid, &status, WNOHANG, &ru) == w->pid)
+      cert_worker_reap(e, run, w, 1, status, ru);
   }
   for (int k = 0; k < e->jobs; ++k) cert_worker_backstop(e, &e->w[k]);
 }

@@ -20,13 +20,13 @@ enum { OUTPUT_TAIL = 4096, RECORD_BUF_MAX = 1 << 20, MAX_JOBS = 32 };
 typedef struct {
   pid_t pid; /* 0: none */
   int cmd, rfd, ofd;
-  int ready;      /* loaded: READY came */
-  size_t* batch;  /* the calls handed to it and not yet ended */
+  int ready;     /* loaded: READY came */
+  size_t* batch; /* the calls handed to it and not yet ended */
   size_t pending;
-  long current;   /* the call in flight (index into the run's calls), or -1 */
-  double t0;      /* when the worker started, or the current call began */
-  int killed;     /* the parent's backstop killed it */
-  int preempted;  /* killed because the function of its call hung elsewhere */
+  long current;  /* the call in flight (index into the run's calls), or -1 */
+  double t0;     /* when the worker started, or the current call began */
+  int killed;    /* the parent's backstop killed it */
+  int preempted; /* killed because the function of its call hung elsewhere */
   CertSignal sig;
   int has_sig;
   char* rbuf;

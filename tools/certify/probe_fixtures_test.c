@@ -109,7 +109,11 @@ Test(fixtures, CDY_023_bad_wrong_kind, .timeout = 300) {
 /* Its defect (the wrong stream) needs a GPU to show; without one the probes
  * must find nothing else wrong. Its missing export is the static stage's. */
 Test(fixtures, CDY_020_bad_ignores_stream_probes_clean_without_a_gpu, .timeout = 300) {
-  Case c = {FX("bad_ignores_stream"), "kernels/fixtures/scale_cuda_f32.manifest.json", "scale", {NULL}, NULL};
+  Case c = {FX("bad_ignores_stream"),
+            "kernels/fixtures/scale_cuda_f32.manifest.json",
+            "scale",
+            {NULL},
+            NULL};
   both(&c);
 }
 
@@ -122,8 +126,11 @@ Test(fixtures, CDY_020_our_cuda_kernel_is_clean, .timeout = 300) {
   both(&c);
 }
 Test(fixtures, CDY_020_the_dropin_kernel_is_clean, .timeout = 300) {
-  Case c = {"kernels/libscale_dropin.so", "kernels/dropin/scale_dropin.manifest.json", "scale_dropin",
-            {NULL}, NULL};
+  Case c = {"kernels/libscale_dropin.so",
+            "kernels/dropin/scale_dropin.manifest.json",
+            "scale_dropin",
+            {NULL},
+            NULL};
   both(&c);
 }
 

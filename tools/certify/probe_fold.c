@@ -48,13 +48,15 @@ static void view_function(const CertPlan* plan, const CertPlanFunction* fn, Cert
     if (t->rc == -1 && t->has_error && fv->refusal[0] == '\0') {
       char line[2048];
       cert_call_format(&p->call, line, sizeof line);
-      snprintf(fv->refusal, sizeof fv->refusal, "%.200s: %.120s: %.240s", line, t->kind, t->message);
+      snprintf(fv->refusal, sizeof fv->refusal, "%.200s: %.120s: %.240s", line, t->kind,
+               t->message);
     }
   }
   fv->base_died = fn->base != SIZE_MAX && died(&plan->results[fn->base]);
 }
 
-static const CertFunctionView* view_of(const CertPlan* plan, const CertFunctionView* views, const char* function) {
+static const CertFunctionView* view_of(const CertPlan* plan, const CertFunctionView* views,
+                                       const char* function) {
   for (size_t f = 0; f < plan->n_fns; ++f) {
     if (strcmp(plan->fns[f].name, function) == 0) return &views[f];
   }
@@ -62,18 +64,21 @@ static const CertFunctionView* view_of(const CertPlan* plan, const CertFunctionV
 }
 
 /* Functions no call reached, each once. */
-static int report_unreached(const CertPlan* plan, const CertFunctionView* views, CertFindings* out) {
+static int report_unreached(const CertPlan* plan, const CertFunctionView* views,
+                            CertFindings* out) {
   for (size_t f = 0; f < plan->n_fns; ++f) {
     const CertFunctionView* fv = &views[f];
     if (fv->reached || !fv->has_symbol) continue;
     const CertManifestFunction* m = cert_manifest_find(plan->opt->manifest, plan->fns[f].name);
-    if (cert_findings_add(out, plan->fns[f].name, "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
-                          fv->refusal, "",
-                          m ? "No call reached it: even the manifest's valid calls were refused, so the probes "
-                              "tested only its argument checks."
-                            : "No call reached it: every call certify could guess (0 to 4 tensors on the CPU or "
-                              "CUDA, scalars last, or only ints or floats) was refused by its argument checks, "
-                              "so its probes tested nothing; a manifest (--manifest) describes valid calls.") != 0) {
+    if (cert_findings_add(
+            out, plan->fns[f].name, "probe.valid-call", "", plan->opt->runtime_label, CERT_SKIP,
+            fv->refusal, "",
+            m ? "No call reached it: even the manifest's valid calls were refused, so the probes "
+                "tested only its argument checks."
+              : "No call reached it: every call certify could guess (0 to 4 tensors on the CPU or "
+                "CUDA, scalars last, or only ints or floats) was refused by its argument checks, "
+                "so its probes tested nothing; a manifest (--manifest) describes valid calls.") !=
+        0) {
       return -1;
     }
   }
@@ -100,7 +105,9 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached) {
     cert_judge_one(plan, k, view_of(plan, views, plan->probes[k].call.function), &is);
     if (plan->probes[k].cls == CERT_P_META && is.verdict == CERT_PASS) ++*reached;
     size_t c = 0;
-    while (c < ncells && !(strcmp(cells[c].function, fn) == 0 && strcmp(cells[c].check, is.check) == 0)) ++c;
+    while (c < ncells &&
+           !(strcmp(cells[c].function, fn) == 0 && strcmp(cells[c].check, is.check) == 0))
+      ++c;
     if (c == ncells) {
       snprintf(cells[c].function, sizeof cells[c].function, "%s", fn);
       cells[c].check = is.check;
@@ -127,9 +134,9 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached) {
     } else if (cell->worst.verdict == CERT_PASS) {
       snprintf(more, sizeof more, " (%zu call%s)", cell->calls, cell->calls == 1 ? "" : "s");
     }
-    rc = cert_findings_add(out, cell->function, cell->check, cell->worst.clause, plan->opt->runtime_label,
-                           cell->worst.verdict, cell->worst.evidence, replay, "%s%s", cell->worst.reason,
-                           more);
+    rc = cert_findings_add(out, cell->function, cell->check, cell->worst.clause,
+                           plan->opt->runtime_label, cell->worst.verdict, cell->worst.evidence,
+                           replay, "%s%s", cell->worst.reason, more);
   }
   free(cells);
   free(views);
@@ -150,21 +157,23 @@ void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
       for (int t = 0; t < r->out.threads; ++t) {
         const CertThreadOutcome* o = &r->out.t[t];
         fprintf(f, "thread %d: returned %d; raised %s%s%s; result type index %d\n", t, o->rc,
-                o->has_error ? o->kind : "nothing", o->has_error ? ": " : "", o->has_error ? o->message : "",
-                o->result_type);
+                o->has_error ? o->kind : "nothing", o->has_error ? ": " : "",
+                o->has_error ? o->message : "", o->result_type);
       }
       if (r->out.ref_arg >= 0) {
-        fprintf(f, "argument %d: strong count %d before, %d after\n", r->out.ref_arg, r->out.ref_before,
-                r->out.ref_after);
+        fprintf(f, "argument %d: strong count %d before, %d after\n", r->out.ref_arg,
+                r->out.ref_before, r->out.ref_after);
       }
-      if (r->out.checked) fprintf(f, "reference: %d mismatching elements %s\n", r->out.mismatches, r->out.note);
+      if (r->out.checked)
+        fprintf(f, "reference: %d mismatching elements %s\n", r->out.mismatches, r->out.note);
       if (r->text) fprintf(f, "returned text: %.2000s\n", r->text);
       break;
     case CERT_END_SIGNAL:
       fprintf(f, "killed by signal %d (%s)", r->signo, strsignal(r->signo));
       if (r->has_sig && (r->signo == SIGSEGV || r->signo == SIGBUS)) {
         static const char* const kWhere[] = {
-            "", ": on the page after args[num_args - 1]", ": on the page after the last element of argument",
+            "", ": on the page after args[num_args - 1]",
+            ": on the page after the last element of argument",
             ": on the unreadable page given as device data or an opaque pointer", ""};
         int region = r->sig.region >= 0 && r->sig.region <= 4 ? r->sig.region : 0;
         fprintf(f, " at address 0x%llx%s", (unsigned long long)r->sig.addr, kWhere[region]);
@@ -172,13 +181,21 @@ void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f) {
       }
       fputc('\n', f);
       break;
-    case CERT_END_EXIT: fprintf(f, "the process exited with status %d during the call\n", r->exit_status); break;
+    case CERT_END_EXIT:
+      fprintf(f, "the process exited with status %d during the call\n", r->exit_status);
+      break;
     case CERT_END_TIMEOUT: fprintf(f, "did not return within the time limit\n"); break;
     case CERT_END_LOAD: fprintf(f, "did not load: %s\n", r->text ? r->text : ""); break;
     case CERT_END_TOOL: fprintf(f, "certify could not run it\n"); break;
-    case CERT_END_NOT_RUN: fprintf(f, "not run: its function hung or exhausted memory on another call\n"); break;
-    case CERT_END_FDS: fprintf(f, "returned with certify's file descriptors closed or replaced\n"); break;
+    case CERT_END_NOT_RUN:
+      fprintf(f, "not run: its function hung or exhausted memory on another call\n");
+      break;
+    case CERT_END_FDS:
+      fprintf(f, "returned with certify's file descriptors closed or replaced\n");
+      break;
   }
-  if (r->strays > 0) fprintf(f, "left %d process%s behind (first: %s)\n", r->strays, r->strays > 1 ? "es" : "", r->stray);
+  if (r->strays > 0)
+    fprintf(f, "left %d process%s behind (first: %s)\n", r->strays, r->strays > 1 ? "es" : "",
+            r->stray);
   if (r->output && r->output[0]) fprintf(f, "output:\n%s\n", r->output);
 }

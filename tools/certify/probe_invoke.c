@@ -33,12 +33,14 @@ static void on_fatal(int signo, siginfo_t* info, void* uctx) {
   if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST)) {
     for (;;) pause();
   }
-  CertSignal s = {signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr, 0, 0, -1};
+  CertSignal s = {
+      signo, CERT_REGION_UNKNOWN, -1, t_thread, (uint64_t)(uintptr_t)info->si_addr, 0, 0, -1};
   if (signo == SIGSEGV || signo == SIGBUS) {
     cert_guard_find((uintptr_t)s.addr, &s.region, &s.arg);
     uintptr_t start;
     size_t size;
-    if (s.region == CERT_REGION_UNKNOWN && cert_strict_heap_owner((uintptr_t)s.addr, &start, &size)) {
+    if (s.region == CERT_REGION_UNKNOWN &&
+        cert_strict_heap_owner((uintptr_t)s.addr, &start, &size)) {
       s.region = CERT_REGION_HEAP_END;
       s.block = start;
       s.block_size = (int64_t)size;
@@ -64,19 +66,6 @@ void cert_install_fault_handlers(void) {
 }
 
 /* ---- one call ------------------------------------------------------------ */
-
-/* An owned result must be None, an inline value, or an object of its
- * stated type with at least one reference; views are not owned values. */
-static int result_is_valid(const TVMFFIAny* r) {
-  int32_t ti = r->type_index;
-  if (ti == kTVMFFINone || ti == kTVMFFIInt || ti == kTVMFFIBool || ti == kTVMFFIFloat ||
-      ti == kTVMFFIOpaquePtr || ti == kTVMFFIDataType || ti == kTVMFFIDevice ||
-      ti == kTVMFFISmallStr || ti == kTVMFFISmallBytes) {
-    return ti != kTVMFFISmallStr && ti != kTVMFFISmallBytes ? 1 : r->small_str_len <= 7;
-  }
-  if (ti < kTVMFFIStaticObjectBegin) return 0;
-  return r->v_obj != NULL && r->v_obj->type_index == ti && cert_strong_count(r->v_obj) >= 1;
-}
 
 typedef struct {
   TVMFFISafeCallType fn;
@@ -104,16 +93,18 @@ static void invoke(Invocation* inv) {
     snprintf(o->kind, sizeof o->kind, "%.*s", (int)(c->kind.size < 200 ? c->kind.size : 200),
              c->kind.data ? c->kind.data : "");
     snprintf(o->message, sizeof o->message, "%.*s",
-             (int)(c->message.size < 2000 ? c->message.size : 2000), c->message.data ? c->message.data : "");
+             (int)(c->message.size < 2000 ? c->message.size : 2000),
+             c->message.data ? c->message.data : "");
     cert_api.dec_ref(err);
   }
   o->result_type = inv->result.type_index;
   cert_readback_result(&inv->result, &call_host, &o->result_rb);
   /* A header that does not read back is no object to judge or release. */
-  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && result_is_valid(&inv->result);
+  o->result_valid = o->result_rb.problem != CERT_RB_HEADER && cert_result_is_valid(&inv->result);
   if (o->result_valid) {
     /* A payload that did not read back is not read again here. */
-    if (o->result_rb.problem != CERT_RB_OK || cert_str_text(&inv->result, &inv->text) != 0) inv->text = NULL;
+    if (o->result_rb.problem != CERT_RB_OK || cert_str_text(&inv->result, &inv->text) != 0)
+      inv->text = NULL;
     if (inv->result.type_index >= kTVMFFIStaticObjectBegin) cert_api.dec_ref(inv->result.v_obj);
   }
 }
@@ -136,7 +127,8 @@ static void check_refs(const CertCall* call, const Built* b, CertOutcome* out) {
   }
 }
 
-void cert_run_call(const CertChildConfig* cfg, const CertCall* call, void* guard_page, CertOutcome* out) {
+void cert_run_call(const CertChildConfig* cfg, const CertCall* call, void* guard_page,
+                   CertOutcome* out) {
   char sym[CERT_NAME_MAX + 16];
   snprintf(sym, sizeof sym, CERT_EXPORT_PREFIX "%s", call->function);
   TVMFFISafeCallType fn = (TVMFFISafeCallType)(uintptr_t)dlsym(call_lib, sym);
@@ -166,7 +158,8 @@ void cert_run_call(const CertChildConfig* cfg, const CertCall* call, void* guard
   pthread_barrier_t barrier;
   if (threads == 2) pthread_barrier_init(&barrier, NULL, 2);
   for (int t = 0; t < threads; ++t) {
-    inv[t] = (Invocation){fn, call, &built[t], {0}, &out->t[t], NULL, t, threads == 2 ? &barrier : NULL};
+    inv[t] =
+        (Invocation){fn, call, &built[t], {0}, &out->t[t], NULL, t, threads == 2 ? &barrier : NULL};
   }
   if (threads == 2) {
     pthread_t th;

@@ -16,6 +16,7 @@ void cert_invoke_use(void* lib, const CertHostLayout* host);
  * then dies of it. */
 void cert_install_fault_handlers(void);
 
-void cert_run_call(const CertChildConfig* cfg, const CertCall* call, void* guard_page, CertOutcome* out);
+void cert_run_call(const CertChildConfig* cfg, const CertCall* call, void* guard_page,
+                   CertOutcome* out);
 
 #endif

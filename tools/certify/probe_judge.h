@@ -18,16 +18,14 @@ typedef struct {
   char evidence[1600];
 } CertIssue;
 
-
 /* What a function's calls showed as a whole, for judging each one. */
 typedef struct {
-  int reached;      /* some call got past its argument checks (returned 0, failed only for want of a
-                       GPU, or died) */
-  int base_died;    /* its base call crashed, exited or hung: variations of it die for that reason */
-  int has_symbol;   /* it is exported */
+  int reached;    /* some call got past its argument checks (returned 0, failed only for want of a
+                     GPU, or died) */
+  int base_died;  /* its base call crashed, exited or hung: variations of it die for that reason */
+  int has_symbol; /* it is exported */
   char refusal[600]; /* the first clean refusal, for saying why nothing reached it */
 } CertFunctionView;
-
 
 /* The issue of probe k (fv: its function's view, or NULL). */
 void cert_judge_one(const CertPlan* plan, size_t k, const CertFunctionView* fv, CertIssue* is);

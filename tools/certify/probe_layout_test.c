@@ -30,12 +30,13 @@ static CertFinding replay(const char* line, CertFindings* f) {
   return f->items[0];
 }
 
-#define EXPECT_HAS(text, part) cr_expect(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
+#define EXPECT_HAS(text, part) \
+  cr_expect(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
 
 /* The replay of `line` is one FAIL of `check` under `clause` whose reason
  * and evidence hold the given pieces ("" for none). */
-static void expect_fail(const char* line, const char* check, const char* clause, const char* reason_part,
-                        const char* evidence_part) {
+static void expect_fail(const char* line, const char* check, const char* clause,
+                        const char* reason_part, const char* evidence_part) {
   CertFindings f = {0};
   CertFinding x = replay(line, &f);
   cr_expect_str_eq(x.check, check, "%s", line);
@@ -47,23 +48,29 @@ static void expect_fail(const char* line, const char* check, const char* clause,
 }
 
 static void needs_strict_heap(void) {
-  if (!cert_strict_heap_available()) cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
+  if (!cert_strict_heap_available())
+    cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
 }
 
 Test(probe_layout, CDY_040_an_old_error_cell_with_members_after_it_is_read_as_cause_chain) {
-  expect_fail("old_error_with_members()", "probe.error-readback", "CDY-040",
-              "Error cells made by the library are 56 bytes; this runtime reads 72: built against headers older "
-              "than 0.1.8.post0, see spec/layouts.md. TVMFFIErrorCell grew from 56 to 72 bytes at 0.1.8.post0 "
-              "(cause_chain appended at offset 56), a change labelled breaking for binaries built before it. "
-              "Rebuild the library against apache-tvm-ffi >= 0.1.8.post0",
-              "cause_chain at cell offset 56 holds 0x5a5a5a5a5a5a5a5a, which points to no live object");
+  expect_fail(
+      "old_error_with_members()", "probe.error-readback", "CDY-040",
+      "Error cells made by the library are 56 bytes; this runtime reads 72: built against headers "
+      "older "
+      "than 0.1.8.post0, see spec/layouts.md. TVMFFIErrorCell grew from 56 to 72 bytes at "
+      "0.1.8.post0 "
+      "(cause_chain appended at offset 56), a change labelled breaking for binaries built before "
+      "it. "
+      "Rebuild the library against apache-tvm-ffi >= 0.1.8.post0",
+      "cause_chain at cell offset 56 holds 0x5a5a5a5a5a5a5a5a, which points to no live object");
 }
 
 Test(probe_layout, CDY_040_an_old_error_cell_ending_its_block_is_read_past_its_end) {
   needs_strict_heap();
   expect_fail("old_error_exact()", "probe.error-readback", "CDY-040",
               "Error cells made by the library are 56 bytes; this runtime reads 72",
-              "cause_chain at cell offset 56 lies past the end of the object; the object lies in a 80-byte heap block");
+              "cause_chain at cell offset 56 lies past the end of the object; the object lies in a "
+              "80-byte heap block");
 }
 
 Test(probe_layout, CDY_040_an_error_with_a_real_cause_reads_back_clean) {
@@ -74,8 +81,8 @@ Test(probe_layout, CDY_040_an_error_with_a_real_cause_reads_back_clean) {
 }
 
 Test(probe_layout, CDY_041_a_returned_str_whose_data_points_nowhere) {
-  expect_fail("bad_string()", "probe.returned-objects", "CDY-041", "data is not a readable byte array (data 0x40)",
-              "");
+  expect_fail("bad_string()", "probe.returned-objects", "CDY-041",
+              "data is not a readable byte array (data 0x40)", "");
 }
 
 Test(probe_layout, CDY_042_reading_past_a_heap_block_faults_on_the_strict_heap) {

@@ -33,7 +33,8 @@ static void probe_lib(const char* lib_runfile, const char* runtime_runfile, cons
   o.jobs = 2;
   double t0 = now_s();
   cr_assert_eq(cert_probe_library(&elf, &o, f), 0);
-  fprintf(stderr, "== %s under %s: %zu findings in %.2f s\n", lib_runfile, label, f->n, now_s() - t0);
+  fprintf(stderr, "== %s under %s: %zu findings in %.2f s\n", lib_runfile, label, f->n,
+          now_s() - t0);
   for (size_t k = 0; k < f->n; ++k) {
     const CertFinding* x = &f->items[k];
     fprintf(stderr, "%-10s %-24s %-9s %s | %.300s | %s\n", x->function, x->check,

@@ -11,11 +11,14 @@ static int64_t extent_of(const CertManifestFunction* f, const char* dim, int64_t
 }
 
 static CertArg manifest_layout(const CertManifestFunction* f, CertManifestKind kind, int32_t ndim,
-                               const char (*dims)[16], DLDataType dt, int64_t n, CertArgKind tkind) {
+                               const char (*dims)[16], DLDataType dt, int64_t n,
+                               CertArgKind tkind) {
   int64_t shape[CERT_MAX_NDIM];
   for (int32_t d = 0; d < ndim; ++d) shape[d] = extent_of(f, dims[d], n);
   DLDevice dev = {f->device, 0};
-  CertArgKind k = kind == CERT_MKIND_POINTER ? CERT_ARG_DATAPTR : kind == CERT_MKIND_SHAPE ? CERT_ARG_SHAPE : tkind;
+  CertArgKind k = kind == CERT_MKIND_POINTER ? CERT_ARG_DATAPTR
+                  : kind == CERT_MKIND_SHAPE ? CERT_ARG_SHAPE
+                                             : tkind;
   return cert_arg_tensor(k, dt, ndim, shape, dev);
 }
 
@@ -41,7 +44,8 @@ static CertArg manifest_value(const CertManifestFunction* f, CertManifestKind ki
   return a;
 }
 
-CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind) {
+CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n,
+                            CertArgKind tkind) {
   CertCall c = cert_call_new(f->name);
   for (int k = 0; k < f->nargs; ++k) {
     const CertManifestArg* a = &f->args[k];
@@ -50,7 +54,7 @@ CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_
       continue;
     }
     if (a->kind != CERT_MKIND_TUPLE) {
-      c.args[k] = manifest_value(f, a->kind, a->ndim, (const char (*)[16])a->dims, dt, n, tkind);
+      c.args[k] = manifest_value(f, a->kind, a->ndim, (const char(*)[16])a->dims, dt, n, tkind);
       c.args[k].align = a->align;
       continue;
     }
@@ -59,7 +63,8 @@ CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_
     c.args[k].i = c.nitems;
     for (int i = 0; i < a->nitems && c.nitems < CERT_MAX_ITEMS; ++i) {
       const CertManifestItem* it = &a->items[i];
-      c.items[c.nitems++] = manifest_value(f, it->kind, it->ndim, (const char (*)[16])it->dims, dt, n, CERT_ARG_TENSOR);
+      c.items[c.nitems++] = manifest_value(f, it->kind, it->ndim, (const char(*)[16])it->dims, dt,
+                                           n, CERT_ARG_TENSOR);
       c.args[k].ndim++;
     }
   }
@@ -69,7 +74,8 @@ CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_
 }
 
 DLDataType cert_manifest_foreign_dtype(const CertManifestFunction* f) {
-  static const DLDataType kTry[] = {{kDLInt, 32, 1}, {kDLUInt, 8, 1}, {kDLFloat, 64, 1}, {kDLInt, 64, 1}};
+  static const DLDataType kTry[] = {
+      {kDLInt, 32, 1}, {kDLUInt, 8, 1}, {kDLFloat, 64, 1}, {kDLInt, 64, 1}};
   for (size_t k = 0; k < sizeof kTry / sizeof kTry[0]; ++k) {
     int listed = 0;
     for (int d = 0; d < f->ndtypes; ++d) {

@@ -10,7 +10,8 @@
 
 /* The valid call the manifest describes, with `n` for every named extent
  * and tensors of kind `tkind` (a DLTensor* or a Tensor object). */
-CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n, CertArgKind tkind);
+CertCall cert_manifest_call(const CertManifestFunction* f, DLDataType dt, int64_t n,
+                            CertArgKind tkind);
 
 /* A dtype outside the function's list. */
 DLDataType cert_manifest_foreign_dtype(const CertManifestFunction* f);

@@ -16,14 +16,14 @@ typedef struct CertManifest CertManifest; /* manifest.h */
 #define CERT_DEFAULT_MEMORY_LIMIT_GPU ((size_t)4 << 30)
 
 typedef struct {
-  const char* lib_path;      /* the library under test, absolute */
-  const char* runtime_path;  /* the libtvm_ffi.so loaded RTLD_GLOBAL first, absolute */
-  const char* runtime_label; /* "reference", "upstream" or the path, for findings */
+  const char* lib_path;         /* the library under test, absolute */
+  const char* runtime_path;     /* the libtvm_ffi.so loaded RTLD_GLOBAL first, absolute */
+  const char* runtime_label;    /* "reference", "upstream" or the path, for findings */
   const CertManifest* manifest; /* NULL: probes without typed signatures */
-  int jobs;                  /* child processes at once; <= 0: the number of CPUs */
-  double timeout_s;          /* per probe; <= 0: a default */
-  size_t memory_limit;       /* bytes a call may allocate; 0: CERT_DEFAULT_MEMORY_LIMIT */
-  const char* driver_stubs;  /* the CUDA toolkit's driver stubs folder (lib64/stubs), or NULL */
+  int jobs;                     /* child processes at once; <= 0: the number of CPUs */
+  double timeout_s;             /* per probe; <= 0: a default */
+  size_t memory_limit;          /* bytes a call may allocate; 0: CERT_DEFAULT_MEMORY_LIMIT */
+  const char* driver_stubs;     /* the CUDA toolkit's driver stubs folder (lib64/stubs), or NULL */
   /* Called from the parent as probes finish, with the functions done and
    * in all (calls, for a replay); may be NULL. */
   void (*progress)(void* ctx, size_t done, size_t total, const char* what);

@@ -29,17 +29,23 @@ void cert_plan_free(CertPlan* plan) {
 }
 
 int cert_no_gpu_message(const char* m) {
-  static const char* const kNoGpu[] = {
-      "cudaErrorInsufficientDriver", "cudaErrorNoDevice", "cudaErrorStubLibrary", "CUDA_ERROR_NO_DEVICE",
-      "CUDA_ERROR_NOT_INITIALIZED", "CUDA_ERROR_STUB_LIBRARY", "no CUDA-capable device",
-      "CUDA driver is a stub library", NULL};
+  static const char* const kNoGpu[] = {"cudaErrorInsufficientDriver",
+                                       "cudaErrorNoDevice",
+                                       "cudaErrorStubLibrary",
+                                       "CUDA_ERROR_NO_DEVICE",
+                                       "CUDA_ERROR_NOT_INITIALIZED",
+                                       "CUDA_ERROR_STUB_LIBRARY",
+                                       "no CUDA-capable device",
+                                       "CUDA driver is a stub library",
+                                       NULL};
   for (const char* const* k = kNoGpu; *k != NULL; ++k) {
     if (strstr(m, *k) != NULL) return 1;
   }
   return 0;
 }
 
-static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case, int varied) {
+static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, int error_case,
+                      int varied) {
   /* Probes and results: two arrays of one length, each grown with its own
    * copy of the capacity; the smaller is what both hold. */
   size_t cap_p = plan->cap, cap_r = plan->cap;
@@ -55,7 +61,8 @@ static int add_varied(CertPlan* plan, const CertCall* call, CertProbeClass cls, 
   p->varied_arg = varied;
   snprintf(p->call.runtime, sizeof p->call.runtime, "%s",
            plan->opt->runtime_label ? plan->opt->runtime_label : "");
-  if (cls != CERT_P_REPLAY) cert_probe_class_word(cls, error_case, p->call.probe, sizeof p->call.probe);
+  if (cls != CERT_P_REPLAY)
+    cert_probe_class_word(cls, error_case, p->call.probe, sizeof p->call.probe);
   if (p->call.threads < 1) p->call.threads = 1;
   memset(&plan->results[plan->n], 0, sizeof plan->results[plan->n]);
   plan->n++;
@@ -70,7 +77,8 @@ static CertPlanFunction* plan_function(CertPlan* plan, const char* function) {
   for (size_t k = 0; k < plan->n_fns; ++k) {
     if (strcmp(plan->fns[k].name, function) == 0) return &plan->fns[k];
   }
-  if (tffi_vec_reserve(&plan->fns, &plan->fns_cap, plan->n_fns + 1, sizeof *plan->fns) != 0) return NULL;
+  if (tffi_vec_reserve(&plan->fns, &plan->fns_cap, plan->n_fns + 1, sizeof *plan->fns) != 0)
+    return NULL;
   CertPlanFunction* f = &plan->fns[plan->n_fns++];
   memset(f, 0, sizeof *f);
   snprintf(f->name, sizeof f->name, "%s", function);
@@ -92,7 +100,8 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
   if (fn == NULL) return -1;
   for (int32_t n = 0; n <= 4; ++n) {
     CertCall c = cert_call_new(function);
-    for (int32_t k = 0; k < n; ++k) c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+    for (int32_t k = 0; k < n; ++k)
+      c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
     c.nargs = n;
     if (add(plan, &c, CERT_P_ARITY, 0) != 0) return -1;
   }
@@ -116,8 +125,9 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
       for (int32_t k = 0; k < n; ++k) {
         int last = k == n - 1;
         c.args[k] = shape == 2 || (shape == 0 && last) ? cert_arg_float(2.5)
-                    : shape == 3 || (shape == 1 && last) ? cert_arg_int(3)
-                                                        : cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
+                    : shape == 3 || (shape == 1 && last)
+                        ? cert_arg_int(3)
+                        : cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, 8, kCpu);
       }
       c.nargs = n;
       if (n == 1 && shape >= 2) continue; /* the same as shapes 0 and 1 */
@@ -130,7 +140,8 @@ int cert_plan_discovery(CertPlan* plan, const char* function) {
     for (int scalar = 0; scalar < 2; ++scalar) {
       CertCall c = cert_call_new(function);
       DLDevice cuda = {kDLCUDA, 0};
-      for (int32_t k = 0; k < n; ++k) c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, plan->have_gpu ? 0 : 8, cuda);
+      for (int32_t k = 0; k < n; ++k)
+        c.args[k] = cert_arg_tensor_1d(CERT_ARG_DLTENSOR, kF32, plan->have_gpu ? 0 : 8, cuda);
       if (scalar) c.args[n - 1] = cert_arg_float(2.5);
       c.nargs = n;
       if (n == 1 && scalar) continue;
@@ -287,18 +298,19 @@ static void form_unit_stride_extent(CertArg* a, int v) {
   a->strides[1] = 1;
 }
 static const DLDataType kDtypes[] = {
-    {kDLFloat, 64, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLInt, 32, 1}, {kDLInt, 64, 1},
+    {kDLFloat, 64, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLInt, 32, 1},   {kDLInt, 64, 1},
     {kDLInt, 8, 1},    {kDLUInt, 8, 1},   {kDLBool, 8, 1},    {kDLFloat, 32, 4},
 };
 static void form_dtype(CertArg* a, int v) { a->dtype = kDtypes[v]; }
 /* Other device types get an unreadable page as data (or NULL when empty). */
-static const DLDevice kDevices[] = {{kDLCUDA, 0}, {kDLROCM, 0}, {kDLMetal, 0}, {kDLVulkan, 0},
-                                    {kDLOpenCL, 0}, {kDLCPU, 1}, {kDLCUDA, 1}};
+static const DLDevice kDevices[] = {{kDLCUDA, 0},   {kDLROCM, 0}, {kDLMetal, 0}, {kDLVulkan, 0},
+                                    {kDLOpenCL, 0}, {kDLCPU, 1},  {kDLCUDA, 1}};
 static void form_device(CertArg* a, int v) { a->device = kDevices[v]; }
 static void form_null_strides(CertArg* a, int v) { (void)v, a->strides_mode = CERT_STRIDES_NULL; }
 static void form_null_data(CertArg* a, int v) { (void)v, a->data = CERT_DATA_NULL; }
 
-static int add_form(CertPlan* plan, const CertCall* base, FormFn fn, int variant, CertProbeClass cls) {
+static int add_form(CertPlan* plan, const CertCall* base, FormFn fn, int variant,
+                    CertProbeClass cls) {
   CertCall c = *base;
   c.returns_none = 0;
   int any = 0;
@@ -313,9 +325,9 @@ static int add_form(CertPlan* plan, const CertCall* base, FormFn fn, int variant
 }
 
 static int add_forms(CertPlan* plan, const CertCall* base, int null_data_documented) {
-  static const FormFn kSimple[] = {form_object, form_offset, form_empty,   form_scalar,
-                                   form_one,    form_large,  form_2d,      form_strided,
-                                   form_unit_stride_extent};
+  static const FormFn kSimple[] = {form_object, form_offset,  form_empty,
+                                   form_scalar, form_one,     form_large,
+                                   form_2d,     form_strided, form_unit_stride_extent};
   for (size_t k = 0; k < sizeof kSimple / sizeof kSimple[0]; ++k) {
     if (add_form(plan, base, kSimple[k], 0, CERT_P_FORMS) != 0) return -1;
   }
@@ -326,7 +338,8 @@ static int add_forms(CertPlan* plan, const CertCall* base, int null_data_documen
     if (add_form(plan, base, form_device, v, CERT_P_FORMS) != 0) return -1;
   }
   if (add_form(plan, base, form_null_strides, 0, CERT_P_LEGACY) != 0) return -1;
-  if (!null_data_documented && add_form(plan, base, form_null_data, 0, CERT_P_INVALID) != 0) return -1;
+  if (!null_data_documented && add_form(plan, base, form_null_data, 0, CERT_P_INVALID) != 0)
+    return -1;
   return 0;
 }
 
@@ -340,7 +353,8 @@ static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
   for (int d = 0; d < f->ndtypes; ++d) {
     for (size_t s = 0; s < nsizes; ++s) {
       for (int form = 0; form < (s == 2 ? (f->refuses_byte_offset ? 2 : 3) : 1); ++form) {
-        CertCall c = cert_manifest_call(f, f->dtypes[d], kSizes[s], form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
+        CertCall c = cert_manifest_call(f, f->dtypes[d], kSizes[s],
+                                        form == 1 ? CERT_ARG_TENSOR : CERT_ARG_DLTENSOR);
         /* A byte_offset moves the data off the alignment a tensor needs. */
         for (int32_t k = 0; form == 2 && k < c.nargs; ++k) {
           if (cert_arg_is_tensor(&c.args[k]) && c.args[k].align == 0) form_offset(&c.args[k], 0);
@@ -355,15 +369,19 @@ static int add_valid_calls(CertPlan* plan, const CertManifestFunction* f) {
 
 static void expect(CertCall* c, const CertManifestFunction* f, CertErrorCase e, const char* wrong) {
   snprintf(c->expect_kind, sizeof c->expect_kind, "%s", f->errors[e].kind);
-  const char* name = f->errors[e].names[0] ? f->errors[e].names : (f->errors_name_argument ? wrong : "");
+  const char* name =
+      f->errors[e].names[0] ? f->errors[e].names : (f->errors_name_argument ? wrong : "");
   snprintf(c->expect_name, sizeof c->expect_name, "%s", name ? name : "");
   c->returns_none = 0;
 }
 
-static int add_error(CertPlan* plan, CertCall* c, CertErrorCase e) { return add(plan, c, CERT_P_ERRORS, e); }
+static int add_error(CertPlan* plan, CertCall* c, CertErrorCase e) {
+  return add(plan, c, CERT_P_ERRORS, e);
+}
 
 /* An extent that the manifest says must be a multiple, made one that is not. */
-static int add_divisibility_call(CertPlan* plan, const CertManifestFunction* f, const CertCall* base) {
+static int add_divisibility_call(CertPlan* plan, const CertManifestFunction* f,
+                                 const CertCall* base) {
   if (!f->errors[CERT_ERR_DIVISIBILITY].documented || f->ndivisible == 0) return 0;
   const CertDivisible* d = &f->divisible[0];
   if (d->by < 2) return 0;

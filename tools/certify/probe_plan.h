@@ -30,8 +30,8 @@ typedef struct {
  * decides what their outcomes mean. */
 typedef struct {
   char name[CERT_NAME_MAX];
-  size_t base;     /* the probe that made the base call, or SIZE_MAX */
-  int manifest;    /* the base call comes from the manifest */
+  size_t base;  /* the probe that made the base call, or SIZE_MAX */
+  int manifest; /* the base call comes from the manifest */
 } CertPlanFunction;
 
 typedef struct {
@@ -63,7 +63,6 @@ int cert_plan_judge(const CertPlan* plan, CertFindings* out, size_t* reached);
 /* A failure that means only that this machine has no usable GPU
  * (cudaErrorNoDevice, a driver stub, ...). */
 int cert_no_gpu_message(const char* message);
-
 
 /* What probe k did, in words (for --replay). */
 void cert_plan_describe(const CertPlan* plan, size_t k, FILE* f);

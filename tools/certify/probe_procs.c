@@ -55,7 +55,8 @@ static int kept(pid_t pid, const pid_t* keep, size_t n_keep) {
 
 /* One pass over /proc: kills this process's children (but the kept ones)
  * and waits for them. Returns how many. */
-static size_t sweep_once(const pid_t* keep, size_t n_keep, char* first, size_t first_size, size_t seen) {
+static size_t sweep_once(const pid_t* keep, size_t n_keep, char* first, size_t first_size,
+                         size_t seen) {
   DIR* d = opendir("/proc");
   if (d == NULL) return 0;
   pid_t self = getpid();

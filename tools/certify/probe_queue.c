@@ -26,7 +26,8 @@ void cert_run_finish(CertEngine* e, Run* run, size_t i) {
   if (run->done[i]) return;
   run->done[i] = 1;
   run->finished++;
-  if (e->opt.progress) e->opt.progress(e->opt.progress_ctx, run->finished, run->n, run->calls[i].function);
+  if (e->opt.progress)
+    e->opt.progress(e->opt.progress_ctx, run->finished, run->n, run->calls[i].function);
 }
 
 /* A call that did not run: again later, unless its function hung. */

@@ -201,7 +201,8 @@ static void read_error(uintptr_t obj, const CertHostLayout* host, CertReadback* 
     }
   }
   if (host->cause_offset >= 0) read_handle_field(cell, "cause_chain", host->cause_offset, out, 1);
-  if (host->context_offset >= 0) read_handle_field(cell, "extra_context", host->context_offset, out, 0);
+  if (host->context_offset >= 0)
+    read_handle_field(cell, "extra_context", host->context_offset, out, 0);
   if (out->problem == CERT_RB_OK && host->cause_offset >= 0 && depth < 4) {
     uint64_t cause = 0;
     cert_safe_read(cell + (uintptr_t)host->cause_offset, &cause, sizeof cause);
@@ -238,8 +239,9 @@ static void read_shape(uintptr_t cell, CertReadback* out) {
     return;
   }
   int64_t x;
-  if (s.size > (1u << 20) || (s.size > 0 && cert_safe_read((uintptr_t)s.data + (s.size - 1) * sizeof x, &x,
-                                                           sizeof x) != 0) ||
+  if (s.size > (1u << 20) ||
+      (s.size > 0 &&
+       cert_safe_read((uintptr_t)s.data + (s.size - 1) * sizeof x, &x, sizeof x) != 0) ||
       (s.size > 0 && cert_safe_read((uintptr_t)s.data, &x, sizeof x) != 0)) {
     problem(out, CERT_RB_PAYLOAD, "data", 0, (uint64_t)(uintptr_t)s.data);
   }
@@ -253,9 +255,12 @@ static void read_tensor(uintptr_t cell, CertReadback* out) {
   }
   int64_t dims[64];
   if (t.ndim < 0 || t.ndim > 64) {
-    problem(out, CERT_RB_PAYLOAD, "ndim", (int32_t)offsetof(DLTensor, ndim), (uint64_t)(int64_t)t.ndim);
-  } else if (t.ndim > 0 && cert_safe_read((uintptr_t)t.shape, dims, (size_t)t.ndim * sizeof dims[0]) != 0) {
-    problem(out, CERT_RB_PAYLOAD, "shape", (int32_t)offsetof(DLTensor, shape), (uint64_t)(uintptr_t)t.shape);
+    problem(out, CERT_RB_PAYLOAD, "ndim", (int32_t)offsetof(DLTensor, ndim),
+            (uint64_t)(int64_t)t.ndim);
+  } else if (t.ndim > 0 &&
+             cert_safe_read((uintptr_t)t.shape, dims, (size_t)t.ndim * sizeof dims[0]) != 0) {
+    problem(out, CERT_RB_PAYLOAD, "shape", (int32_t)offsetof(DLTensor, shape),
+            (uint64_t)(uintptr_t)t.shape);
   } else if (t.ndim > 0 && t.strides &&
              cert_safe_read((uintptr_t)t.strides, dims, (size_t)t.ndim * sizeof dims[0]) != 0) {
     problem(out, CERT_RB_PAYLOAD, "strides", (int32_t)offsetof(DLTensor, strides),

@@ -42,26 +42,26 @@ int cert_layout_introduced(const CertHostLayout* host, int32_t offset, const cha
 
 typedef enum {
   CERT_RB_OK = 0,
-  CERT_RB_HEADER,     /* the object's header is unreadable or inconsistent */
-  CERT_RB_TEXT,       /* a byte array (kind, message, backtrace, str payload) is not readable */
-  CERT_RB_PAST_END,   /* a field the host reads lies past the end of the allocation */
-  CERT_RB_CAUSE,      /* cause_chain neither NULL nor an Error object */
-  CERT_RB_CONTEXT,    /* extra_context neither NULL nor an object */
-  CERT_RB_PAYLOAD,    /* a shape's or tensor's payload is not readable */
+  CERT_RB_HEADER,   /* the object's header is unreadable or inconsistent */
+  CERT_RB_TEXT,     /* a byte array (kind, message, backtrace, str payload) is not readable */
+  CERT_RB_PAST_END, /* a field the host reads lies past the end of the allocation */
+  CERT_RB_CAUSE,    /* cause_chain neither NULL nor an Error object */
+  CERT_RB_CONTEXT,  /* extra_context neither NULL nor an object */
+  CERT_RB_PAYLOAD,  /* a shape's or tensor's payload is not readable */
 } CertReadbackProblem;
 
 /* What reading back found; `problem` 0 is a clean read. */
 typedef struct {
-  int32_t checked;      /* 1: something was read back */
-  int32_t problem;      /* CertReadbackProblem */
-  int32_t type_index;   /* of the object read back */
-  int32_t cell_size;    /* the host's error cell size used (errors) */
-  int32_t offset;       /* cell offset of the field that was wrong, or -1 */
-  int32_t alloc_size;   /* bytes of the strict-heap block holding the object, or -1 */
-  int32_t found_type;   /* type index at the pointer the field held, or -1 unreadable */
-  uint64_t value;       /* what the field held */
-  char field[24];       /* its name: "cause_chain", "kind", "data", ... */
-  char host[24];        /* the release whose layout was used */
+  int32_t checked;    /* 1: something was read back */
+  int32_t problem;    /* CertReadbackProblem */
+  int32_t type_index; /* of the object read back */
+  int32_t cell_size;  /* the host's error cell size used (errors) */
+  int32_t offset;     /* cell offset of the field that was wrong, or -1 */
+  int32_t alloc_size; /* bytes of the strict-heap block holding the object, or -1 */
+  int32_t found_type; /* type index at the pointer the field held, or -1 unreadable */
+  uint64_t value;     /* what the field held */
+  char field[24];     /* its name: "cause_chain", "kind", "data", ... */
+  char host[24];      /* the release whose layout was used */
 } CertReadback;
 
 /* Reads back a raised error (an owned handle) with `host`'s layout. */

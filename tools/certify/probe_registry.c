@@ -27,7 +27,8 @@ static int call_object(TVMFFIObjectHandle f, TVMFFIAny* args, int32_t n, TVMFFIA
 static int call_global(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
   TVMFFIObjectHandle f = NULL;
   TVMFFIByteArray key = {name, strlen(name)};
-  if (cert_api.get_global == NULL || cert_api.function_call == NULL || cert_api.get_global(&key, &f) != 0 || f == NULL) {
+  if (cert_api.get_global == NULL || cert_api.function_call == NULL ||
+      cert_api.get_global(&key, &f) != 0 || f == NULL) {
     return -1;
   }
   int rc = call_object(f, args, n, out);
@@ -67,7 +68,8 @@ static void list_globals(CertBuf* t) {
  * indices are walked (a runtime that returns NULL for unknown ones). */
 static void list_types(CertBuf* t) {
   TVMFFIAny keys;
-  if (call_global("ffi.GetRegisteredTypeKeys", NULL, 0, &keys) == 0 && keys.type_index == kTVMFFIArray) {
+  if (call_global("ffi.GetRegisteredTypeKeys", NULL, 0, &keys) == 0 &&
+      keys.type_index == kTVMFFIArray) {
     TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(keys.v_obj);
     const TVMFFIAny* items = cell->data;
     for (int64_t i = 0; i < cell->size && i < 100000; ++i) add_str(t, "T ", &items[i]);

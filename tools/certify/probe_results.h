@@ -22,15 +22,15 @@ typedef struct {
   CertEnd end;
   CertOutcome out;
   CertSignal sig;
-  int has_sig;          /* `sig` came from the call's fatal-signal handler */
+  int has_sig; /* `sig` came from the call's fatal-signal handler */
   int signo;
   int exit_status;
   int memory_exhausted; /* peak memory reached most of the cap */
   long maxrss_kb;
-  int strays;           /* processes it left behind, ended by certify */
-  char stray[64];       /* the first of them, "pid (name)" */
-  char* text;           /* a str the call returned, or the load failure; malloc'd */
-  char* output;         /* the tail of the worker's stdout and stderr; malloc'd */
+  int strays;     /* processes it left behind, ended by certify */
+  char stray[64]; /* the first of them, "pid (name)" */
+  char* text;     /* a str the call returned, or the load failure; malloc'd */
+  char* output;   /* the tail of the worker's stdout and stderr; malloc'd */
 } CertResult;
 
 typedef struct {

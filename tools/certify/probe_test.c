@@ -44,21 +44,23 @@ static const CertFinding* replay(const char* line, CertProbeOptions* o, CertFind
   return &f->items[0];
 }
 
-static void expect_finding_within(const char* line, double timeout_s, const char* check, CertVerdict v,
-                                  const char* clause, const char* reason_part) {
+static void expect_finding_within(const char* line, double timeout_s, const char* check,
+                                  CertVerdict v, const char* clause, const char* reason_part) {
   paths();
   CertProbeOptions o = options(g_ref, "reference");
   o.timeout_s = timeout_s;
   CertFindings f = {0};
   const CertFinding* x = replay(line, &o, &f);
   cr_expect_str_eq(x->check, check, "%s", line);
-  cr_expect_eq(x->verdict, v, "%s: verdict %s (%s)", line, cert_verdict_name(x->verdict), x->reason);
+  cr_expect_eq(x->verdict, v, "%s: verdict %s (%s)", line, cert_verdict_name(x->verdict),
+               x->reason);
   cr_expect_str_eq(x->clause, clause, "%s", line);
   cr_expect_not_null(strstr(x->reason, reason_part), "%s: reason '%s' lacks '%s'", line, x->reason,
                      reason_part);
   cr_expect_str_eq(x->runtime, "reference");
   size_t call_len = (size_t)(strchr(line, ')') - line) + 1;
-  cr_expect_eq(strncmp(x->replay, line, call_len), 0, "the replay '%s' is the call '%s'", x->replay, line);
+  cr_expect_eq(strncmp(x->replay, line, call_len), 0, "the replay '%s' is the call '%s'", x->replay,
+               line);
   cert_findings_free(&f);
 }
 
@@ -84,8 +86,10 @@ Test(probe, CDY_002_a_hang_is_a_fail, .timeout = 60) {
 }
 
 Test(probe, CDY_002_a_memory_bomb_is_a_fail, .timeout = 120) {
-  if (SANITIZED) cr_skip_test("sanitizers reserve terabytes of address space: no memory cap under them");
-  expect_finding_within("bomb()", 30, "replay", CERT_FAIL, "CDY-002", "Exhausted the memory cap (256 MiB)");
+  if (SANITIZED)
+    cr_skip_test("sanitizers reserve terabytes of address space: no memory cap under them");
+  expect_finding_within("bomb()", 30, "replay", CERT_FAIL, "CDY-002",
+                        "Exhausted the memory cap (256 MiB)");
 }
 
 Test(probe, CDY_003_a_read_past_num_args_is_caught) {
@@ -99,7 +103,8 @@ Test(probe, CDY_008_minus_one_needs_a_raised_error) {
 }
 
 Test(probe, CDY_009_zero_leaves_nothing_raised) {
-  expect_finding("twice(none)", "probe.error-hygiene", CERT_FAIL, "CDY-009", "left an error raised");
+  expect_finding("twice(none)", "probe.error-hygiene", CERT_FAIL, "CDY-009",
+                 "left an error raised");
 }
 
 Test(probe, CDY_002_a_good_call_passes_under_both_runtimes) {
@@ -108,10 +113,10 @@ Test(probe, CDY_002_a_good_call_passes_under_both_runtimes) {
   for (int k = 0; k < 2; ++k) {
     CertProbeOptions o = options(rts[k], k ? "upstream" : "reference");
     CertFindings f = {0};
-    const CertFinding* x =
-        replay("good(dl:float32[4]{offset=8}@cpu:0, tensor:float16[2x2]@cpu:0, str:a_heap_string, "
-               "bytes:b, object:function, object:error, dl:null, ptr:guard) threads=2",
-               &o, &f);
+    const CertFinding* x = replay(
+        "good(dl:float32[4]{offset=8}@cpu:0, tensor:float16[2x2]@cpu:0, str:a_heap_string, "
+        "bytes:b, object:function, object:error, dl:null, ptr:guard) threads=2",
+        &o, &f);
     cr_expect_eq(x->verdict, CERT_PASS, "%s: %s %s", o.runtime_label, x->reason, x->evidence);
     cert_findings_free(&f);
   }
@@ -126,7 +131,8 @@ static void probe_victim(const char* name, const CertProbeOptions* o, CertFindin
 /* The finding of `function` for `check`, or NULL. */
 static const CertFinding* find(const CertFindings* f, const char* function, const char* check) {
   for (size_t k = 0; k < f->n; ++k) {
-    if (strcmp(f->items[k].function, function) == 0 && strcmp(f->items[k].check, check) == 0) return &f->items[k];
+    if (strcmp(f->items[k].function, function) == 0 && strcmp(f->items[k].check, check) == 0)
+      return &f->items[k];
   }
   return NULL;
 }
@@ -146,8 +152,8 @@ Test(probe, CDY_001_a_library_that_does_not_load_is_a_finding) {
   const CertFinding* nothing = find(&f, "", "probe.valid-call");
   cr_assert_not_null(nothing);
   cr_expect_eq(nothing->verdict, CERT_SKIP);
-  cr_expect_not_null(strstr(nothing->reason, "Nothing could be called: the library did not load"), "%s",
-                     nothing->reason);
+  cr_expect_not_null(strstr(nothing->reason, "Nothing could be called: the library did not load"),
+                     "%s", nothing->reason);
   cert_findings_free(&f);
 }
 
@@ -159,7 +165,8 @@ Test(probe, CDY_001_a_runtime_that_does_not_load_is_a_tool_error) {
   const char* names[] = {"good"};
   cr_assert_eq(cert_probe_functions(names, 1, NULL, 0, &o, &f), -1);
   cr_expect_eq(f.n, 0, "no finding blames the library");
-  cr_expect_not_null(strstr(cert_probe_error(), "the runtime did not load: /etc/passwd"), "%s", cert_probe_error());
+  cr_expect_not_null(strstr(cert_probe_error(), "the runtime did not load: /etc/passwd"), "%s",
+                     cert_probe_error());
   cert_findings_free(&f);
 }
 
@@ -174,7 +181,8 @@ Test(probe, CDY_001_loads_lazily_as_hosts_do) {
   cr_assert_not_null(load);
   cr_expect_eq(load->verdict, CERT_PASS, "%s %s", load->reason, load->evidence);
   cr_expect_not_null(strstr(load->reason, "RTLD_LAZY | RTLD_LOCAL"), "%s", load->reason);
-  cr_expect_not_null(strstr(load->reason, "registered 0 global functions and 0 types"), "%s", load->reason);
+  cr_expect_not_null(strstr(load->reason, "registered 0 global functions and 0 types"), "%s",
+                     load->reason);
   cr_expect_null(find(&f, "", "probe.valid-call"), "good was reached");
   cert_findings_free(&f);
 }
@@ -197,7 +205,8 @@ Test(probe, CDY_002_crashes_are_attributed_to_their_function, .timeout = 120) {
   int good = 0, aborts_failed = 0, aborts_skipped = 0;
   for (size_t k = 0; k < f.n; ++k) {
     const CertFinding* x = &f.items[k];
-    fprintf(stderr, "%s %s %s: %s\n", x->function, x->check, cert_verdict_name(x->verdict), x->reason);
+    fprintf(stderr, "%s %s %s: %s\n", x->function, x->check, cert_verdict_name(x->verdict),
+            x->reason);
     if (x->function[0] == '\0') {
       cr_expect_str_eq(x->check, "probe.load");
     } else if (strcmp(x->function, "good") == 0) {
@@ -212,7 +221,8 @@ Test(probe, CDY_002_crashes_are_attributed_to_their_function, .timeout = 120) {
         aborts_skipped++;
         cr_expect_not_null(strstr(x->reason, "dies on its base call too"), "%s", x->reason);
       }
-      cr_expect(x->verdict != CERT_NONSTRICT && x->verdict != CERT_WARN, "aborts: %s %s", x->check, x->reason);
+      cr_expect(x->verdict != CERT_NONSTRICT && x->verdict != CERT_WARN, "aborts: %s %s", x->check,
+                x->reason);
     }
   }
   cr_expect_eq(good, 6, "every probe check reported for good");
@@ -224,14 +234,15 @@ Test(probe, CDY_002_crashes_are_attributed_to_their_function, .timeout = 120) {
 
 /* Probes every check on `name` (with an optional manifest) and expects
  * exactly one check not to pass, with the given verdict and clause. */
-static void expect_only(const char* name, const char* manifest_json, const char* check, CertVerdict v,
-                        const char* clause) {
+static void expect_only(const char* name, const char* manifest_json, const char* check,
+                        CertVerdict v, const char* clause) {
   paths();
   CertProbeOptions o = options(g_ref, "reference");
   CertManifest m = {0};
   char err[256];
   if (manifest_json) {
-    cr_assert_eq(cert_manifest_parse(manifest_json, strlen(manifest_json), &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cert_manifest_parse(manifest_json, strlen(manifest_json), &m, err, sizeof err), 0,
+                 "%s", err);
     o.manifest = &m;
   }
   CertFindings f = {0};
@@ -242,11 +253,12 @@ static void expect_only(const char* name, const char* manifest_json, const char*
     const CertFinding* x = &f.items[k];
     if (strcmp(x->check, check) == 0) {
       seen = 1;
-      cr_expect_eq(x->verdict, v, "%s %s: %s (%s)", name, check, cert_verdict_name(x->verdict), x->reason);
+      cr_expect_eq(x->verdict, v, "%s %s: %s (%s)", name, check, cert_verdict_name(x->verdict),
+                   x->reason);
       cr_expect_str_eq(x->clause, clause);
     } else {
-      cr_expect(x->verdict == CERT_PASS || x->verdict == CERT_SKIP, "%s: unexpected %s %s: %s", name,
-                cert_verdict_name(x->verdict), x->check, x->reason);
+      cr_expect(x->verdict == CERT_PASS || x->verdict == CERT_SKIP, "%s: unexpected %s %s: %s",
+                name, cert_verdict_name(x->verdict), x->check, x->reason);
     }
   }
   cr_expect(seen, "%s: no %s finding", name, check);
@@ -267,14 +279,16 @@ Test(probe, CDY_010_a_view_in_the_result_slot_is_a_fail) {
 }
 
 Test(probe, CDY_012_threads_that_disagree_are_a_fail) {
-  expect_finding("racy(none) threads=2", "probe.threads", CERT_FAIL, "CDY-012", "different outcomes");
+  expect_finding("racy(none) threads=2", "probe.threads", CERT_FAIL, "CDY-012",
+                 "different outcomes");
 }
 
 Test(probe, CDY_013_metadata_and_doc_functions_are_decoded) {
   paths();
   CertProbeOptions o = options(g_ref, "reference");
   CertFindings f = {0};
-  const char* meta[] = {"__tvm_ffi__metadata_good", "__tvm_ffi__doc_good", "__tvm_ffi__metadata_notjson"};
+  const char* meta[] = {"__tvm_ffi__metadata_good", "__tvm_ffi__doc_good",
+                        "__tvm_ffi__metadata_notjson"};
   cr_assert_eq(cert_probe_functions(NULL, 0, meta, 3, &o, &f), 0);
   cr_assert_eq(f.n, 3);
   cr_expect_str_eq(f.items[0].check, "probe.load");
@@ -295,7 +309,8 @@ static const char kPlusOne[] =
     "{\"name\": \"factor\", \"kind\": \"float\"}],"
     "\"returns\": \"none\", \"reference\": \"output = input * factor\","
     "\"errors\": {\"arity\": \"TypeError\", \"type\": \"TypeError\", \"dtype\": \"ValueError\","
-    "\"device\": \"ValueError\", \"shape\": \"ValueError\", \"layout\": \"ValueError\", \"null_data\": \"ValueError\"},"
+    "\"device\": \"ValueError\", \"shape\": \"ValueError\", \"layout\": \"ValueError\", "
+    "\"null_data\": \"ValueError\"},"
     "\"errors_name_argument\": true}}}";
 
 Test(probe, CDY_021_results_that_differ_from_the_reference_are_a_fail, .timeout = 120) {
@@ -305,7 +320,8 @@ Test(probe, CDY_021_results_that_differ_from_the_reference_are_a_fail, .timeout 
 Test(probe, CDY_020_a_refused_valid_call_is_a_fail, .timeout = 120) {
   expect_only("refuses",
               "{\"functions\": {\"refuses\": {\"dtypes\": [\"float64\"], \"args\": ["
-              "{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": [\"n\", 2]}, {\"name\": \"k\", \"kind\": \"int\"}]}}}",
+              "{\"name\": \"x\", \"kind\": \"tensor\", \"shape\": [\"n\", 2]}, {\"name\": \"k\", "
+              "\"kind\": \"int\"}]}}}",
               "manifest.valid-calls", CERT_FAIL, "CDY-020");
 }
 
@@ -325,7 +341,8 @@ Test(probe, CDY_002_a_hung_function_is_judged_once, .timeout = 120) {
     if (strcmp(x->function, "hangs") != 0) continue;
     if (x->verdict == CERT_FAIL) {
       fails++;
-      cr_expect_not_null(strstr(x->reason, "did not return within the time limit (1 s)."), "%s", x->reason);
+      cr_expect_not_null(strstr(x->reason, "did not return within the time limit (1 s)."), "%s",
+                         x->reason);
       cr_expect_null(strstr(x->reason, "such calls"), "one call hung, not several: %s", x->reason);
     } else {
       cr_expect_eq(x->verdict, CERT_SKIP, "%s: %s", x->check, x->reason);
@@ -339,7 +356,8 @@ Test(probe, CDY_002_a_hung_function_is_judged_once, .timeout = 120) {
 
 /* A memory bomb fills the cap once, not once per probe. */
 Test(probe, CDY_002_a_memory_bomb_is_judged_once, .timeout = 120) {
-  if (SANITIZED) cr_skip_test("sanitizers reserve terabytes of address space: no memory cap under them");
+  if (SANITIZED)
+    cr_skip_test("sanitizers reserve terabytes of address space: no memory cap under them");
   paths();
   CertProbeOptions o = options(g_ref, "reference");
   o.timeout_s = 30;
@@ -400,7 +418,8 @@ Test(probe, CDY_014_a_daemon_that_left_the_process_group_is_found_and_ended, .ti
 
 /* Closing certify's pipe is not an exit(0): it is what it would do to a host. */
 Test(probe, CDY_015_a_call_that_closes_descriptors_is_named_for_it) {
-  expect_finding("closes_fds()", "probe.descriptors", CERT_FAIL, "CDY-015", "file descriptors it did not open");
+  expect_finding("closes_fds()", "probe.descriptors", CERT_FAIL, "CDY-015",
+                 "file descriptors it did not open");
 }
 
 /* A NULL DLTensor* is no more valid than NULL data: upstream never makes

@@ -79,8 +79,8 @@ static void end_call(CertEngine* e, Run* run, Worker* w, size_t i, const CertEnd
   if (end->strays > 0 && r->stray[0] == '\0') snprintf(r->stray, sizeof r->stray, "%s", end->stray);
   if (end->how == CERT_HOW_RETURNED) return;
   long grew_kb = (long)(end->maxrss_kb - end->base_rss_kb);
-  r->memory_exhausted = e->opt.memory_limit > 0 && grew_kb > 0 &&
-                        (size_t)grew_kb * 1024 >= e->opt.memory_limit / 2;
+  r->memory_exhausted =
+      e->opt.memory_limit > 0 && grew_kb > 0 && (size_t)grew_kb * 1024 >= e->opt.memory_limit / 2;
   r->has_sig = w->has_sig;
   r->sig = w->sig;
   /* What it printed as it died (the loader's "symbol lookup error", an
@@ -138,7 +138,8 @@ static void handle_end(CertEngine* e, Run* run, Worker* w, size_t i, const CertE
   }
 }
 
-static void handle_call_record(CertEngine* e, Run* run, Worker* w, const CertRecordHeader* h, const char* payload) {
+static void handle_call_record(CertEngine* e, Run* run, Worker* w, const CertRecordHeader* h,
+                               const char* payload) {
   if (h->index < 0 || (size_t)h->index >= run->n || !cert_worker_owns(w, (size_t)h->index)) return;
   size_t i = (size_t)h->index;
   CertResult* r = &run->results[i];
@@ -179,7 +180,8 @@ static void handle_call_record(CertEngine* e, Run* run, Worker* w, const CertRec
   }
 }
 
-static void handle_record(CertEngine* e, Run* run, Worker* w, const CertRecordHeader* h, const char* payload) {
+static void handle_record(CertEngine* e, Run* run, Worker* w, const CertRecordHeader* h,
+                          const char* payload) {
   switch (h->type) {
     case CERT_REC_READY: w->ready = 1; return;
     case CERT_REC_LOAD:
@@ -239,7 +241,8 @@ int cert_worker_read_fd(Worker* w, int fd, int is_records) {
 static void load_death(CertEngine* e, const Worker* w, int status) {
   char why[256];
   if (w->killed) {
-    snprintf(why, sizeof why, "loading the library did not finish within %.0f s", e->opt.timeout_s + 10);
+    snprintf(why, sizeof why, "loading the library did not finish within %.0f s",
+             e->opt.timeout_s + 10);
   } else if (WIFSIGNALED(status)) {
     snprintf(why, sizeof why, "loading the library killed the process with signal %d (%s)",
              WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -252,7 +255,8 @@ static void load_death(CertEngine* e, const Worker* w, int status) {
 }
 
 /* The worker itself died during call i: judge the call by it. */
-static void judge_by_worker(CertEngine* e, Run* run, Worker* w, size_t i, int status, const struct rusage* ru) {
+static void judge_by_worker(CertEngine* e, Run* run, Worker* w, size_t i, int status,
+                            const struct rusage* ru) {
   CertResult* r = &run->results[i];
   if (w->killed && cert_engine_is_hung(e, run->calls[i].function)) {
     r->end = CERT_END_NOT_RUN;
@@ -288,7 +292,8 @@ static void sweep_orphans(CertEngine* e) {
 
 /* The worker has ended (`waited`: and was waited for, with status and ru),
  * or its record pipe reached its end. */
-void cert_worker_reap(CertEngine* e, Run* run, Worker* w, int waited, int status, struct rusage ru) {
+void cert_worker_reap(CertEngine* e, Run* run, Worker* w, int waited, int status,
+                      struct rusage ru) {
   kill(-w->pid, SIGKILL); /* anything a call left running */
   while (!waited && wait4(w->pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
@@ -298,17 +303,22 @@ void cert_worker_reap(CertEngine* e, Run* run, Worker* w, int waited, int status
   cert_worker_read_fd(w, w->ofd, 0);
   close(w->cmd), close(w->rfd), close(w->ofd);
   if (!w->ready && !e->load_failed) load_death(e, w, status);
-  if (w->ready && w->current < 0 && !w->preempted && !w->killed && !e->load_failed && ++e->idle_deaths >= 3) {
+  if (w->ready && w->current < 0 && !w->preempted && !w->killed && !e->load_failed &&
+      ++e->idle_deaths >= 3) {
     /* Something the library started at load time (a thread, a timer)
      * kills its process on its own: no call can be judged in it. */
     char why[256];
-    snprintf(why, sizeof why, "the process that loaded the library died by itself between calls (%s %d), "
-             "three times", WIFSIGNALED(status) ? "signal" : "exit status",
-             WIFSIGNALED(status) ? WTERMSIG(status) : (WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    snprintf(
+        why, sizeof why,
+        "the process that loaded the library died by itself between calls (%s %d), "
+        "three times",
+        WIFSIGNALED(status) ? "signal" : "exit status",
+        WIFSIGNALED(status) ? WTERMSIG(status) : (WIFEXITED(status) ? WEXITSTATUS(status) : -1));
     e->load_failed = 1;
     e->load_text = strdup(why);
   }
-  if (e->load_failed && e->load_output == NULL) e->load_output = cert_dup_bytes(w->tail, w->tail_len);
+  if (e->load_failed && e->load_output == NULL)
+    e->load_output = cert_dup_bytes(w->tail, w->tail_len);
   if (w->current >= 0 && !e->load_failed && !w->preempted && !run->done[w->current]) {
     size_t i = (size_t)w->current;
     cert_worker_forget(w, i);

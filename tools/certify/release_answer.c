@@ -31,14 +31,15 @@ static void first_sentence(const char* reason, char* out, size_t size) {
   if (n >= size) n = size - 1;
   memcpy(out, reason, n);
   out[n] = '\0';
-  if (out[0] >= 'A' && out[0] <= 'Z' && !(out[1] >= 'A' && out[1] <= 'Z')) out[0] = (char)(out[0] - 'A' + 'a');
+  if (out[0] >= 'A' && out[0] <= 'Z' && !(out[1] >= 'A' && out[1] <= 'Z'))
+    out[0] = (char)(out[0] - 'A' + 'a');
 }
 
 /* The first FAIL that holds for `label`: its own findings before the
  * static ones every runtime shares; *untested: its own finding that
  * nothing could be called there, or NULL. */
-static const CertFinding* first_failure(const CertFindings* f, const char* label, CertVerdict* worst,
-                                        const CertFinding** untested) {
+static const CertFinding* first_failure(const CertFindings* f, const char* label,
+                                        CertVerdict* worst, const CertFinding** untested) {
   const CertFinding* own = NULL;
   const CertFinding* shared = NULL;
   *worst = CERT_PASS;
@@ -56,7 +57,8 @@ static const CertFinding* first_failure(const CertFindings* f, const char* label
   return own ? own : shared;
 }
 
-static void fill_row(const CertReleaseInput* in, size_t i, const CertFindings* f, CertReleaseRow* row) {
+static void fill_row(const CertReleaseInput* in, size_t i, const CertFindings* f,
+                     CertReleaseRow* row) {
   memset(row, 0, sizeof *row);
   snprintf(row->label, sizeof row->label, "%s", in[i].label);
   if (in[i].skip) {
@@ -140,7 +142,7 @@ static void add_ranges(CertBuf* b, const CertReleaseRow* rows, size_t i, size_t 
  * written as ranges; the reference is no part of a range: it joins the last
  * group of its status that shares its cause, or stands alone after them. */
 static void add_status(CertBuf* b, const CertReleaseRow* rows, size_t n, CertReleaseStatus status) {
-  size_t (*groups)[2] = calloc(n ? n : 1, sizeof *groups);
+  size_t(*groups)[2] = calloc(n ? n : 1, sizeof *groups);
   if (groups == NULL) {
     b->failed = 1;
     return;
@@ -189,9 +191,9 @@ static char* answer_line(const CertReleaseRow* rows, size_t n) {
     CertReleaseStatus status;
     const char* head;
   } kParts[] = {{CERT_REL_RUNS, "runs on: "},
-                 {CERT_REL_FAILS, "fails on: "},
-                 {CERT_REL_UNTESTED, "untested on: "},
-                 {CERT_REL_SKIPPED, "not run: "}};
+                {CERT_REL_FAILS, "fails on: "},
+                {CERT_REL_UNTESTED, "untested on: "},
+                {CERT_REL_SKIPPED, "not run: "}};
   int any = 0;
   for (size_t p = 0; p < sizeof kParts / sizeof kParts[0]; ++p) {
     size_t count = 0;
@@ -210,7 +212,8 @@ static char* answer_line(const CertReleaseRow* rows, size_t n) {
   return b.s;
 }
 
-int cert_release_answer(const CertReleaseInput* in, size_t n, const CertFindings* f, CertReleaseAnswer* out) {
+int cert_release_answer(const CertReleaseInput* in, size_t n, const CertFindings* f,
+                        CertReleaseAnswer* out) {
   memset(out, 0, sizeof *out);
   out->rows = calloc(n ? n : 1, sizeof *out->rows);
   if (out->rows == NULL) return -1;

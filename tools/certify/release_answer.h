@@ -27,21 +27,21 @@ typedef enum {
 } CertReleaseStatus;
 
 typedef struct {
-  char label[32];         /* "0.1.8.post0", "reference" */
+  char label[32]; /* "0.1.8.post0", "reference" */
   CertReleaseStatus status;
-  CertVerdict worst;      /* the worst verdict that holds for it */
-  char same_as[32];       /* the release whose byte-identical library ran for it, or "" */
-  char function[128];     /* the first failing finding: function ("" = the library) */
-  char check[64];         /*   check */
-  char clause[16];        /*   clause */
-  char cause[640];        /* its cause in one line; for a skipped or untested release, why */
+  CertVerdict worst;  /* the worst verdict that holds for it */
+  char same_as[32];   /* the release whose byte-identical library ran for it, or "" */
+  char function[128]; /* the first failing finding: function ("" = the library) */
+  char check[64];     /*   check */
+  char clause[16];    /*   clause */
+  char cause[640];    /* its cause in one line; for a skipped or untested release, why */
 } CertReleaseRow;
 
 typedef struct {
   CertReleaseRow* rows;
   size_t n;
-  size_t n_run;           /* distinct libraries actually run (the reference included) */
-  char* answer;           /* the one line; malloc'd */
+  size_t n_run; /* distinct libraries actually run (the reference included) */
+  char* answer; /* the one line; malloc'd */
 } CertReleaseAnswer;
 
 /* One input row: a runtime label, the index of the row whose findings
@@ -54,7 +54,8 @@ typedef struct {
 } CertReleaseInput;
 
 /* 0, or -1 when out of memory. */
-int cert_release_answer(const CertReleaseInput* in, size_t n, const CertFindings* f, CertReleaseAnswer* out);
+int cert_release_answer(const CertReleaseInput* in, size_t n, const CertFindings* f,
+                        CertReleaseAnswer* out);
 void cert_release_answer_free(CertReleaseAnswer* a);
 
 /* "runs", "FAILS", "skipped", "untested". */

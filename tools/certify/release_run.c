@@ -83,7 +83,8 @@ static int add_version(CertReleaseSet* set, const char* v, size_t len) {
 }
 
 /* Calls `each` on every word of a comma-separated spec; stops at -1. */
-static int each_word(const char* spec, int (*each)(void* ctx, const char* word, size_t len), void* ctx) {
+static int each_word(const char* spec, int (*each)(void* ctx, const char* word, size_t len),
+                     void* ctx) {
   for (const char* p = spec; *p;) {
     size_t len = strcspn(p, ",");
     if (len > 0 && each(ctx, p, len) != 0) return -1;
@@ -104,7 +105,8 @@ static int check_word(void* ctx, const char* word, size_t len) {
   snprintf(w, sizeof w, "%.*s", (int)(len < 32 ? len : 32), word);
   c->words++;
   if (len < 32 && cert_is_release_version(w)) return 0;
-  snprintf(c->err, c->errlen, "--releases wants 'all' or versions like 0.1.4,0.1.8.post0, not '%s%s'", w,
+  snprintf(c->err, c->errlen,
+           "--releases wants 'all' or versions like 0.1.4,0.1.8.post0, not '%s%s'", w,
            len < 32 ? "" : "...");
   return -1;
 }
@@ -145,10 +147,12 @@ static void fetch_missing(CertReleaseSet* set, const CertFetch* fetch) {
   const char* why = NULL;
   if (getenv("TVMFFI_CONFORMANCE_OFFLINE") && getenv("TVMFFI_CONFORMANCE_OFFLINE")[0]) {
     why = "offline (TVMFFI_CONFORMANCE_OFFLINE is set)";
-  } else if (fetch == NULL || fetch->python == NULL || fetch->python[0] == '\0' || fetch->script == NULL ||
-             access(fetch->python, X_OK) != 0 || access(fetch->script, R_OK) != 0) {
-    why = "no fetcher: certify runs tools/releases/releases.py with the project's Python (set "
-          "CERTIFY_PYTHON to a python3 with pip)";
+  } else if (fetch == NULL || fetch->python == NULL || fetch->python[0] == '\0' ||
+             fetch->script == NULL || access(fetch->python, X_OK) != 0 ||
+             access(fetch->script, R_OK) != 0) {
+    why =
+        "no fetcher: certify runs tools/releases/releases.py with the project's Python (set "
+        "CERTIFY_PYTHON to a python3 with pip)";
   }
   char** argv = why ? NULL : calloc(missing + 4, sizeof *argv);
   int pipe_fd[2] = {-1, -1};
@@ -161,8 +165,9 @@ static void fetch_missing(CertReleaseSet* set, const CertFetch* fetch) {
     for (size_t k = 0; k < set->n; ++k) {
       if (set->items[k].path[0] == '\0') argv[a++] = set->items[k].version;
     }
-    if (!fetch->quiet) fprintf(stderr, "certify: fetching %zu release%s into the release cache\n", missing,
-                               missing == 1 ? "" : "s");
+    if (!fetch->quiet)
+      fprintf(stderr, "certify: fetching %zu release%s into the release cache\n", missing,
+              missing == 1 ? "" : "s");
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
@@ -207,7 +212,8 @@ static void fetch_missing(CertReleaseSet* set, const CertFetch* fetch) {
   for (size_t k = 0; k < set->n; ++k) {
     CertRelease* r = &set->items[k];
     if (r->path[0] == '\0' && r->skip[0] == '\0') {
-      snprintf(r->skip, sizeof r->skip, "not in the release cache, and %s", why ? why : "the fetcher said nothing");
+      snprintf(r->skip, sizeof r->skip, "not in the release cache, and %s",
+               why ? why : "the fetcher said nothing");
     }
   }
 }
@@ -245,7 +251,8 @@ static void mark_identical(CertReleaseSet* set) {
     CertRelease* r = &set->items[k];
     if (r->path[0] == '\0' || (data[k] = slurp(r->path, &sizes[k])) == NULL) continue;
     for (size_t j = 0; j < k; ++j) {
-      if (data[j] && set->items[j].same_as < 0 && sizes[j] == sizes[k] && memcmp(data[j], data[k], sizes[k]) == 0) {
+      if (data[j] && set->items[j].same_as < 0 && sizes[j] == sizes[k] &&
+          memcmp(data[j], data[k], sizes[k]) == 0) {
         r->same_as = (int)j;
         break;
       }
@@ -293,7 +300,8 @@ static void put_findings(FILE* f, const CertFindings* fs) {
   for (size_t k = 0; k < fs->n; ++k) {
     const CertFinding* x = &fs->items[k];
     fprintf(f, "F%d:", (int)x->verdict);
-    const char* parts[] = {x->function, x->check, x->clause, x->runtime, x->reason, x->evidence, x->replay};
+    const char* parts[] = {x->function, x->check,    x->clause, x->runtime,
+                           x->reason,   x->evidence, x->replay};
     for (size_t p = 0; p < 7; ++p) put_string(f, parts[p]);
   }
   fputs("E", f);
@@ -322,7 +330,9 @@ static int get_findings(FILE* f, CertFindings* out, char* why, size_t whylen) {
     char* s[7] = {0};
     int ok = 1;
     for (size_t p = 0; p < 7 && ok; ++p) ok = (s[p] = get_string(f)) != NULL;
-    if (ok) ok = cert_findings_add(out, s[0], s[1], s[2], s[3], (CertVerdict)verdict, s[5], s[6], "%s", s[4]) == 0;
+    if (ok)
+      ok = cert_findings_add(out, s[0], s[1], s[2], s[3], (CertVerdict)verdict, s[5], s[6], "%s",
+                             s[4]) == 0;
     for (size_t p = 0; p < 7; ++p) free(s[p]);
     if (!ok) return -1;
   }
@@ -340,7 +350,8 @@ typedef struct {
   size_t runtime;
 } Child;
 
-static int start_child(const CertElf* elf, const CertProbeOptions* base, const CertRuntimeRef* rt, Child* c) {
+static int start_child(const CertElf* elf, const CertProbeOptions* base, const CertRuntimeRef* rt,
+                       Child* c) {
   c->out = tmpfile();
   if (c->out == NULL) return -1;
   fflush(NULL);
@@ -371,7 +382,8 @@ static int start_child(const CertElf* elf, const CertProbeOptions* base, const C
 }
 
 int cert_probe_runtimes(const CertElf* elf, const CertProbeOptions* base, const CertRuntimeRef* rts,
-                        size_t n, int jobs, void (*progress)(void* ctx, size_t done, size_t total, const char* what),
+                        size_t n, int jobs,
+                        void (*progress)(void* ctx, size_t done, size_t total, const char* what),
                         void* progress_ctx, CertFindings* out, char* err, size_t errlen) {
   snprintf(err, errlen, "the probes could not finish");
   if (jobs < 1) jobs = 1;
@@ -406,7 +418,8 @@ int cert_probe_runtimes(const CertElf* elf, const CertProbeOptions* base, const 
       if (get_findings(c->out, &per[c->runtime], why, sizeof why) != 0 || !WIFEXITED(status) ||
           WEXITSTATUS(status) != 0) {
         if (why[0] == '\0') {
-          snprintf(why, sizeof why, "its process ended with %s %d", WIFSIGNALED(status) ? "signal" : "status",
+          snprintf(why, sizeof why, "its process ended with %s %d",
+                   WIFSIGNALED(status) ? "signal" : "status",
                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
         }
         if (rc == 0) snprintf(err, errlen, "under %s: %s", rts[c->runtime].label, why);
@@ -428,8 +441,8 @@ int cert_probe_runtimes(const CertElf* elf, const CertProbeOptions* base, const 
   for (size_t r = 0; per && r < n; ++r) {
     for (size_t k = 0; rc == 0 && k < per[r].n; ++k) {
       const CertFinding* x = &per[r].items[k];
-      rc = cert_findings_add(out, x->function, x->check, x->clause, x->runtime, x->verdict, x->evidence,
-                             x->replay, "%s", x->reason);
+      rc = cert_findings_add(out, x->function, x->check, x->clause, x->runtime, x->verdict,
+                             x->evidence, x->replay, "%s", x->reason);
     }
     cert_findings_free(&per[r]);
   }

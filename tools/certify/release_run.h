@@ -27,9 +27,9 @@ typedef struct {
 
 /* How releases are found and fetched. */
 typedef struct {
-  const char* python;   /* runs the fetch script; NULL or "": never fetch */
-  const char* script;   /* tools/releases/releases.py; NULL: never fetch */
-  int quiet;            /* no progress on stderr */
+  const char* python; /* runs the fetch script; NULL or "": never fetch */
+  const char* script; /* tools/releases/releases.py; NULL: never fetch */
+  int quiet;          /* no progress on stderr */
 } CertFetch;
 
 /* The releases `spec` names ("all": every release certify's tables know,
@@ -64,7 +64,8 @@ typedef struct {
  * goes to `progress` (may be NULL) as runtimes finish. 0, or -1 on a tool
  * error with the reason (the first runtime's that failed) in err. */
 int cert_probe_runtimes(const CertElf* elf, const CertProbeOptions* base, const CertRuntimeRef* rts,
-                        size_t n, int jobs, void (*progress)(void* ctx, size_t done, size_t total, const char* what),
+                        size_t n, int jobs,
+                        void (*progress)(void* ctx, size_t done, size_t total, const char* what),
                         void* progress_ctx, CertFindings* out, char* err, size_t errlen);
 
 #endif

@@ -231,7 +231,9 @@ static void put_release_range(const CertTable* t, const CertIndex* ix, const Cer
                               size_t n_cells) {
   for (size_t c = 0; c < n_cells; ++c) {
     const CertFinding* x = cert_cell_at(ix, &cells[c], 0);
-    if (cells[c].worst != CERT_PASS || strcmp(x->check, cert_checks[CERT_CHECK_STATIC_RELEASES].id) != 0) continue;
+    if (cells[c].worst != CERT_PASS ||
+        strcmp(x->check, cert_checks[CERT_CHECK_STATIC_RELEASES].id) != 0)
+      continue;
     fprintf(t->out, "%12s", "");
     wrap(t, x->reason, 12, 2);
     return;
@@ -247,8 +249,8 @@ static void put_function(const CertTable* t, const CertIndex* ix, const CertCell
     for (size_t k = 0; k < cells[c].n; ++k) count[cert_cell_at(ix, &cells[c], k)->verdict]++;
   }
   char* clean = cert_text_clean(name);
-  fprintf(t->out, "\n%s%s%s", t->colour ? "\033[1m" : "", name[0] ? (clean ? clean : "?") : "(library)",
-          t->colour ? "\033[0m" : "");
+  fprintf(t->out, "\n%s%s%s", t->colour ? "\033[1m" : "",
+          name[0] ? (clean ? clean : "?") : "(library)", t->colour ? "\033[0m" : "");
   free(clean);
   fputs("  [", t->out);
   int first = 1;
@@ -288,8 +290,7 @@ void cert_report_table(FILE* out, const CertRunInfo* run, const CertFindings* f)
     return;
   }
   const char* no_colour = getenv("NO_COLOR");
-  CertTable t = {out, table_width(out), isatty(fileno(out)) && !(no_colour && *no_colour),
-                 run};
+  CertTable t = {out, table_width(out), isatty(fileno(out)) && !(no_colour && *no_colour), run};
   char* lib = cert_text_clean(run->lib_path ? run->lib_path : "?");
   fprintf(out, "certify %s", lib ? lib : "?");
   free(lib);

@@ -19,7 +19,6 @@ enum {
   CERT_EXIT_UNTESTED = 16,  /* nothing could be called: no probe reached the library */
 };
 
-
 /* The bit mask above: tool_error sets bit 1, any FAIL bit 4, any
  * NONSTRICT bit 8, nothing called (cert_findings_nothing_called, checks.h) bit 16. */
 int cert_exit_status(const CertFindings* f, int tool_error);

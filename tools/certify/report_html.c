@@ -30,7 +30,8 @@ static const char cert_html_style[] =
     "td.fn,td.ck{font-family:ui-monospace,monospace;font-size:13px;white-space:nowrap}\n"
     "td.cl,td.rt{white-space:nowrap}\n"
     "pre,code{font-family:ui-monospace,monospace;font-size:12.5px}\n"
-    "pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;background:#f3f4f6;padding:4px 6px;"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;background:#f3f4f6;padding:4px "
+    "6px;"
     "border-radius:3px}\n"
     ".ev{color:#3b4352;margin-top:3px;overflow-wrap:anywhere}.replay{margin-top:3px;color:#5b6472;"
     "overflow-wrap:anywhere}\n"
@@ -77,8 +78,10 @@ static void html_header(FILE* out, const CertRunInfo* run, const CertIndex* ix) 
           cert_html_style);
   cert_text_put_untrusted(out, lib);
   const char* word = cert_verdict_word(run, ix);
-  const char* cls = run->error ? "ERROR" : ix->count[CERT_FAIL] ? "FAIL"
-                                        : ix->count[CERT_NONSTRICT] ? "NONSTRICT" : "PASS";
+  const char* cls = run->error                  ? "ERROR"
+                    : ix->count[CERT_FAIL]      ? "FAIL"
+                    : ix->count[CERT_NONSTRICT] ? "NONSTRICT"
+                                                : "PASS";
   fprintf(out, "</code></h1>\n<div class=\"verdict v-%s\">", cls);
   char* line = cert_verdict_text(run, ix);
   cert_text_put_untrusted(out, line ? line : word);
@@ -112,8 +115,7 @@ static void html_option(FILE* out, const char* value) {
   fputs("</option>", out);
 }
 
-static void html_filters(FILE* out, const CertIndex* ix, const char** runtimes,
-                         size_t n_runtimes) {
+static void html_filters(FILE* out, const CertIndex* ix, const char** runtimes, size_t n_runtimes) {
   fputs("<div id=\"filters\">\n<strong>Show</strong>\n", out);
   int any_problem = ix->f->n > ix->count[CERT_PASS];
   for (int v = CERT_FAIL; v >= CERT_PASS; --v) {
@@ -134,12 +136,14 @@ static void html_filters(FILE* out, const CertIndex* ix, const char** runtimes,
     }
     html_option(out, html_function(ix->functions[k]));
   }
-  fputs("</select></label>\n<label>Runtime <select id=\"f-runtime\"><option value=\"\">all</option>",
-        out);
+  fputs(
+      "</select></label>\n<label>Runtime <select id=\"f-runtime\"><option value=\"\">all</option>",
+      out);
   for (size_t r = 0; r < n_runtimes; ++r) html_option(out, html_runtime(runtimes[r]));
-  fputs("</select></label>\n<label>Text <input id=\"f-text\" type=\"search\" size=\"18\"></label>\n"
-        "<span id=\"shown\"></span>\n</div>\n",
-        out);
+  fputs(
+      "</select></label>\n<label>Text <input id=\"f-text\" type=\"search\" size=\"18\"></label>\n"
+      "<span id=\"shown\"></span>\n</div>\n",
+      out);
 }
 
 /* The (function, check) pairs whose verdict depends on the runtime. */
@@ -151,9 +155,10 @@ static void html_differences(FILE* out, const CertIndex* ix) {
     size_t end = cert_index_pair_end(ix, c, &differ);
     if (differ) {
       if (!any) {
-        fputs("<h2>Where the runtimes differ</h2>\n<table id=\"differences\">\n<thead><tr>"
-              "<th>Function</th><th>Check</th><th>Verdict by runtime</th></tr></thead>\n<tbody>\n",
-              out);
+        fputs(
+            "<h2>Where the runtimes differ</h2>\n<table id=\"differences\">\n<thead><tr>"
+            "<th>Function</th><th>Check</th><th>Verdict by runtime</th></tr></thead>\n<tbody>\n",
+            out);
       }
       any = 1;
       fputs("<tr><td class=\"fn\">", out);
@@ -230,10 +235,11 @@ static void html_row(FILE* out, const CertRunInfo* run, const CertFinding* x) {
 
 /* Rows by function (as the index orders them), worst verdict first. */
 static void html_findings(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
-  fputs("<h2>Findings</h2>\n<table id=\"findings\">\n<thead><tr><th>Function</th><th>Check</th>"
-        "<th>Clause</th><th>Runtime</th><th>Verdict</th><th>Reason and evidence</th></tr>"
-        "</thead>\n<tbody>\n",
-        out);
+  fputs(
+      "<h2>Findings</h2>\n<table id=\"findings\">\n<thead><tr><th>Function</th><th>Check</th>"
+      "<th>Clause</th><th>Runtime</th><th>Verdict</th><th>Reason and evidence</th></tr>"
+      "</thead>\n<tbody>\n",
+      out);
   size_t n = ix->f->n;
   for (size_t start = 0; start < n;) {
     const char* fn = ix->f->items[ix->order[start]].function;

@@ -19,7 +19,7 @@ typedef struct {
 
 typedef struct {
   const CertFindings* f;
-  size_t* order;          /* finding indexes, sorted by function, check, runtime */
+  size_t* order; /* finding indexes, sorted by function, check, runtime */
   CertCell* cells;
   size_t n_cells;
   const char** functions; /* distinct names, the library ("") first, then as met */

@@ -30,14 +30,12 @@ static int json_put(json_t* obj, const char* key, json_t* value) {
 static json_t* json_finding(const CertFinding* x) {
   json_t* o = json_object();
   if (o == NULL) return NULL;
-  int bad = json_put(o, "function", json_text(x->function)) |
-            json_put(o, "check", json_text(x->check)) |
-            json_put(o, "clause", json_text(x->clause)) |
-            json_put(o, "runtime", json_text(x->runtime)) |
-            json_put(o, "verdict", json_string(cert_verdict_name(x->verdict))) |
-            json_put(o, "reason", json_text(x->reason)) |
-            json_put(o, "evidence", json_text(x->evidence)) |
-            json_put(o, "replay", json_text(x->replay));
+  int bad =
+      json_put(o, "function", json_text(x->function)) | json_put(o, "check", json_text(x->check)) |
+      json_put(o, "clause", json_text(x->clause)) | json_put(o, "runtime", json_text(x->runtime)) |
+      json_put(o, "verdict", json_string(cert_verdict_name(x->verdict))) |
+      json_put(o, "reason", json_text(x->reason)) |
+      json_put(o, "evidence", json_text(x->evidence)) | json_put(o, "replay", json_text(x->replay));
   if (bad) {
     json_decref(o);
     return NULL;
@@ -80,8 +78,7 @@ static json_t* json_differences(const CertIndex* ix) {
       }
       if (!bad) {
         bad |= json_put(d, "function", json_text(head->function)) |
-               json_put(d, "check", json_text(head->check)) |
-               json_put(d, "verdicts", verdicts);
+               json_put(d, "check", json_text(head->check)) | json_put(d, "verdicts", verdicts);
         verdicts = NULL;
       }
       json_decref(verdicts);
@@ -122,8 +119,7 @@ static json_t* json_report(const CertRunInfo* run, const CertFindings* f, const 
            json_put(root, "error", run->error ? json_text(run->error) : json_null()) |
            json_put(root, "seconds", json_real(run->seconds)) |
            json_put(root, "n_functions", json_integer((json_int_t)run->n_functions)) |
-           json_put(root, "runtimes", runtimes) |
-           json_put(root, "counts", json_counts(ix)) |
+           json_put(root, "runtimes", runtimes) | json_put(root, "counts", json_counts(ix)) |
            json_put(root, "functions", functions) |
            json_put(root, "differences", json_differences(ix)) |
            json_put(root, "findings", findings);

@@ -55,8 +55,7 @@ static const CertFinding* junit_worst(const CertIndex* ix, const CertCell* c) {
   return cert_cell_at(ix, c, 0);
 }
 
-static void junit_case(FILE* out, const CertRunInfo* run, const CertIndex* ix,
-                       const CertCell* c) {
+static void junit_case(FILE* out, const CertRunInfo* run, const CertIndex* ix, const CertCell* c) {
   const CertFinding* x = junit_worst(ix, c);
   fputs("    <testcase classname=\"certify.", out);
   cert_text_put_untrusted(out, cert_base_name(run->lib_path ? run->lib_path : "?"));
@@ -111,9 +110,11 @@ static void junit_suite(FILE* out, const CertRunInfo* run, const CertIndex* ix,
 
 /* A tool error is one erroring testcase, so CI shows why nothing ran. */
 static void junit_error(FILE* out, const CertRunInfo* run) {
-  fputs("  <testsuite name=\"certify\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
-        "    <testcase classname=\"certify\" name=\"run\" time=\"0\">\n"
-        "      <error type=\"ERROR\" message=\"", out);
+  fputs(
+      "  <testsuite name=\"certify\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+      "    <testcase classname=\"certify\" name=\"run\" time=\"0\">\n"
+      "      <error type=\"ERROR\" message=\"",
+      out);
   cert_text_put_untrusted(out, run->error);
   fputs("\"/>\n    </testcase>\n  </testsuite>\n", out);
 }
@@ -136,7 +137,9 @@ static int junit_write(FILE* out, const CertRunInfo* run, const CertIndex* ix) {
   size_t n = junit_runtimes(ix, runtimes);
   for (size_t r = 0; r < n; ++r) junit_suite(out, run, ix, runtimes[r]);
   free(runtimes);
-  if (run->releases) cert_report_releases_junit(out, cert_base_name(run->lib_path ? run->lib_path : "?"), run->releases);
+  if (run->releases)
+    cert_report_releases_junit(out, cert_base_name(run->lib_path ? run->lib_path : "?"),
+                               run->releases);
   fputs("</testsuites>\n", out);
   return 0;
 }

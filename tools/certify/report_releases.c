@@ -18,8 +18,8 @@ static void put_clean(FILE* out, const char* s) {
 void cert_report_releases_table(FILE* out, const CertReleaseAnswer* a, int width) {
   size_t releases = 0;
   for (size_t i = 0; i < a->n; ++i) releases += strcmp(a->rows[i].label, "reference") != 0;
-  fprintf(out, "releases  (%zu release%s, %zu distinct librar%s run, the reference included)\n", releases,
-          releases == 1 ? "" : "s", a->n_run, a->n_run == 1 ? "y" : "ies");
+  fprintf(out, "releases  (%zu release%s, %zu distinct librar%s run, the reference included)\n",
+          releases, releases == 1 ? "" : "s", a->n_run, a->n_run == 1 ? "y" : "ies");
   for (size_t i = 0; i < a->n; ++i) {
     const CertReleaseRow* r = &a->rows[i];
     fprintf(out, "  %-14s %-8s", r->label, cert_release_status_name(r->status));
@@ -66,10 +66,14 @@ static json_t* text(const char* s) {
   return j;
 }
 
-static int put(json_t* o, const char* key, json_t* v) { return v == NULL ? -1 : json_object_set_new(o, key, v); }
+static int put(json_t* o, const char* key, json_t* v) {
+  return v == NULL ? -1 : json_object_set_new(o, key, v);
+}
 
 /* The JSON word: cert_release_status_name in lower case. */
-static const char* status_word(CertReleaseStatus s) { return s == CERT_REL_FAILS ? "fails" : cert_release_status_name(s); }
+static const char* status_word(CertReleaseStatus s) {
+  return s == CERT_REL_FAILS ? "fails" : cert_release_status_name(s);
+}
 
 int cert_report_releases_json(json_t* root, const CertReleaseAnswer* a) {
   json_t* rows = json_array();
@@ -77,13 +81,17 @@ int cert_report_releases_json(json_t* root, const CertReleaseAnswer* a) {
   for (size_t i = 0; i < a->n && !bad; ++i) {
     const CertReleaseRow* r = &a->rows[i];
     json_t* o = json_object();
-    bad |= o == NULL || put(o, "release", text(r->label)) | put(o, "status", json_string(status_word(r->status))) |
+    bad |= o == NULL || put(o, "release", text(r->label)) |
+                            put(o, "status", json_string(status_word(r->status))) |
                             put(o, "verdict", json_string(cert_verdict_name(r->worst))) |
-                            put(o, "same_as", text(r->same_as)) | put(o, "function", text(r->function)) |
+                            put(o, "same_as", text(r->same_as)) |
+                            put(o, "function", text(r->function)) |
                             put(o, "check", text(r->check)) | put(o, "clause", text(r->clause)) |
                             put(o, "cause", text(r->cause));
-    if (!bad) bad |= json_array_append_new(rows, o) != 0;
-    else json_decref(o);
+    if (!bad)
+      bad |= json_array_append_new(rows, o) != 0;
+    else
+      json_decref(o);
   }
   if (bad) {
     json_decref(rows);
@@ -108,8 +116,8 @@ void cert_report_releases_junit(FILE* out, const char* lib, const CertReleaseAns
   cert_report_releases_junit_counts(a, &tests, &failures, &skipped);
   fputs("  <testsuite name=\"certify ", out);
   cert_text_put_untrusted(out, lib);
-  fprintf(out, " [releases]\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", tests, failures,
-          skipped);
+  fprintf(out, " [releases]\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+          tests, failures, skipped);
   for (size_t i = 0; i < a->n; ++i) {
     const CertReleaseRow* r = &a->rows[i];
     fputs("    <testcase classname=\"certify.", out);
@@ -122,7 +130,8 @@ void cert_report_releases_junit(FILE* out, const char* lib, const CertReleaseAns
       continue;
     }
     fputs(">\n      <", out);
-    fputs(r->status == CERT_REL_FAILS ? "failure type=\"FAIL\" message=\"" : "skipped message=\"", out);
+    fputs(r->status == CERT_REL_FAILS ? "failure type=\"FAIL\" message=\"" : "skipped message=\"",
+          out);
     cert_text_put_untrusted(out, r->cause);
     if (r->status == CERT_REL_FAILS) {
       fputs("\">", out);
@@ -184,18 +193,21 @@ void cert_report_releases_html(FILE* out, const CertReleaseAnswer* a, const Cert
   fputs("<th>Cause</th></tr></thead>\n<tbody>\n", out);
   for (size_t i = 0; i < a->n; ++i) {
     const CertReleaseRow* r = &a->rows[i];
-    const char* cls = r->status == CERT_REL_FAILS ? "FAIL" : r->status == CERT_REL_RUNS ? "PASS" : "SKIP";
+    const char* cls = r->status == CERT_REL_FAILS  ? "FAIL"
+                      : r->status == CERT_REL_RUNS ? "PASS"
+                                                   : "SKIP";
     fprintf(out, "<tr class=\"r-%s\"><td class=\"rt\">", cls);
     cert_text_put_untrusted(out, r->label);
-    fprintf(out, "</td><td><span class=\"badge v-%s\">%s</span></td>", cls, cert_release_status_name(r->status));
+    fprintf(out, "</td><td><span class=\"badge v-%s\">%s</span></td>", cls,
+            cert_release_status_name(r->status));
     const char* ran = r->same_as[0] ? r->same_as : r->label;
     for (size_t c = 0; c < n_checks; ++c) {
       int v = r->status == CERT_REL_SKIPPED ? -1 : cell_verdict(f, ran, checks[c]);
       if (v < 0) {
         fputs("<td></td>", out);
       } else {
-        fprintf(out, "<td><span class=\"badge v-%s\">%s</span></td>", cert_verdict_name((CertVerdict)v),
-                cert_verdict_name((CertVerdict)v));
+        fprintf(out, "<td><span class=\"badge v-%s\">%s</span></td>",
+                cert_verdict_name((CertVerdict)v), cert_verdict_name((CertVerdict)v));
       }
     }
     fputs("<td>", out);

@@ -11,11 +11,11 @@ typedef struct {
   const char* lib_path;
   const char** runtimes; /* the runtime labels the probes ran under */
   size_t n_runtimes;
-  double seconds;        /* how long the run took */
-  size_t n_functions;    /* callable __tvm_ffi_ functions the library exports */
-  const char* error;     /* one-line reason certify could not finish, or NULL */
-  const char* replay_prefix; /* what precedes `--replay '<line>'` in the table
-                                (e.g. "certify lib.so"); NULL: "certify" */
+  double seconds;                    /* how long the run took */
+  size_t n_functions;                /* callable __tvm_ffi_ functions the library exports */
+  const char* error;                 /* one-line reason certify could not finish, or NULL */
+  const char* replay_prefix;         /* what precedes `--replay '<line>'` in the table
+                                        (e.g. "certify lib.so"); NULL: "certify" */
   const CertReleaseAnswer* releases; /* --releases: the rows and the answer; NULL without */
 } CertRunInfo;
 

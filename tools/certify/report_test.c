@@ -14,7 +14,8 @@
 static const char* two_runtimes[] = {"reference", "upstream"};
 
 static CertRunInfo run_info(void) {
-  CertRunInfo run = {"/tmp/lib/libfoo.so", two_runtimes, 2, 4.1, 3, NULL, "certify libfoo.so", NULL};
+  CertRunInfo run = {"/tmp/lib/libfoo.so", two_runtimes, 2, 4.1, 3, NULL,
+                     "certify libfoo.so",  NULL};
   return run;
 }
 
@@ -60,18 +61,23 @@ static void add(CertFindings* f, const char* fn, const char* check, const char* 
 /* A library-level warning, one function with a MUST failure under both
  * runtimes (identical), a NONSTRICT under reference only, and passes. */
 static void sample(CertFindings* f) {
-  add(f, "", "static.runtime-needed", "KER-002", "", CERT_WARN, "imports TVMFFIErrorSetRaisedFromCStr",
-      "", "imports TVMFFI* without libtvm_ffi.so in DT_NEEDED");
+  add(f, "", "static.runtime-needed", "KER-002", "", CERT_WARN,
+      "imports TVMFFIErrorSetRaisedFromCStr", "",
+      "imports TVMFFI* without libtvm_ffi.so in DT_NEEDED");
   add(f, "scale", "probe.arity", "CDY-002", "reference", CERT_FAIL, "signal 11 (SIGSEGV)",
       "scale(none) threads=1", "crashes when called with 1 argument");
   add(f, "scale", "probe.arity", "CDY-002", "upstream", CERT_FAIL, "signal 11 (SIGSEGV)",
       "scale(none) threads=1", "crashes when called with 1 argument");
-  add(f, "scale", "probe.legacy-forms", "CDY-006", "reference", CERT_NONSTRICT, "ValueError: strides",
-      "scale(dl:float32[4]{strides=null}@cpu:0)", "refuses NULL strides");
-  add(f, "scale", "probe.legacy-forms", "CDY-006", "upstream", CERT_PASS, "", "", "accepts NULL strides");
-  add(f, "scale", "probe.error-hygiene", "CDY-008", "reference", CERT_PASS, "", "", "one error raised");
-  add(f, "scale", "probe.error-hygiene", "CDY-008", "upstream", CERT_PASS, "", "", "one error raised");
-  add(f, "add", "probe.arity", "CDY-002", "reference", CERT_PASS, "", "", "refuses every wrong count");
+  add(f, "scale", "probe.legacy-forms", "CDY-006", "reference", CERT_NONSTRICT,
+      "ValueError: strides", "scale(dl:float32[4]{strides=null}@cpu:0)", "refuses NULL strides");
+  add(f, "scale", "probe.legacy-forms", "CDY-006", "upstream", CERT_PASS, "", "",
+      "accepts NULL strides");
+  add(f, "scale", "probe.error-hygiene", "CDY-008", "reference", CERT_PASS, "", "",
+      "one error raised");
+  add(f, "scale", "probe.error-hygiene", "CDY-008", "upstream", CERT_PASS, "", "",
+      "one error raised");
+  add(f, "add", "probe.arity", "CDY-002", "reference", CERT_PASS, "", "",
+      "refuses every wrong count");
 }
 
 Test(report, exit_status_bits) {
@@ -96,12 +102,16 @@ Test(report, nothing_called_is_not_certified) {
   add(&f, "gemm8", "probe.valid-call", "", "reference", CERT_SKIP, "", "", "no call reached it");
   add(&f, "", "static.exports", "CST-001", "", CERT_PASS, "", "", "exports 1 function");
   CertRunInfo run = {"libtakes8.so", two_runtimes, 1, 0.5, 1, NULL, NULL, NULL};
-  cr_assert_eq(cert_exit_status(&f, 0), 0, "one unreached function among others is not the library");
-  add(&f, "", CERT_CHECK_NOTHING_CALLED, "", "reference", CERT_SKIP, "", "", "Nothing could be called.");
+  cr_assert_eq(cert_exit_status(&f, 0), 0,
+               "one unreached function among others is not the library");
+  add(&f, "", CERT_CHECK_NOTHING_CALLED, "", "reference", CERT_SKIP, "", "",
+      "Nothing could be called.");
   cr_assert_eq(cert_exit_status(&f, 0), CERT_EXIT_UNTESTED);
   char* line = capture(cert_report_verdict, &run, &f);
-  cr_assert_str_eq(line, "certify: libtakes8.so: NOT CERTIFIED: nothing could be called; 2 skipped, 1 passed "
-                         "(1 function, 1 runtime, 0.5 s)\n");
+  cr_assert_str_eq(
+      line,
+      "certify: libtakes8.so: NOT CERTIFIED: nothing could be called; 2 skipped, 1 passed "
+      "(1 function, 1 runtime, 0.5 s)\n");
   free(line);
   add(&f, "gemm8", "probe.arity", "", "reference", CERT_FAIL, "", "", "crashed");
   cr_assert_eq(cert_exit_status(&f, 0), CERT_EXIT_UNTESTED | CERT_EXIT_MUST);
@@ -126,8 +136,9 @@ Test(report, verdict_line_certified_and_error) {
   add(&f, "scale", "manifest.valid-calls", "", "reference", CERT_SKIP, "", "", "no GPU");
   CertRunInfo run = {"libscale_cpu.so", two_runtimes, 1, 0.25, 1, NULL, NULL, NULL};
   char* line = capture(cert_report_verdict, &run, &f);
-  cr_assert_str_eq(line, "certify: libscale_cpu.so: CERTIFIED: 1 skipped, 1 passed "
-                         "(1 function, 1 runtime, 0.2 s)\n");
+  cr_assert_str_eq(line,
+                   "certify: libscale_cpu.so: CERTIFIED: 1 skipped, 1 passed "
+                   "(1 function, 1 runtime, 0.2 s)\n");
   free(line);
   cert_findings_free(&f);
   cr_assert_eq(cert_findings_add(&f, "scale", "x", "", "", CERT_NONSTRICT, "", "", "n"), 0);
@@ -136,8 +147,8 @@ Test(report, verdict_line_certified_and_error) {
   free(line);
   run.error = "x.so: not an ELF file";
   line = capture(cert_report_verdict, &run, &f);
-  cr_assert(strncmp(line, "certify: libscale_cpu.so: ERROR: x.so: not an ELF file (", 55) == 0, "%s",
-            line);
+  cr_assert(strncmp(line, "certify: libscale_cpu.so: ERROR: x.so: not an ELF file (", 55) == 0,
+            "%s", line);
   free(line);
   cert_findings_free(&f);
 }
@@ -153,12 +164,15 @@ Test(report, table_groups_merges_and_shows_differences) {
   const char* add_fn = strstr(t, "\nadd  [1 PASS]\n");
   cr_assert(lib && scale && add_fn && lib < scale && scale < add_fn, "%s", t);
   /* The twin FAILs are one row naming both runtimes. */
-  cr_assert(strstr(t, "  FAIL      probe.arity                  CDY-002  reference+upstream\n") != NULL,
-            "%s", t);
+  cr_assert(
+      strstr(t, "  FAIL      probe.arity                  CDY-002  reference+upstream\n") != NULL,
+      "%s", t);
   const char* first = strstr(t, "crashes when called with 1 argument");
   cr_assert(first && strstr(first + 1, "crashes when called with 1 argument") == NULL, "%s", t);
-  cr_assert(strstr(t, "replay:   certify libfoo.so --runtime reference --replay "
-                      "'scale(none) threads=1'\n") != NULL, "%s", t);
+  cr_assert(strstr(t,
+                   "replay:   certify libfoo.so --runtime reference --replay "
+                   "'scale(none) threads=1'\n") != NULL,
+            "%s", t);
   cr_assert(strstr(t, "runtimes differ: reference NONSTRICT, upstream PASS\n") != NULL, "%s", t);
   cr_assert(strstr(t, "  PASS      probe.error-hygiene\n") != NULL, "%s", t);
   cr_assert(strstr(t, "\033") == NULL, "no colour when not a terminal");
@@ -244,10 +258,12 @@ Test(report, junit_and_html_escape_hostile_strings) {
   cr_assert(strstr(x, "]]&gt; &amp; \\x01 \\xff") != NULL, "%s", x);
   cr_assert(strchr(x, '\x01') == NULL && strchr(h, '\x01') == NULL);
   /* One testcase per (function, check, runtime): 1 static, 5 reference, 3 upstream. */
-  cr_assert(strstr(x, "<testsuites name=\"certify\" tests=\"9\" failures=\"4\" errors=\"0\" "
-                      "skipped=\"0\"") != NULL, "%s", x);
-  cr_assert(strstr(x, "<failure type=\"NONSTRICT\" message=\"refuses NULL strides\">") != NULL, "%s",
-            x);
+  cr_assert(strstr(x,
+                   "<testsuites name=\"certify\" tests=\"9\" failures=\"4\" errors=\"0\" "
+                   "skipped=\"0\"") != NULL,
+            "%s", x);
+  cr_assert(strstr(x, "<failure type=\"NONSTRICT\" message=\"refuses NULL strides\">") != NULL,
+            "%s", x);
   cr_assert(strstr(h, "data-function=\"&lt;script&gt;alert(1)&lt;/script&gt;\"") != NULL);
   cr_assert(strstr(h, "<span class=\"badge v-FAIL\">FAIL</span>") != NULL);
   free(x);
@@ -264,8 +280,10 @@ Test(report, junit_reports_a_tool_error) {
   char* junit = temp_path("error.xml");
   cr_assert_eq(cert_report_junit(junit, &run, &f), 0);
   char* x = slurp(junit);
-  cr_assert(strstr(x, "<error type=\"ERROR\" message=\"libfoo.so: not an ELF file &lt;\\x02&gt;\"/>") !=
-                NULL, "%s", x);
+  cr_assert(
+      strstr(x, "<error type=\"ERROR\" message=\"libfoo.so: not an ELF file &lt;\\x02&gt;\"/>") !=
+          NULL,
+      "%s", x);
   cr_assert(strstr(x, "errors=\"1\"") != NULL);
   free(x);
   free(junit);

@@ -21,7 +21,7 @@
 #define CERT_MAX_TEXT ((size_t)1 << 20)
 
 /* Appends one finding; a failed append (out of memory) is a tool error. */
-#define CERT_ADD(out, fn, check, clause, verdict, evidence, ...)                          \
+#define CERT_ADD(out, fn, check, clause, verdict, evidence, ...)                         \
   do {                                                                                   \
     if (cert_findings_add((out), (fn), (check), (clause), "", (verdict), (evidence), "", \
                           __VA_ARGS__) != 0)                                             \
@@ -42,9 +42,13 @@ static const char* near_miss(const CertElf* elf) {
 /* Imports through which a library registers global functions or types when
  * it loads (upstream's C++ registration macros end in these). */
 static const char* registration_import(const CertElf* elf) {
-  static const char* const kRegister[] = {
-      "TVMFFIFunctionSetGlobal", "TVMFFIFunctionSetGlobalFromMethodInfo", "TVMFFITypeGetOrAllocIndex",
-      "TVMFFITypeRegisterField", "TVMFFITypeRegisterMethod", "TVMFFITypeRegisterAttr", NULL};
+  static const char* const kRegister[] = {"TVMFFIFunctionSetGlobal",
+                                          "TVMFFIFunctionSetGlobalFromMethodInfo",
+                                          "TVMFFITypeGetOrAllocIndex",
+                                          "TVMFFITypeRegisterField",
+                                          "TVMFFITypeRegisterMethod",
+                                          "TVMFFITypeRegisterAttr",
+                                          NULL};
   for (const char* const* r = kRegister; *r != NULL; ++r) {
     if (cert_elf_find(elf, *r, 1) != NULL) return *r;
   }
@@ -61,7 +65,8 @@ static int check_exports(const CertElf* elf, CertFindings* out) {
              "it loads (it imports %s)%s, so hosts reach it through the runtime's registry, not "
              "through exports; certify calls exported functions only: the dynamic stage loads it "
              "and lists what it registers",
-             registers, cxx ? ", as libraries built on upstream's C++ API do (static.cxx-api)" : "");
+             registers,
+             cxx ? ", as libraries built on upstream's C++ API do (static.cxx-api)" : "");
     return 0;
   }
   if (n == 0) {
@@ -83,9 +88,9 @@ static int check_exports(const CertElf* elf, CertFindings* out) {
   CertBuf list = {0};
   for (size_t i = 0; i < n; ++i) cert_buf_item(&list, names[i]);
   free(names);
-  int rc = cert_findings_add(out, "", "static.exports", "CST-001", "", CERT_PASS,
-                             cert_buf_end(&list), "", "exports %zu function%s __tvm_ffi_<name>",
-                             n, n == 1 ? "" : "s");
+  int rc =
+      cert_findings_add(out, "", "static.exports", "CST-001", "", CERT_PASS, cert_buf_end(&list),
+                        "", "exports %zu function%s __tvm_ffi_<name>", n, n == 1 ? "" : "s");
   cert_buf_free(&list);
   return rc;
 }
@@ -95,7 +100,9 @@ static int check_export_kinds(const CertElf* elf, CertFindings* out) {
   size_t prefix = strlen(CERT_EXPORT_PREFIX);
   for (size_t i = 0; i < elf->exports.n; ++i) {
     const CertSymbol* s = &elf->exports.items[i];
-    if (!cert_starts_with(s->name, CERT_EXPORT_PREFIX) || cert_starts_with(s->name, CERT_RESERVED_PREFIX)) continue;
+    if (!cert_starts_with(s->name, CERT_EXPORT_PREFIX) ||
+        cert_starts_with(s->name, CERT_RESERVED_PREFIX))
+      continue;
     const char* fn = s->name + prefix;
     if (s->is_function) continue;
     CERT_ADD(out, fn, "static.export-kind", "CST-002", CERT_FAIL, s->name,
@@ -172,8 +179,7 @@ static int describe_json(const char* text, char* out, size_t outlen) {
   json_error_t error;
   json_t* root = json_loads(text, JSON_REJECT_DUPLICATES, &error);
   if (root == NULL) {
-    snprintf(out, outlen, "not JSON (line %d column %d: %s)", error.line, error.column,
-             error.text);
+    snprintf(out, outlen, "not JSON (line %d column %d: %s)", error.line, error.column, error.text);
     return -1;
   }
   if (!json_is_object(root)) {
@@ -290,8 +296,7 @@ static int check_runtime_imports(const CertElf* elf, const CertElf* runtime,
                            missing.items, missing.items == 1 ? "" : "s", runtime_path);
   } else {
     rc = cert_findings_add(out, "", "static.runtime-imports", "CST-006", runtime_path, CERT_PASS,
-                           "", "", "the runtime defines all %zu TVMFFI* symbols it imports",
-                           total);
+                           "", "", "the runtime defines all %zu TVMFFI* symbols it imports", total);
   }
   if (rc == 0 && weak.items > 0) {
     rc = cert_findings_add(out, "", "static.runtime-imports", "CST-006", runtime_path, CERT_WARN,
@@ -330,10 +335,11 @@ static int check_releases(const CertElf* elf, CertFindings* out) {
   }
   int rc;
   if (unknown.items > 0) {
-    rc = cert_findings_add(out, "", "static.releases", "", "", CERT_WARN, cert_buf_end(&unknown),
-                           "", "imports TVMFFI* symbols that no upstream release from %s to %s "
-                           "defines: no pip apache-tvm-ffi runs it",
-                           cert_release_name(0), cert_release_name(n - 1));
+    rc =
+        cert_findings_add(out, "", "static.releases", "", "", CERT_WARN, cert_buf_end(&unknown), "",
+                          "imports TVMFFI* symbols that no upstream release from %s to %s "
+                          "defines: no pip apache-tvm-ffi runs it",
+                          cert_release_name(0), cert_release_name(n - 1));
   } else if (mask == 0) {
     rc = cert_findings_add(out, "", "static.releases", "", "", CERT_WARN, "", "",
                            "no single upstream release defines every TVMFFI* symbol it imports");
@@ -346,25 +352,31 @@ static int check_releases(const CertElf* elf, CertFindings* out) {
      * later than the first release; they say nothing of layouts, so no
      * range is called compatible here (certify --releases runs it). */
     char ev[256], built[256];
-    if (newest_need == NULL) snprintf(ev, sizeof ev, "no TVMFFI* imports");
-    else if (lo == 0) snprintf(ev, sizeof ev, "every TVMFFI* import is in %s", cert_release_name(0));
-    else snprintf(ev, sizeof ev, "%s (first in %s)", newest_need, cert_release_name(lo));
+    if (newest_need == NULL)
+      snprintf(ev, sizeof ev, "no TVMFFI* imports");
+    else if (lo == 0)
+      snprintf(ev, sizeof ev, "every TVMFFI* import is in %s", cert_release_name(0));
+    else
+      snprintf(ev, sizeof ev, "%s (first in %s)", newest_need, cert_release_name(lo));
     if (lo > 0) {
-      snprintf(built, sizeof built, "built against >= %s, since it imports %s", cert_release_name(lo),
-               newest_need);
+      snprintf(built, sizeof built, "built against >= %s, since it imports %s",
+               cert_release_name(lo), newest_need);
     } else {
-      snprintf(built, sizeof built, "which headers it was built with cannot be told from its symbols");
+      snprintf(built, sizeof built,
+               "which headers it was built with cannot be told from its symbols");
     }
     if (hi == n - 1) {
-      rc = cert_findings_add(out, "", "static.releases", "", "", CERT_PASS, ev, "",
-                             "imports are defined from %s on (symbols only); %s; certify --releases all "
-                             "runs it under each release",
-                             cert_release_name(lo), built);
+      rc = cert_findings_add(
+          out, "", "static.releases", "", "", CERT_PASS, ev, "",
+          "imports are defined from %s on (symbols only); %s; certify --releases all "
+          "runs it under each release",
+          cert_release_name(lo), built);
     } else {
-      rc = cert_findings_add(out, "", "static.releases", "", "", CERT_WARN, ev, "",
-                             "imports are defined only from %s to %s (symbols only): later releases "
-                             "dropped a symbol it imports, so it was built against < %s",
-                             cert_release_name(lo), cert_release_name(hi), cert_release_name(hi + 1));
+      rc = cert_findings_add(
+          out, "", "static.releases", "", "", CERT_WARN, ev, "",
+          "imports are defined only from %s to %s (symbols only): later releases "
+          "dropped a symbol it imports, so it was built against < %s",
+          cert_release_name(lo), cert_release_name(hi), cert_release_name(hi + 1));
     }
   }
   cert_buf_free(&unknown);

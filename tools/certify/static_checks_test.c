@@ -22,8 +22,8 @@ static const char* const kRuntimes[] = {CERT_REFERENCE_SO, CERT_UPSTREAM_SO};
 /* What every one of our CPU kernels and fixtures is, statically: one
  * callable, runtime symbols bound by the host (KER-002, a warning by
  * design), nothing missing. */
-#define CLEAN_CPU_KERNEL                                                                    \
-  "PASS static.exports\nWARN static.runtime-needed\nPASS static.releases\n"                 \
+#define CLEAN_CPU_KERNEL                                                    \
+  "PASS static.exports\nWARN static.runtime-needed\nPASS static.releases\n" \
   "PASS static.runtime-imports\nPASS static.needed-found\nPASS static.undefined\n"
 
 static void expect_clean_cpu(const char* lib) {
@@ -34,8 +34,10 @@ static void expect_clean_cpu(const char* lib) {
     const CertFinding* w = finding(&c, "static.runtime-needed", CERT_WARN);
     EXPECT_HAS(w->reason, "without libtvm_ffi.so in DT_NEEDED");
     EXPECT_HAS(w->reason, "RTLD_GLOBAL");
-    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason, "imports are defined from 0.1.0 on (symbols only)");
-    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason, "cannot be told from its symbols");
+    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason,
+               "imports are defined from 0.1.0 on (symbols only)");
+    EXPECT_HAS(finding(&c, "static.releases", CERT_PASS)->reason,
+               "cannot be told from its symbols");
     cert_findings_free(&c.f);
   }
 }
@@ -67,10 +69,17 @@ Test(certify_static, dropin_kernel_is_clean) { expect_clean_cpu("kernels/libscal
 
 /* Every fixture's defect is dynamic except two that show in the file. */
 Test(certify_static, fixtures_with_dynamic_defects_are_statically_clean) {
-  static const char* const kDynamic[] = {
-      "aborts",     "leaks_reference", "no_raise",         "null_data",
-      "raise_returns_zero", "reads_past_args", "sets_result", "unnamed_argument",
-      "writes_past_end",    "wrong_kind",      NULL};
+  static const char* const kDynamic[] = {"aborts",
+                                         "leaks_reference",
+                                         "no_raise",
+                                         "null_data",
+                                         "raise_returns_zero",
+                                         "reads_past_args",
+                                         "sets_result",
+                                         "unnamed_argument",
+                                         "writes_past_end",
+                                         "wrong_kind",
+                                         NULL};
   for (const char* const* name = kDynamic; *name != NULL; ++name) {
     char path[256];
     snprintf(path, sizeof path, "kernels/fixtures/libbad_%s.so", *name);
@@ -112,9 +121,10 @@ Test(certify_static, ignores_stream_fixture_warns_about_the_stream) {
 Test(certify_static, CST_002_a_data_export_fails) {
   Checked c;
   run_checks("tools/certify/testdata/libcst_data_export.so", CERT_REFERENCE_SO, &c);
-  cr_expect_str_eq(c.summary, "PASS static.exports\nFAIL static.export-kind table\n"
-                              "PASS static.releases\nPASS static.runtime-imports\n"
-                              "PASS static.needed-found\nPASS static.undefined\n");
+  cr_expect_str_eq(c.summary,
+                   "PASS static.exports\nFAIL static.export-kind table\n"
+                   "PASS static.releases\nPASS static.runtime-imports\n"
+                   "PASS static.needed-found\nPASS static.undefined\n");
   const CertFinding* f = finding(&c, "static.export-kind", CERT_FAIL);
   EXPECT_HAS(f->reason, "__tvm_ffi_table is data (16 bytes), not a function");
   cr_expect_str_eq(f->clause, "CST-002");
@@ -158,9 +168,10 @@ Test(certify_static, CST_005_a_getter_for_a_function_not_exported) {
 Test(certify_static, CST_004_library_bin_validated_by_the_reference_parser) {
   Checked c;
   run_checks("tools/certify/testdata/libcst_bad_bin.so", CERT_REFERENCE_SO, &c);
-  cr_expect_str_eq(c.summary, "PASS static.exports\nFAIL static.library-bin\n"
-                              "PASS static.releases\nPASS static.runtime-imports\n"
-                              "PASS static.needed-found\nPASS static.undefined\n");
+  cr_expect_str_eq(c.summary,
+                   "PASS static.exports\nFAIL static.library-bin\n"
+                   "PASS static.releases\nPASS static.runtime-imports\n"
+                   "PASS static.needed-found\nPASS static.undefined\n");
   const CertFinding* f = finding(&c, "static.library-bin", CERT_FAIL);
   EXPECT_HAS(f->reason, "malformed at byte 0 (field nbytes)");
   EXPECT_HAS(f->evidence, "ValueError");
@@ -303,10 +314,11 @@ Test(certify_static, releases_say_what_symbols_show) {
   Checked c;
   run_checks("tools/certify/testdata/libcst_new_glibc.so", CERT_REFERENCE_SO, &c);
   const CertFinding* x = finding(&c, "static.releases", CERT_PASS);
-  cr_expect_str_eq(x->reason,
-                   "imports are defined from 0.1.8.post0 on (symbols only); built against >= 0.1.8.post0, "
-                   "since it imports TVMFFIErrorCreateWithCauseAndExtraContext; certify --releases all runs "
-                   "it under each release");
+  cr_expect_str_eq(
+      x->reason,
+      "imports are defined from 0.1.8.post0 on (symbols only); built against >= 0.1.8.post0, "
+      "since it imports TVMFFIErrorCreateWithCauseAndExtraContext; certify --releases all runs "
+      "it under each release");
   cr_expect_str_eq(x->evidence, "TVMFFIErrorCreateWithCauseAndExtraContext (first in 0.1.8.post0)");
   cr_expect_null(strstr(x->reason, "needs apache-tvm-ffi"));
   cert_findings_free(&c.f);

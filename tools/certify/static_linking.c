@@ -32,9 +32,9 @@ size_t cert_count_cxx_imports(const CertElf* elf, CertBuf* list) {
 typedef struct {
   const CertElf* borrowed; /* the library, the runtime; NULL: `own` */
   CertElf own;
-  char* requested;    /* the name it was loaded by */
-  size_t parent;      /* the node whose DT_NEEDED brought it in (SIZE_MAX: a root) */
-  int from_library;   /* reached from the library under test */
+  char* requested;  /* the name it was loaded by */
+  size_t parent;    /* the node whose DT_NEEDED brought it in (SIZE_MAX: a root) */
+  int from_library; /* reached from the library under test */
 } CertNode;
 
 enum { CERT_NODE_RUNTIME = 0, CERT_NODE_LIBRARY = 1 }; /* the two roots, in this order */
@@ -44,8 +44,8 @@ typedef struct {
   size_t n, cap;
 } CertLinkSet;
 
-static int link_push(CertLinkSet* set, const CertElf* elf, const char* requested,
-                     size_t parent, int from_library) {
+static int link_push(CertLinkSet* set, const CertElf* elf, const char* requested, size_t parent,
+                     int from_library) {
   if (tffi_vec_reserve(&set->nodes, &set->cap, set->n + 1, sizeof *set->nodes) != 0) return -1;
   CertNode* node = &set->nodes[set->n];
   memset(node, 0, sizeof *node);
@@ -83,18 +83,19 @@ static size_t link_lookup(const CertLinkSet* set, const char* name, const char* 
     const CertNode* node = &set->nodes[i];
     if (strcmp(node->requested, name) == 0) return i;
     if (node_elf(node)->soname != NULL && strcmp(node_elf(node)->soname, name) == 0) return i;
-    if (have_want && realpath(node_elf(node)->path, have) != NULL && strcmp(want, have) == 0) return i;
+    if (have_want && realpath(node_elf(node)->path, have) != NULL && strcmp(want, have) == 0)
+      return i;
   }
   return SIZE_MAX;
 }
 
 typedef struct {
-  CertBuf missing;      /* "name (needed by X; looked in ...)" */
+  CertBuf missing; /* "name (needed by X; looked in ...)" */
   size_t n_missing;
-  CertBuf missing_names; /* just the names, for the consequences */
-  CertBuf found;        /* "name => path" */
-  CertBuf stubbed;      /* driver libraries this machine lacks, loaded as the toolkit's stubs */
-  CertBuf no_driver;    /* driver libraries this machine lacks, with no stub to stand in */
+  CertBuf missing_names;  /* just the names, for the consequences */
+  CertBuf found;          /* "name => path" */
+  CertBuf stubbed;        /* driver libraries this machine lacks, loaded as the toolkit's stubs */
+  CertBuf no_driver;      /* driver libraries this machine lacks, with no stub to stand in */
   int runtime_unfindable; /* the library needs the runtime's soname but could not find it itself */
   char runtime_looked[1024];
 } CertLinkReport;
@@ -111,8 +112,7 @@ static size_t search_scopes(const CertLinkSet* set, size_t i, CertSearchScope* s
   return n;
 }
 
-static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
-                          CertLinkReport* rep) {
+static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env, CertLinkReport* rep) {
   int from_library = set->nodes[i].from_library;
   /* Pushing a node may move the array, so node i is looked up afresh. */
   for (size_t k = 0; k < node_elf(&set->nodes[i])->n_needed; ++k) {
@@ -124,7 +124,8 @@ static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
     int found = cert_search_library(name, scopes, n_scopes, elf->machine, elf->elf_class, where,
                                     sizeof where);
     size_t loaded = link_lookup(set, name, found ? where : NULL);
-    if (from_library && i == CERT_NODE_LIBRARY && strcmp(name, CERT_RUNTIME_SONAME) == 0 && !found) {
+    if (from_library && i == CERT_NODE_LIBRARY && strcmp(name, CERT_RUNTIME_SONAME) == 0 &&
+        !found) {
       rep->runtime_unfindable = 1;
       snprintf(rep->runtime_looked, sizeof rep->runtime_looked, "%s", where);
     }
@@ -141,9 +142,10 @@ static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
     if (!found && cert_driver_stub_name(name, stub, sizeof stub)) {
       /* The NVIDIA driver is not installed: the machine's gap. Stand the
        * toolkit's stub in for it, as the dynamic stage does. */
-      int have_stub = env->driver_stubs != NULL &&
-                      snprintf(where, sizeof where, "%s/%s", env->driver_stubs, stub) < (int)sizeof where &&
-                      cert_elf_ident(where, &(int){0}, &(int){0}) == 0;
+      int have_stub =
+          env->driver_stubs != NULL &&
+          snprintf(where, sizeof where, "%s/%s", env->driver_stubs, stub) < (int)sizeof where &&
+          cert_elf_ident(where, &(int){0}, &(int){0}) == 0;
       if (from_library) cert_buf_item(have_stub ? &rep->stubbed : &rep->no_driver, name);
       if (!have_stub) continue;
       found = 1;
@@ -151,8 +153,8 @@ static int resolve_needed(CertLinkSet* set, size_t i, const CertLoadEnv* env,
     if (!found) {
       if (from_library) {
         char line[2048];
-        snprintf(line, sizeof line, "%s (needed by %s; looked in %s)", name,
-                 file_name(elf->path), where);
+        snprintf(line, sizeof line, "%s (needed by %s; looked in %s)", name, file_name(elf->path),
+                 where);
         cert_buf_item(&rep->missing, line);
         cert_buf_item(&rep->missing_names, name);
         rep->n_missing++;
@@ -196,7 +198,8 @@ static int link_preload(CertLinkSet* set, const CertElf* elf, const char* preloa
   for (char* name = copy ? strtok_r(copy, " :", &save) : NULL; name != NULL && rc == 0;
        name = strtok_r(NULL, " :", &save)) {
     char where[1024];
-    if (!cert_search_library(name, NULL, 0, elf->machine, elf->elf_class, where, sizeof where)) continue;
+    if (!cert_search_library(name, NULL, 0, elf->machine, elf->elf_class, where, sizeof where))
+      continue;
     if (set->n >= CERT_MAX_OBJECTS || link_push(set, NULL, name, SIZE_MAX, 0) != 0) {
       rc = set->n >= CERT_MAX_OBJECTS ? 0 : -1;
       break;
@@ -238,7 +241,7 @@ static int defined_in(const CertLinkSet* set, const char* name) {
 /* DT_NEEDED: each missing library is one finding that says what follows
  * from it; a driver this machine lacks is the machine's gap (SKIP). */
 static int report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoadEnv* env,
-                       const char* runtime_path, CertFindings* out) {
+                         const char* runtime_path, CertFindings* out) {
   int rc = 0;
   if (rep->n_missing > 0) {
     rc = cert_findings_add(out, "", "static.needed-found", "CST-007", runtime_path, CERT_FAIL,
@@ -256,12 +259,13 @@ static int report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoad
                            "every needed library is found (%zu direct)", elf->n_needed);
   }
   if (rc == 0 && rep->stubbed.items > 0) {
-    rc = cert_findings_add(out, "", "static.driver", "", runtime_path, CERT_SKIP,
-                           env->driver_stubs ? env->driver_stubs : "", "",
-                           "needs the NVIDIA driver (%s), which this machine does not have: certify "
-                           "loads the library against the CUDA toolkit's driver stub instead, so it "
-                           "loads and is probed, and calls that need a GPU say so and SKIP",
-                           cert_buf_end(&rep->stubbed));
+    rc =
+        cert_findings_add(out, "", "static.driver", "", runtime_path, CERT_SKIP,
+                          env->driver_stubs ? env->driver_stubs : "", "",
+                          "needs the NVIDIA driver (%s), which this machine does not have: certify "
+                          "loads the library against the CUDA toolkit's driver stub instead, so it "
+                          "loads and is probed, and calls that need a GPU say so and SKIP",
+                          cert_buf_end(&rep->stubbed));
   }
   if (rc == 0 && rep->no_driver.items > 0) {
     rc = cert_findings_add(out, "", "static.driver", "", runtime_path, CERT_SKIP, "", "",
@@ -277,9 +281,8 @@ static int report_needed(const CertElf* elf, CertLinkReport* rep, const CertLoad
  * loader does with them (with lazy binding, as hosts load kernel
  * libraries): bound at load (the load fails), bound at a call's first use
  * (that call ends the process), or upstream's C++ API (static.cxx-api). */
-static int report_undefined(const CertElf* elf, const CertLinkSet* set,
-                            const CertLinkReport* rep, const char* runtime_path,
-                            CertFindings* out) {
+static int report_undefined(const CertElf* elf, const CertLinkSet* set, const CertLinkReport* rep,
+                            const char* runtime_path, CertFindings* out) {
   CertBuf now = {0}, lazy = {0}, cxx = {0};
   for (size_t i = 0; i < elf->imports.n; ++i) {
     const CertSymbol* s = &elf->imports.items[i];
@@ -296,47 +299,49 @@ static int report_undefined(const CertElf* elf, const CertLinkSet* set,
     cert_buf_add(&all, cert_buf_end(&now));
     if (now.items && lazy.items) cert_buf_add(&all, ", ");
     cert_buf_add(&all, cert_buf_end(&lazy));
-    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path,
-                           n ? CERT_SKIP : CERT_PASS, cert_buf_end(&all), "",
-                           n ? "%zu undefined symbol%s not judged: a needed library that is missing "
-                               "here may define them (static.needed-found)"
-                             : "every undefined symbol is defined by the runtime or a needed "
-                               "library found here (%zu)",
-                           n ? n : set->n, n == 1 ? "" : "s");
+    rc =
+        cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path,
+                          n ? CERT_SKIP : CERT_PASS, cert_buf_end(&all), "",
+                          n ? "%zu undefined symbol%s not judged: a needed library that is missing "
+                              "here may define them (static.needed-found)"
+                            : "every undefined symbol is defined by the runtime or a needed "
+                              "library found here (%zu)",
+                          n ? n : set->n, n == 1 ? "" : "s");
     cert_buf_free(&all);
   } else if (now.items > 0) {
-    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_FAIL,
-                           cert_buf_end(&now), "",
-                           "%zu undefined symbol%s that neither the runtime nor any library it needs "
-                           "(directly or through others) defines, and that the loader binds when it "
-                           "loads the library (data%s): the load fails",
-                           now.items, now.items == 1 ? "" : "s",
-                           elf->bind_now ? ", and every function: it asks for immediate binding" : "");
+    rc = cert_findings_add(
+        out, "", "static.undefined", "CST-008", runtime_path, CERT_FAIL, cert_buf_end(&now), "",
+        "%zu undefined symbol%s that neither the runtime nor any library it needs "
+        "(directly or through others) defines, and that the loader binds when it "
+        "loads the library (data%s): the load fails",
+        now.items, now.items == 1 ? "" : "s",
+        elf->bind_now ? ", and every function: it asks for immediate binding" : "");
   }
   if (rc == 0 && rep->n_missing == 0 && rep->no_driver.items == 0 && lazy.items > 0) {
-    rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_WARN,
-                           cert_buf_end(&lazy), "",
-                           "%zu function%s that nothing loaded defines: the library loads with lazy "
-                           "binding, as hosts load it (tvm_ffi.load_module: RTLD_LAZY | RTLD_LOCAL), "
-                           "but a call that reaches one ends the host process with 'symbol lookup "
-                           "error' (the probes show which calls do)",
-                           lazy.items, lazy.items == 1 ? "" : "s");
+    rc = cert_findings_add(
+        out, "", "static.undefined", "CST-008", runtime_path, CERT_WARN, cert_buf_end(&lazy), "",
+        "%zu function%s that nothing loaded defines: the library loads with lazy "
+        "binding, as hosts load it (tvm_ffi.load_module: RTLD_LAZY | RTLD_LOCAL), "
+        "but a call that reaches one ends the host process with 'symbol lookup "
+        "error' (the probes show which calls do)",
+        lazy.items, lazy.items == 1 ? "" : "s");
   } else if (rc == 0 && rep->n_missing == 0 && rep->no_driver.items == 0 && now.items == 0) {
     rc = cert_findings_add(out, "", "static.undefined", "CST-008", runtime_path, CERT_PASS, "", "",
                            "every undefined symbol is defined by the runtime or a needed library "
-                           "(%zu libraries read)", set->n);
+                           "(%zu libraries read)",
+                           set->n);
   }
   if (rc == 0 && cxx_total > 0) {
     CertBuf all = {0};
     cert_count_cxx_imports(elf, &all);
     rc = cxx.items == 0
-             ? cert_findings_add(out, "", "static.cxx-api", "", runtime_path, CERT_WARN,
-                                 cert_buf_end(&all), "",
-                                 "built on upstream's C++ API: it imports %zu C++ symbol%s of "
-                                 "namespace tvm::ffi, which the C ABI does not have, so it runs only "
-                                 "on a runtime that defines them (this one does; upstream's "
-                                 "libtvm_ffi.so does)",
-                                 cxx_total, cxx_total == 1 ? "" : "s")
+             ? cert_findings_add(
+                   out, "", "static.cxx-api", "", runtime_path, CERT_WARN, cert_buf_end(&all), "",
+                   "built on upstream's C++ API: it imports %zu C++ symbol%s of "
+                   "namespace tvm::ffi, which the C ABI does not have, so it runs only "
+                   "on a runtime that defines them (this one does; upstream's "
+                   "libtvm_ffi.so does)",
+                   cxx_total, cxx_total == 1 ? "" : "s")
              : cert_findings_add(out, "", "static.cxx-api", "", runtime_path, CERT_SKIP,
                                  cert_buf_end(&cxx), "",
                                  "built on upstream's C++ API: this runtime defines %zu of the %zu "
@@ -362,9 +367,8 @@ static void link_report_free(CertLinkReport* rep) {
 
 /* With runtime == NULL (unreadable) the libraries are still searched, but
  * undefined symbols are not judged: the runtime might define them. */
-int cert_check_linking(const CertElf* elf, const CertElf* runtime,
-                       const char* runtime_path, const char* runtime_err,
-                       const CertLoadEnv* env, CertFindings* out) {
+int cert_check_linking(const CertElf* elf, const CertElf* runtime, const char* runtime_path,
+                       const char* runtime_err, const CertLoadEnv* env, CertFindings* out) {
   CertElf none;
   memset(&none, 0, sizeof none);
   none.path = (char*)"";

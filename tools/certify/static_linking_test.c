@@ -19,9 +19,10 @@
 Test(certify_static, CST_007_a_missing_library_is_one_finding) {
   Checked c;
   run_checks("tools/certify/testdata/libcst_needs_absent.so", CERT_REFERENCE_SO, &c);
-  cr_expect_str_eq(c.summary, "PASS static.exports\nWARN static.runtime-needed\n"
-                              "WARN static.releases\nFAIL static.runtime-imports\n"
-                              "FAIL static.needed-found\nSKIP static.undefined\n");
+  cr_expect_str_eq(c.summary,
+                   "PASS static.exports\nWARN static.runtime-needed\n"
+                   "WARN static.releases\nFAIL static.runtime-imports\n"
+                   "FAIL static.needed-found\nSKIP static.undefined\n");
   const CertFinding* needed = finding(&c, "static.needed-found", CERT_FAIL);
   EXPECT_HAS(needed->evidence, "libcert_absent.so (needed by libcst_needs_absent.so; looked in");
   EXPECT_HAS(needed->evidence, "the ld.so cache");
@@ -30,7 +31,8 @@ Test(certify_static, CST_007_a_missing_library_is_one_finding) {
   EXPECT_HAS(needed->reason, "LD_LIBRARY_PATH or LD_PRELOAD");
   cr_expect_str_eq(needed->clause, "CST-007");
   const CertFinding* undefined = finding(&c, "static.undefined", CERT_SKIP);
-  EXPECT_HAS(undefined->reason, "12 undefined symbols not judged: a needed library that is missing");
+  EXPECT_HAS(undefined->reason,
+             "12 undefined symbols not judged: a needed library that is missing");
   for (int k = 0; k < 12; ++k) {
     char name[32];
     snprintf(name, sizeof name, "cert_absent_fn%d", k);
@@ -79,9 +81,10 @@ Test(certify_static, CST_007_ld_preload_answers_a_needed_library) {
   Checked c;
   run_checks("tools/certify/testdata/libcst_needs_absent.so", CERT_REFERENCE_SO, &c);
   unsetenv("LD_PRELOAD");
-  cr_expect_str_eq(c.summary, "PASS static.exports\nWARN static.runtime-needed\n"
-                              "WARN static.releases\nFAIL static.runtime-imports\n"
-                              "PASS static.needed-found\nPASS static.undefined\n");
+  cr_expect_str_eq(c.summary,
+                   "PASS static.exports\nWARN static.runtime-needed\n"
+                   "WARN static.releases\nFAIL static.runtime-imports\n"
+                   "PASS static.needed-found\nPASS static.undefined\n");
   cert_findings_free(&c.f);
 }
 
@@ -198,12 +201,14 @@ Test(certify_static, CST_007_memory_does_not_grow_with_needed_libraries, .timeou
     CertElf elf;
     char err[256];
     CertFindings f = {0};
-    int ok = cert_elf_read(cert_runfile("tools/certify/testdata/libcst_needs_absent.so"), &elf, err, sizeof err) == 0 &&
+    int ok = cert_elf_read(cert_runfile("tools/certify/testdata/libcst_needs_absent.so"), &elf, err,
+                           sizeof err) == 0 &&
              cert_static_checks(&elf, cert_runfile(CERT_REFERENCE_SO), &f) == 0;
     getrusage(RUSAGE_SELF, &after);
     long grew = ok ? after.ru_maxrss - before.ru_maxrss : -1;
     for (size_t i = 0; ok && i < f.n; ++i) {
-      if (strcmp(f.items[i].check, "static.needed-found") == 0 && f.items[i].verdict != CERT_PASS) grew = -2;
+      if (strcmp(f.items[i].check, "static.needed-found") == 0 && f.items[i].verdict != CERT_PASS)
+        grew = -2;
     }
     if (write(fds[1], &grew, sizeof grew) != sizeof grew) _exit(1);
     _exit(0);

@@ -178,7 +178,9 @@ static int strict_on(void) { return __atomic_load_n(&g_on, __ATOMIC_RELAXED); }
  * members; others get 8, so that the block still ends at the guard. */
 static size_t natural_align(size_t n) { return n % 16 == 0 ? 16 : 8; }
 
-void* malloc(size_t n) { return strict_on() ? strict_alloc(n, natural_align(n)) : __libc_malloc(n); }
+void* malloc(size_t n) {
+  return strict_on() ? strict_alloc(n, natural_align(n)) : __libc_malloc(n);
+}
 
 void free(void* p) {
   if (p == NULL) return;

@@ -15,7 +15,8 @@
 #include "tools/certify/probe_readback.h"
 
 static void needs_strict_heap(void) {
-  if (!cert_strict_heap_available()) cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
+  if (!cert_strict_heap_available())
+    cr_skip_test("no strict heap under a sanitizer: it owns the allocator");
 }
 
 Test(strict_heap, CDY_042_a_block_ends_at_an_unreadable_page) {
@@ -32,7 +33,8 @@ Test(strict_heap, CDY_042_a_block_ends_at_an_unreadable_page) {
   for (int k = 0; k < 24; ++k) cr_expect_eq(q[k], 0, "calloc zeroes");
   char byte;
   cr_expect_eq(cert_safe_read((uintptr_t)p + 79, &byte, 1), 0);
-  cr_expect_eq(cert_safe_read((uintptr_t)p + 80, &byte, 1), -1, "the byte after the block is unreadable");
+  cr_expect_eq(cert_safe_read((uintptr_t)p + 80, &byte, 1), -1,
+               "the byte after the block is unreadable");
   cr_expect_eq(cert_safe_read((uintptr_t)q + 24, &byte, 1), -1);
   uintptr_t start;
   size_t size;
@@ -45,7 +47,8 @@ Test(strict_heap, CDY_042_a_block_ends_at_an_unreadable_page) {
   cr_expect_eq(malloc_usable_size(p), 80);
   free(p);
   free(q);
-  cr_expect_eq(cert_strict_heap_owner((uintptr_t)p + 80, &start, &size), 0, "a freed block is forgotten");
+  cr_expect_eq(cert_strict_heap_owner((uintptr_t)p + 80, &start, &size), 0,
+               "a freed block is forgotten");
 }
 
 Test(strict_heap, CDY_042_realloc_and_aligned_blocks_cross_the_switch) {
@@ -101,7 +104,8 @@ Test(strict_heap, CDY_042_many_blocks_come_and_go) {
   size_t size;
   for (long i = 0; i < LIVE; ++i) {
     size_t want = (size_t)(8 + (ROUNDS - LIVE + i) % 200);
-    cr_assert_eq(cert_strict_heap_owner((uintptr_t)live[i] + ((want + 7) & ~(size_t)7), &start, &size), 1);
+    cr_assert_eq(
+        cert_strict_heap_owner((uintptr_t)live[i] + ((want + 7) & ~(size_t)7), &start, &size), 1);
     cr_assert_eq(start, (uintptr_t)live[i]);
     cr_assert_eq(size, want);
     free(live[i]);

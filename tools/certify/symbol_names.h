@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#define CERT_EXPORT_PREFIX "__tvm_ffi_"                     /* a callable __tvm_ffi_<name> */
-#define CERT_RESERVED_PREFIX CERT_EXPORT_PREFIX "_"         /* __tvm_ffi__*: the ABI's own names */
+#define CERT_EXPORT_PREFIX "__tvm_ffi_"             /* a callable __tvm_ffi_<name> */
+#define CERT_RESERVED_PREFIX CERT_EXPORT_PREFIX "_" /* __tvm_ffi__*: the ABI's own names */
 #define CERT_METADATA_PREFIX CERT_RESERVED_PREFIX "metadata_" /* __tvm_ffi__metadata_<name> */
 #define CERT_DOC_PREFIX CERT_RESERVED_PREFIX "doc_"           /* __tvm_ffi__doc_<name> */
 #define CERT_RUNTIME_SONAME "libtvm_ffi.so"

@@ -27,12 +27,15 @@ static int read_verneed(Elf* e, Elf_Scn* scn, const GElf_Shdr* sh, CertVersionNe
   size_t off = 0;
   for (GElf_Word k = 0; k < sh->sh_info && k < 4096; ++k) {
     GElf_Verneed vn;
-    if (off + sizeof(Elf64_Verneed) > data->d_size || gelf_getverneed(data, (int)off, &vn) == NULL) return -1;
+    if (off + sizeof(Elf64_Verneed) > data->d_size || gelf_getverneed(data, (int)off, &vn) == NULL)
+      return -1;
     const char* file = elf_strptr(e, sh->sh_link, vn.vn_file);
     size_t aux = off + vn.vn_aux;
     for (GElf_Half a = 0; a < vn.vn_cnt && a < 4096; ++a) {
       GElf_Vernaux va;
-      if (aux + sizeof(Elf64_Vernaux) > data->d_size || gelf_getvernaux(data, (int)aux, &va) == NULL) return -1;
+      if (aux + sizeof(Elf64_Vernaux) > data->d_size ||
+          gelf_getvernaux(data, (int)aux, &va) == NULL)
+        return -1;
       if (add_need(out, file, elf_strptr(e, sh->sh_link, va.vna_name)) != 0) return -1;
       if (va.vna_next == 0) break;
       aux += va.vna_next;
@@ -51,7 +54,8 @@ int cert_version_needs(const CertElf* elf, CertVersionNeeds* out) {
   int rc = 0;
   for (Elf_Scn* scn = elf_nextscn(e, NULL); scn && rc == 0; scn = elf_nextscn(e, scn)) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) != NULL && sh.sh_type == SHT_GNU_verneed) rc = read_verneed(e, scn, &sh, out);
+    if (gelf_getshdr(scn, &sh) != NULL && sh.sh_type == SHT_GNU_verneed)
+      rc = read_verneed(e, scn, &sh, out);
   }
   elf_end(e);
   if (rc != 0) cert_version_needs_free(out);
@@ -94,8 +98,10 @@ static int split_need(const char* name, char* prefix, size_t psize, const char**
   return 0;
 }
 
-static int policy_allows(json_t* policy, const char* arch, const char* prefix, const char* version) {
-  json_t* list = json_object_get(json_object_get(json_object_get(policy, "symbol_versions"), arch), prefix);
+static int policy_allows(json_t* policy, const char* arch, const char* prefix,
+                         const char* version) {
+  json_t* list =
+      json_object_get(json_object_get(json_object_get(policy, "symbol_versions"), arch), prefix);
   size_t i;
   json_t* v;
   json_array_foreach(list, i, v) {
@@ -116,7 +122,8 @@ static int policy_named(json_t* policy, const char* name) {
 
 /* The needs a policy does not cover, as "GLIBCXX_3.4.26, ..." (empty when
  * it covers them all). */
-static void beyond(json_t* policy, const char* arch, const CertVersionNeeds* needs, char* out, size_t size) {
+static void beyond(json_t* policy, const char* arch, const CertVersionNeeds* needs, char* out,
+                   size_t size) {
   out[0] = '\0';
   for (size_t k = 0; k < needs->n; ++k) {
     char prefix[16];
@@ -134,11 +141,13 @@ static void list_needs(const CertVersionNeeds* needs, char* out, size_t size) {
   for (size_t k = 0; k < needs->n; ++k) {
     char prefix[16];
     const char* version;
-    if (!split_need(needs->items[k].name, prefix, sizeof prefix, &version) || strstr(out, needs->items[k].name)) {
+    if (!split_need(needs->items[k].name, prefix, sizeof prefix, &version) ||
+        strstr(out, needs->items[k].name)) {
       continue;
     }
     size_t len = strlen(out);
-    snprintf(out + len, size - len, "%s%s (%s)", len ? ", " : "", needs->items[k].name, needs->items[k].file);
+    snprintf(out + len, size - len, "%s%s (%s)", len ? ", " : "", needs->items[k].name,
+             needs->items[k].file);
   }
   if (out[0] == '\0') snprintf(out, size, "no GLIBC, GLIBCXX, CXXABI or GCC symbol versions");
 }
@@ -150,13 +159,15 @@ static int skip(CertFindings* out, const char* why) {
 
 int cert_check_manylinux(const CertElf* elf, const char* policy_path, const char* unavailable,
                          const char* claimed, CertFindings* out) {
-  if (policy_path == NULL) return skip(out, unavailable ? unavailable : "no policy data (manylinux-policy.json)");
+  if (policy_path == NULL)
+    return skip(out, unavailable ? unavailable : "no policy data (manylinux-policy.json)");
   json_error_t jerr;
   json_t* policies = json_load_file(policy_path, 0, &jerr);
   if (!json_is_array(policies)) {
     json_decref(policies);
     char why[400];
-    snprintf(why, sizeof why, "%s does not read as auditwheel's policy list (%s)", policy_path, jerr.text);
+    snprintf(why, sizeof why, "%s does not read as auditwheel's policy list (%s)", policy_path,
+             jerr.text);
     return skip(out, why);
   }
   const char* arch = arch_of(elf);
@@ -191,25 +202,29 @@ int cert_check_manylinux(const CertElf* elf, const char* policy_path, const char
     char why[200];
     snprintf(why, sizeof why, "the policy data names no policy '%.64s'", claimed);
     rc = skip(out, why);
-  } else if (arch[0] == '\0' || json_object_get(json_object_get(claim, "symbol_versions"), arch) == NULL) {
+  } else if (arch[0] == '\0' ||
+             json_object_get(json_object_get(claim, "symbol_versions"), arch) == NULL) {
     rc = skip(out, "the policy data covers no policy for this machine");
   } else {
     beyond(claim, arch, &needs, gap, sizeof gap);
     if (gap[0] == '\0') {
-      rc = cert_findings_add(out, "", "static.manylinux", "CST-030", "", CERT_PASS, ev, "",
-                             "Its symbol versions meet %s at the oldest, within %s (symbol versions only).",
-                             met ? met : claimed, claimed);
+      rc = cert_findings_add(
+          out, "", "static.manylinux", "CST-030", "", CERT_PASS, ev, "",
+          "Its symbol versions meet %s at the oldest, within %s (symbol versions only).",
+          met ? met : claimed, claimed);
     } else {
       char oldest_met[160];
       if (met) {
-        snprintf(oldest_met, sizeof oldest_met, "the oldest policy its symbol versions meet is %s", met);
+        snprintf(oldest_met, sizeof oldest_met, "the oldest policy its symbol versions meet is %s",
+                 met);
       } else {
         snprintf(oldest_met, sizeof oldest_met, "no manylinux policy covers them");
       }
-      rc = cert_findings_add(out, "", "static.manylinux", "CST-030", "", CERT_WARN, ev, "",
-                             "Needs %s, beyond %s: it does not load on the older systems that policy "
-                             "promises (and that run apache-tvm-ffi's own wheels); %s.",
-                             gap, claimed, oldest_met);
+      rc = cert_findings_add(
+          out, "", "static.manylinux", "CST-030", "", CERT_WARN, ev, "",
+          "Needs %s, beyond %s: it does not load on the older systems that policy "
+          "promises (and that run apache-tvm-ffi's own wheels); %s.",
+          gap, claimed, oldest_met);
     }
   }
   cert_version_needs_free(&needs);

@@ -28,7 +28,8 @@ static CertFinding judge(const char* lib, const char* claimed, CertFindings* f) 
   return f->items[0];
 }
 
-#define EXPECT_HAS(text, part) cr_expect(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
+#define EXPECT_HAS(text, part) \
+  cr_expect(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
 
 Test(version_needs, CST_030_the_needs_are_read_from_version_r) {
   CertElf elf;
@@ -47,8 +48,8 @@ Test(version_needs, CST_030_the_needs_are_read_from_version_r) {
 
 /* Judges `lib` against `claimed` and checks the verdict and a piece of
  * the reason and of the evidence. */
-static void expect_judged(const char* lib, const char* claimed, CertVerdict v, const char* reason_part,
-                          const char* evidence_part) {
+static void expect_judged(const char* lib, const char* claimed, CertVerdict v,
+                          const char* reason_part, const char* evidence_part) {
   CertFindings f = {0};
   CertFinding x = judge(lib, claimed, &f);
   cr_expect_eq(x.verdict, v, "%s: %s", lib, x.reason);
@@ -59,11 +60,12 @@ static void expect_judged(const char* lib, const char* claimed, CertVerdict v, c
 }
 
 Test(version_needs, CST_030_a_newer_glibc_than_the_policy_is_a_warning_naming_it) {
-  expect_judged("tools/certify/testdata/libcst_new_glibc.so", NULL, CERT_WARN,
-                "Needs GLIBC_2.34, beyond manylinux_2_28: it does not load on the older systems that policy "
-                "promises (and that run apache-tvm-ffi's own wheels); the oldest policy its symbol versions "
-                "meet is manylinux_2_34.",
-                "GLIBC_2.34 (libc.so.6)");
+  expect_judged(
+      "tools/certify/testdata/libcst_new_glibc.so", NULL, CERT_WARN,
+      "Needs GLIBC_2.34, beyond manylinux_2_28: it does not load on the older systems that policy "
+      "promises (and that run apache-tvm-ffi's own wheels); the oldest policy its symbol versions "
+      "meet is manylinux_2_34.",
+      "GLIBC_2.34 (libc.so.6)");
 }
 
 Test(version_needs, CST_030_a_claimed_policy_that_covers_it_passes) {
@@ -72,12 +74,14 @@ Test(version_needs, CST_030_a_claimed_policy_that_covers_it_passes) {
 }
 
 Test(version_needs, CST_030_our_c_kernel_meets_the_oldest_policies) {
-  expect_judged("kernels/libscale_cpu.so", "manylinux2014", CERT_PASS, "within manylinux2014", "GLIBC_2.2.5");
+  expect_judged("kernels/libscale_cpu.so", "manylinux2014", CERT_PASS, "within manylinux2014",
+                "GLIBC_2.2.5");
 }
 
 Test(version_needs, CST_030_upstreams_testing_library_meets_manylinux_2_24) {
   expect_judged(CERT_TESTING_SO, NULL, CERT_PASS,
-                "Its symbol versions meet manylinux_2_24 at the oldest, within manylinux_2_28 (symbol versions "
+                "Its symbol versions meet manylinux_2_24 at the oldest, within manylinux_2_28 "
+                "(symbol versions "
                 "only).",
                 "GLIBCXX_3.4.21 (libstdc++.so.6)");
 }
@@ -92,7 +96,8 @@ Test(version_needs, CST_030_without_policy_data_it_is_a_skip_with_the_reason) {
   EXPECT_HAS(f.items[0].reason, "unavailable: no network");
   cert_findings_free(&f);
   cr_assert_eq(cert_check_manylinux(&elf, cert_runfile("kernels/scale_cpu.manifest.json"), NULL,
-                                    "manylinux_2_28", &f), 0);
+                                    "manylinux_2_28", &f),
+               0);
   cr_expect_eq(f.items[0].verdict, CERT_SKIP);
   EXPECT_HAS(f.items[0].reason, "does not read as auditwheel's policy list");
   cert_findings_free(&f);

@@ -76,11 +76,10 @@ static const char* libbin_decode_hex(const char* hex, uint8_t** out, size_t* siz
 }
 
 static const char* libbin_load_payload(const char* path, const char* base_dir, uint8_t** out,
-                                     size_t* size) {
+                                       size_t* size) {
   char full[4096];
-  int n = path[0] == '/' || base_dir == NULL
-              ? snprintf(full, sizeof full, "%s", path)
-              : snprintf(full, sizeof full, "%s/%s", base_dir, path);
+  int n = path[0] == '/' || base_dir == NULL ? snprintf(full, sizeof full, "%s", path)
+                                             : snprintf(full, sizeof full, "%s/%s", base_dir, path);
   if (n < 0 || (size_t)n >= sizeof full) return "file= path too long";
   if (libbin_read_file(full, LIBBIN_MAX_FILE, out, size) != 0) return "file= cannot be read";
   return NULL;
@@ -99,7 +98,8 @@ static const char* libbin_parse_imports(const char* list, LibbinLine* line) {
     char* end;
     errno = 0;
     unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || errno || (*end != ',' && *end != '\0')) return "imports= needs indices like 1,2";
+    if (end == p || errno || (*end != ',' && *end != '\0'))
+      return "imports= needs indices like 1,2";
     uint64_t* more = realloc(line->children, (line->num_children + 1) * sizeof(uint64_t));
     if (more == NULL) return "out of memory";
     line->children = more;
@@ -110,7 +110,7 @@ static const char* libbin_parse_imports(const char* list, LibbinLine* line) {
 }
 
 static const char* libbin_parse_option(LibbinLibbinDesc* d, const char* tok, const char* base_dir,
-                                     TffiLibraryBinEntry* e, LibbinLine* line) {
+                                       TffiLibraryBinEntry* e, LibbinLine* line) {
   uint8_t* payload = NULL;
   const char* why = NULL;
   if (strncmp(tok, "imports=", 8) == 0) return libbin_parse_imports(tok + 8, line);
@@ -138,13 +138,14 @@ const char* libbin_kind_problem(const char* kind) {
   static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
   if (strchr(letters, kind[0]) == NULL || kind[0] == '\0')
     return "a module kind starts with a letter or '_'";
-  if (kind[strspn(kind, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789.-")] != '\0')
+  if (kind[strspn(kind, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789.-")] !=
+      '\0')
     return "a module kind holds only letters, digits, '_', '.' and '-'";
   return NULL;
 }
 
 static const char* libbin_parse_line(LibbinLibbinDesc* d, char* text, const char* base_dir,
-                                   TffiLibraryBinEntry* e, LibbinLine* line) {
+                                     TffiLibraryBinEntry* e, LibbinLine* line) {
   char* save = NULL;
   char* kind = strtok_r(text, " \t\r", &save);
   const char* bad = libbin_kind_problem(kind);

@@ -21,16 +21,16 @@ static int libbin_read_at(const uint8_t* data, size_t size, uint64_t off, void* 
 }
 
 static int libbin_section(const uint8_t* data, size_t size, const Elf64_Ehdr* eh, size_t index,
-                        Elf64_Shdr* out) {
+                          Elf64_Shdr* out) {
   if (index >= eh->e_shnum || eh->e_shentsize != sizeof(Elf64_Shdr)) return -1;
   return libbin_read_at(data, size, eh->e_shoff + (uint64_t)index * sizeof(Elf64_Shdr), out,
-                      sizeof *out);
+                        sizeof *out);
 }
 
 /* Maps a symbol's address to file bytes through the section it names. */
 static int libbin_symbol_bytes(const uint8_t* data, size_t size, const Elf64_Ehdr* eh,
-                             const Elf64_Sym* sym, const uint8_t** bytes, size_t* nbytes,
-                             const char** why) {
+                               const Elf64_Sym* sym, const uint8_t** bytes, size_t* nbytes,
+                               const char** why) {
   Elf64_Shdr sec;
   if (sym->st_shndx == SHN_UNDEF || libbin_section(data, size, eh, sym->st_shndx, &sec) != 0) {
     *why = "symbol is not defined in a section of this file";
@@ -58,9 +58,10 @@ static int libbin_symbol_bytes(const uint8_t* data, size_t size, const Elf64_Ehd
 /* Searches one symbol table section (SHT_DYNSYM or SHT_SYMTAB). Returns 1
  * when found, 0 when absent, -1 on a malformed table. */
 static int libbin_search_table(const uint8_t* data, size_t size, const Elf64_Ehdr* eh,
-                             const Elf64_Shdr* tab, const char* name, Elf64_Sym* found) {
+                               const Elf64_Shdr* tab, const char* name, Elf64_Sym* found) {
   Elf64_Shdr strtab;
-  if (tab->sh_entsize != sizeof(Elf64_Sym) || libbin_section(data, size, eh, tab->sh_link, &strtab) ||
+  if (tab->sh_entsize != sizeof(Elf64_Sym) ||
+      libbin_section(data, size, eh, tab->sh_link, &strtab) ||
       !libbin_in_file(size, tab->sh_offset, tab->sh_size) ||
       !libbin_in_file(size, strtab.sh_offset, strtab.sh_size)) {
     return -1;
@@ -80,8 +81,8 @@ static int libbin_search_table(const uint8_t* data, size_t size, const Elf64_Ehd
   return 0;
 }
 
-int libbin_elf_find_symbol(const uint8_t* data, size_t size, const char* name, const uint8_t** bytes,
-                         size_t* nbytes, const char** why) {
+int libbin_elf_find_symbol(const uint8_t* data, size_t size, const char* name,
+                           const uint8_t** bytes, size_t* nbytes, const char** why) {
   Elf64_Ehdr eh;
   if (!libbin_is_elf(data, size) || libbin_read_at(data, size, 0, &eh, sizeof eh) != 0 ||
       eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) {

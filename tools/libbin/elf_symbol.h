@@ -18,7 +18,7 @@ int libbin_is_elf(const uint8_t* data, size_t size);
  * readable ELF64 image, the symbol is absent, or its bytes lie outside the
  * file. Every offset read from the file is checked against `size`.
  */
-int libbin_elf_find_symbol(const uint8_t* data, size_t size, const char* name, const uint8_t** bytes,
-                         size_t* nbytes, const char** why);
+int libbin_elf_find_symbol(const uint8_t* data, size_t size, const char* name,
+                           const uint8_t** bytes, size_t* nbytes, const char** why);
 
 #endif

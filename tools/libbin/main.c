@@ -42,7 +42,7 @@ static const char* libbin_user_path(const char* path, char* buf, size_t cap) {
 /* The blob inside FILE: the symbol's bytes for a shared library (bounded by
  * its st_size), or the whole file otherwise (*raw set). */
 static int libbin_load_blob(const char* path, unsigned char** file, const uint8_t** blob,
-                          size_t* size, int* raw) {
+                            size_t* size, int* raw) {
   size_t file_size;
   if (libbin_read_file(path, LIBBIN_MAX_INPUT, file, &file_size) != 0) {
     fprintf(stderr, "libbin: cannot read %s: %s\n", path, strerror(errno));
@@ -152,7 +152,7 @@ static int libbin_write_c(const char* path, const char* desc, const uint8_t* blo
 }
 
 static int libbin_pack_outputs(const char* desc_path, const uint8_t* blob, size_t size,
-                             const char* out_bin, const char* out_c) {
+                               const char* out_bin, const char* out_c) {
   char b1[4096], b2[4096];
   if (out_bin && libbin_write_blob(libbin_user_path(out_bin, b1, sizeof b1), blob, size) != 0) {
     fprintf(stderr, "libbin: cannot write %s: %s\n", out_bin, strerror(errno));
@@ -212,7 +212,9 @@ static int libbin_cmd_pack(int argc, char** argv) {
   char* why = NULL; /* the parser's "DESC:LINE: reason" */
   size_t why_size = 0;
   FILE* err = open_memstream(&why, &why_size);
-  int rc = dir_copy && err ? libbin_libbin_desc_parse(terminated, path, dirname(dir_copy), &desc, err) : -1;
+  int rc = dir_copy && err
+               ? libbin_libbin_desc_parse(terminated, path, dirname(dir_copy), &desc, err)
+               : -1;
   if (err) fclose(err);
   if (rc != 0) fprintf(stderr, "libbin: %s", why && *why ? why : "out of memory\n");
   free(why);

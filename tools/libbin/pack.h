@@ -16,8 +16,8 @@
  * Encodes `bin` (num_modules, indptr, child_indices, num_children, entries'
  * kind/is_lib/payload are read; nbytes, offsets and lib_index are ignored)
  * into a new malloc'd blob, then checks the result with the runtime's
- * tffi_library_bin_check so that only well-formed blobs come out. Returns 0 with *out (free with free()) and *out_size set,
- * or -1 with a ValueError / MemoryError raised.
+ * tffi_library_bin_check so that only well-formed blobs come out. Returns 0 with *out (free with
+ * free()) and *out_size set, or -1 with a ValueError / MemoryError raised.
  */
 int libbin_pack(const LibbinTree* bin, uint8_t** out, size_t* out_size);
 

@@ -13,13 +13,13 @@
 #include "reference/library_bin.h"
 
 typedef struct {
-  uint64_t nbytes;           /* the header: bytes that follow it */
-  size_t num_modules;        /* = number of indptr elements - 1 */
-  uint64_t* indptr;          /* num_modules + 1 elements, host order */
-  uint64_t* child_indices;   /* num_children elements, host order */
+  uint64_t nbytes;         /* the header: bytes that follow it */
+  size_t num_modules;      /* = number of indptr elements - 1 */
+  uint64_t* indptr;        /* num_modules + 1 elements, host order */
+  uint64_t* child_indices; /* num_children elements, host order */
   size_t num_children;
   TffiLibraryBinEntry* entries; /* num_modules elements, pointing into the blob */
-  size_t lib_index;          /* index of the "_lib" entry, or SIZE_MAX if none */
+  size_t lib_index;             /* index of the "_lib" entry, or SIZE_MAX if none */
   /* Filled on failure (the rest of the struct is then zero): where the blob
    * went wrong and which field. */
   size_t error_offset;

@@ -9,7 +9,9 @@ venv of its own in the cache). The suite is built once, from unmutated code,
 with Bazel; each mutant is then one recompiled object linked with the
 unmutated others into a libtvm_ffi.so, and the conformance binaries run
 against it through TVMFFI_IMPL, the way a vendor runs them against their
-own library. Test data and tools are never built from mutated code.
+own library; the Python areas run upstream's own package over it, and,
+for what all of them let through, upstream's own Python tests of the files
+in scope (tools/upstream_pytests), last. Test data and tools are never built from mutated code.
 
 A mutant is build-broken (does not compile), same code (it compiles to
 an object byte-identical to the unmutated one: trivially equivalent, so no
@@ -99,8 +101,13 @@ class Suite:
         # The area binaries are named one by one: built only as data of
         # suite_test they would get no runfiles tree of their own, and the
         # tests that read test data through runfiles would fail unmutated.
-        q = subprocess.run(bazel + ["query", "kind(cc_test, deps(//conformance:suite_test))"],
+        # The Python areas (upstream's own package over the library) too:
+        # the host support the package alone calls is theirs to judge.
+        q = subprocess.run(bazel + ["query", "kind('cc_test|py_test', deps(//conformance:suite_test))"
+                                    " except //conformance:suite_test"],
                            cwd=root, capture_output=True, text=True, check=True)
+        pq = subprocess.run(bazel + ["query", "kind(py_test, deps(//conformance:suite_test))"],
+                            cwd=root, capture_output=True, text=True, check=True)
         log("mutants: building the suite (%d conformance binaries, //reference:libtvm_ffi.so)"
             % len(q.stdout.split()))
         subprocess.run(bazel + ["build", "//reference:libtvm_ffi.so"] + q.stdout.split(),
@@ -111,10 +118,12 @@ class Suite:
                               text=True, check=True).stdout.strip()
         self.dlpack_include = os.path.join(base, "external", "tvm_ffi_upstream", "dlpack_include")
         self.binaries = {}
+        self.python = {label.split(":")[1] for label in pq.stdout.split()}
         for label in q.stdout.split():
             name = label.split(":")[1]
             self.binaries[name] = os.path.join(bin_dir, "conformance", name)
         self.timeouts = {}
+        self.pytests = False
 
     def run(self, name, lib, env_extra=None, timeout=None):
         """('pass'|'fail'|'timeout', first failing line). Stops at the first failure."""
@@ -127,7 +136,8 @@ class Suite:
         with tempfile.TemporaryDirectory() as tmp:
             env["TEST_TMPDIR"] = tmp
             try:
-                res = subprocess.run([exe, "--fail-fast", "-j1"], env=env, capture_output=True,
+                argv = [exe] if name in self.python else [exe, "--fail-fast", "-j1"]
+                res = subprocess.run(argv, env=env, capture_output=True,
                                      text=True, errors="replace", timeout=timeout or self.timeouts.get(name, 120),
                                      start_new_session=True)
             except subprocess.TimeoutExpired:
@@ -135,7 +145,8 @@ class Suite:
         if res.returncode == 0:
             return "pass", ""
         lines = (res.stdout + res.stderr).splitlines()
-        failed = next((l for l in lines if l.startswith("[FAIL]")), "exit %d" % res.returncode)
+        failed = next((l for l in lines if l.startswith("[FAIL]") or l.startswith("FAILED ")),
+                      "exit %d" % res.returncode)
         i = next((k for k, l in enumerate(lines) if "Assertion Failed" in l), None)
         why = lines[i + 1].strip("[-] ").strip() if i is not None and i + 1 < len(lines) else ""
         detail = failed.replace("[FAIL] ", "") + (": " + why if why else "")
@@ -283,7 +294,9 @@ def order_binaries(suite, src, kills):
     killed its earlier mutants, then those named after it, then the rest."""
     stem = os.path.basename(src)[:-2].split("_")[0]
     names = sorted(suite.binaries)
-    return sorted(names, key=lambda n: (-kills.get((src, n), 0), not n.startswith(stem), n))
+    # A Python area starts an interpreter and upstream's package: last.
+    return sorted(names, key=lambda n: (-kills.get((src, n), 0), n in suite.python,
+                                        not n.startswith(stem), n))
 
 
 def judge(suite, builder, mutant, kills, seen, env_extra=None):
@@ -312,7 +325,30 @@ def judge_library(suite, lib, mutant, kills, env_extra):
             return "killed", detail
         if verdict == "timeout":
             return "timed out", detail
+    if not env_extra and suite.pytests:
+        verdict, detail = upstream_pytests(suite.root, lib)
+        if verdict != "pass":
+            return ("killed" if verdict == "fail" else "timed out"), detail
     return "survived", ""
+
+
+def upstream_pytests(root, lib, baseline=False):
+    """Upstream's own Python tests of the files in scope (tools/upstream_pytests),
+    on upstream's package over `lib`: the oracle of the host support that
+    only the package calls. Run last, for what the suite let through."""
+    tool = os.path.join(root, "tools", "upstream_pytests", "upstream_pytests.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, tool, "--runtime", lib, "--scope", "in", "--jobs", "1",
+                "--json", os.path.join(tmp, "results.json")] + ([] if baseline else ["--no-baseline"])
+        try:
+            res = subprocess.run(argv, cwd=root, capture_output=True, text=True, errors="replace",
+                                 timeout=600, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return "timeout", "upstream_pytests: timed out"
+    if res.returncode == 0:
+        return "pass", ""
+    lines = [l for l in res.stdout.splitlines() if "| DIFF" in l or "| CRASH" in l or "| ?" in l]
+    return "fail", "upstream_pytests: " + (lines[0].strip() if lines else "exit %d" % res.returncode)[:180]
 
 
 def asan_env():
@@ -393,6 +429,13 @@ def main(argv=None):
             sys.exit("mutants: the unmutated runtime fails the suite (%s); fix that first" % detail)
         suite.timeouts[name] = max(30.0, 10 * (time.time() - t0))
     log("mutants: unmutated runtime passes all %d binaries" % len(suite.binaries))
+    # Upstream's Python tests judge mutants only where the unmutated runtime
+    # runs them as upstream does (the package, the archive and upstream's
+    # own results are at hand); otherwise they would kill everything.
+    verdict, detail = upstream_pytests(root, baseline, baseline=True)
+    suite.pytests = verdict == "pass"
+    log("mutants: upstream's Python tests in scope %s" % (
+        "judge what the suite lets through" if suite.pytests else "unavailable (%s): not used" % detail))
 
     pool = generate(root, files, work)
     # Mutants are drawn in a seeded order until --sample of them compile to

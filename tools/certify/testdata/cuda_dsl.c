@@ -32,8 +32,8 @@ DSL_EXPORT __tvm_ffi_add_one(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAn
   const DLTensor* y = x ? dsl_tensor(args, 1, kDLCUDA, kSig, 0) : NULL;
   if (y == NULL) return -1;
   if (y->shape[0] != x->shape[0]) {
-    return dsl_fail("ValueError", "Mismatched y.shape[0] on argument #%d when calling: `%s`, %s", 1, kSig,
-                    "symbolic constraint violated");
+    return dsl_fail("ValueError", "Mismatched y.shape[0] on argument #%d when calling: `%s`, %s", 1,
+                    kSig, "symbolic constraint violated");
   }
   return launch();
 }

@@ -8,10 +8,11 @@
 /* The C view of `Any DeepCopy(const Any&)`: the result is returned through
  * a hidden first pointer, as the C++ ABI does for a class with a
  * destructor. */
-void tvm_ffi_deep_copy(TVMFFIAny* result, const TVMFFIAny* value) __asm__("_ZN3tvm3ffi8DeepCopyERKNS0_3AnyE");
+void tvm_ffi_deep_copy(TVMFFIAny* result,
+                       const TVMFFIAny* value) __asm__("_ZN3tvm3ffi8DeepCopyERKNS0_3AnyE");
 
-__attribute__((visibility("default"))) int __tvm_ffi_copy_value(void* h, const TVMFFIAny* args, int32_t n,
-                                                               TVMFFIAny* r) {
+__attribute__((visibility("default"))) int __tvm_ffi_copy_value(void* h, const TVMFFIAny* args,
+                                                                int32_t n, TVMFFIAny* r) {
   (void)h;
   if (n != 1) {
     TVMFFIErrorSetRaisedFromCStr("TypeError", "copy_value: expected 1 argument");
@@ -19,7 +20,8 @@ __attribute__((visibility("default"))) int __tvm_ffi_copy_value(void* h, const T
   }
   int32_t t = args[0].type_index;
   if (t != kTVMFFINone && t != kTVMFFIInt && t != kTVMFFIFloat && t != kTVMFFIBool) {
-    TVMFFIErrorSetRaisedFromCStr("TypeError", "copy_value: value: expected None, bool, int or float");
+    TVMFFIErrorSetRaisedFromCStr("TypeError",
+                                 "copy_value: value: expected None, bool, int or float");
     return -1;
   }
   tvm_ffi_deep_copy(r, &args[0]);

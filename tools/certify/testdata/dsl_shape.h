@@ -9,7 +9,8 @@
 
 #define DSL_EXPORT __attribute__((visibility("default"))) int
 
-static inline int dsl_fail(const char* kind, const char* fmt, int arg, const char* sig, const char* expect) {
+static inline int dsl_fail(const char* kind, const char* fmt, int arg, const char* sig,
+                           const char* expect) {
   char msg[512];
   snprintf(msg, sizeof msg, fmt, arg, sig, expect);
   TVMFFIErrorSetRaisedFromCStr(kind, msg);
@@ -19,7 +20,8 @@ static inline int dsl_fail(const char* kind, const char* fmt, int arg, const cha
 static inline int dsl_arity(int32_t got, int32_t want, const char* sig) {
   if (got == want) return 0;
   char msg[512];
-  snprintf(msg, sizeof msg, "Expected %d but got %d arguments when calling: `%s`", (int)want, (int)got, sig);
+  snprintf(msg, sizeof msg, "Expected %d but got %d arguments when calling: `%s`", (int)want,
+           (int)got, sig);
   TVMFFIErrorSetRaisedFromCStr("TypeError", msg);
   return -1;
 }
@@ -34,7 +36,8 @@ static inline const DLTensor* dsl_tensor(const TVMFFIAny* args, int k, int devic
   if (args[k].type_index == kTVMFFITensor) t = TVMFFITensorGetDLTensorPtr(args[k].v_obj);
   const char* what = "Mismatched Tensor on argument #%d when calling: `%s`, expected %s";
   if (t == NULL) {
-    dsl_fail("TypeError", "Mismatched type on argument #%d when calling: `%s`, expected %s", k, sig, "Tensor");
+    dsl_fail("TypeError", "Mismatched type on argument #%d when calling: `%s`, expected %s", k, sig,
+             "Tensor");
   } else if (t->ndim != 1) {
     dsl_fail("ValueError", what, k, sig, "ndim=1");
   } else if ((int)t->device.device_type != device) {

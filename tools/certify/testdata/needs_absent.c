@@ -4,8 +4,19 @@
  * symbols it would define are not judged. */
 #include <tvm/ffi/c_api.h>
 
-#define USES(k) int cert_absent_fn##k(int x);
-USES(0) USES(1) USES(2) USES(3) USES(4) USES(5) USES(6) USES(7) USES(8) USES(9) USES(10) USES(11)
+#define USES(k) int cert_absent_fn##k(int x)
+USES(0);
+USES(1);
+USES(2);
+USES(3);
+USES(4);
+USES(5);
+USES(6);
+USES(7);
+USES(8);
+USES(9);
+USES(10);
+USES(11);
 int TVMFFINoSuchFunction(int x);
 
 __attribute__((visibility("default"))) int __tvm_ffi_go(void* handle, const TVMFFIAny* args,

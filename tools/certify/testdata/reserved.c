@@ -5,8 +5,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT int __tvm_ffi_add(void* handle, const TVMFFIAny* args, int32_t num_args,
-                         TVMFFIAny* result) {
+EXPORT int __tvm_ffi_add(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   (void)handle;
   (void)args;
   (void)num_args;

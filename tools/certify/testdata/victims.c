@@ -119,7 +119,8 @@ static int return_str(const char* s, TVMFFIAny* r) {
 
 VICTIM __tvm_ffi__metadata_good(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
   (void)h, (void)args, (void)n;
-  return return_str("{\"type_schema\": \"{\\\"type\\\": \\\"ffi.Function\\\"}\", \"arg_names\": [\"x\"]}", r);
+  return return_str(
+      "{\"type_schema\": \"{\\\"type\\\": \\\"ffi.Function\\\"}\", \"arg_names\": [\"x\"]}", r);
 }
 
 VICTIM __tvm_ffi__doc_good(void* h, const TVMFFIAny* args, int32_t n, TVMFFIAny* r) {
@@ -146,13 +147,15 @@ VICTIM __tvm_ffi_scale_plus_one(void* h, const TVMFFIAny* args, int32_t n, TVMFF
     } else if (args[k].type_index == kTVMFFITensor) {
       t[k] = TVMFFITensorGetDLTensorPtr(args[k].v_obj);
     } else {
-      TVMFFIErrorSetRaisedFromCStr("TypeError", k ? "input: expected a tensor" : "output: expected a tensor");
+      TVMFFIErrorSetRaisedFromCStr("TypeError",
+                                   k ? "input: expected a tensor" : "output: expected a tensor");
       return -1;
     }
     if (t[k]->ndim != 1 || t[k]->dtype.code != kDLFloat || t[k]->dtype.bits != 32 ||
         t[k]->device.device_type != kDLCPU || (t[k]->shape[0] > 0 && t[k]->data == NULL) ||
         (t[k]->strides && t[k]->shape[0] > 1 && t[k]->strides[0] != 1)) {
-      TVMFFIErrorSetRaisedFromCStr("ValueError", k ? "input: unsupported tensor" : "output: unsupported tensor");
+      TVMFFIErrorSetRaisedFromCStr("ValueError",
+                                   k ? "input: unsupported tensor" : "output: unsupported tensor");
       return -1;
     }
   }
