@@ -30,8 +30,7 @@ Test(host_globals, GLB_001_sentinels) {
   cr_expect_eq(core_strong(a.v_obj), before - 1, "each call hands out a reference of its own");
   TVMFFIAny extra = core_int(1), out;
   cr_expect_eq(host_call("ffi.GetInvalidObject", &extra, 1, &out), -1);
-  HostError e;
-  host_take_error(&e);
+  ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an extra argument raised nothing");
   for (TVMFFIAny* v = (TVMFFIAny[]){a, k, k2}, *end = v + 3; v < end; ++v) core_release(v);
 }
@@ -61,8 +60,7 @@ static int64_t list_names(char* seen, size_t cap, const char* want, int* found) 
   }
   TVMFFIAny past = core_int(n), out = host_none();
   cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, &past, 1, &out), -1, "functor(count) returned 0");
-  HostError e;
-  host_take_error(&e);
+  ConfError e = conf_take_error();
   cr_expect_str_eq(e.kind, "IndexError", "functor(count): %s: %s", e.kind, e.message);
   core_release(&f);
   return n;
@@ -217,8 +215,7 @@ Test(host_globals, FN_130_null_function_refused) {
     TVMFFIAny out;
     memset(&out, 0, sizeof out);
     int rc = API(TVMFFIFunctionCall)(NULL, NULL, 0, &out);
-    HostError e;
-    host_take_error(&e);
+    ConfError e = conf_take_error();
     int named = strstr(e.message, "TVMFFIFunctionCall") && strstr(e.message, "func");
     _exit(rc == -1 && strcmp(e.kind, "ValueError") == 0 && named ? 0 : 1);
   }
@@ -261,8 +258,7 @@ static void expect_param(TVMFFIObjectHandle fn, const char* label, TVMFFIAny* ar
   TVMFFIAny out = host_none();
   int rc = API(TVMFFIFunctionCall)(fn, args, n, &out);
   if (rc == 0) core_release(&out);
-  HostError e;
-  host_take_error(&e);
+  ConfError e = conf_take_error();
   char where[8];
   snprintf(where, sizeof where, "#%d", pos);
   cr_expect_eq(rc, -1, "%s %s: returned %d", label, where, rc);

@@ -12,6 +12,13 @@
  * armed: they allocate. */
 typedef int (*HostStep)(void* ctx);
 
+/* The last call that returned neither 0 nor -1: steps fold every failure
+ * into -1, so a wrong return value must be caught where it is made. */
+static struct {
+  const char* name;
+  int rc;
+} wrong;
+
 static int quiet(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
   TVMFFIObjectHandle fn = NULL;
   TVMFFIByteArray key = {name, strlen(name)};
@@ -19,6 +26,7 @@ static int quiet(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
   memset(out, 0, sizeof *out);
   int rc = API(TVMFFIFunctionCall)(fn, args, n, out);
   API(TVMFFIObjectDecRef)(fn);
+  if (rc != 0 && rc != -1) wrong.name = name, wrong.rc = rc;
   return rc;
 }
 
@@ -157,11 +165,13 @@ static void walk(const char* what, HostStep step, void* ctx) {
   for (int sticky = 0; sticky <= 1; ++sticky) {
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
+      wrong.name = NULL;
       conf_alloc_arm(&w);
       int rc = step(ctx);
       conf_alloc_disarm(&w);
-      HostError e;
-      host_take_error(&e);
+      ConfError e = conf_take_error();
+      cr_assert(wrong.name == NULL, "%s, allocation %ld failed%s: %s returned %d", what, w.n,
+                sticky ? " and on" : "", wrong.name, wrong.rc);
       cr_assert(rc == 0 || rc == -1, "%s, allocation %ld failed%s: a wrong result (%d)", what,
                 w.n, sticky ? " and on" : "", rc);
       cr_assert(rc == 0 || strcmp(e.kind, "MemoryError") == 0,
@@ -170,9 +180,9 @@ static void walk(const char* what, HostStep step, void* ctx) {
     }
     points += w.points;
   }
-  HostError e;
+  ConfError e;
   int rc = step(ctx);
-  host_take_error(&e);
+  e = conf_take_error();
   cr_assert_eq(rc, 0, "%s fails after the walk: %s: %s", what, e.kind, e.message);
   conf_alloc_done(points, what);
 }

@@ -68,8 +68,8 @@ static int64_t count_range(const char* prefix, TVMFFIAny m, int64_t begin, int64
 static TVMFFIAny call_fn(TVMFFIAny f, int64_t arg) {
   TVMFFIAny a = core_int(arg), out = host_none();
   int rc = API(TVMFFIFunctionCall)(f.v_obj, &a, 1, &out);
-  HostError e;
-  if (rc != 0) host_take_error(&e);
+  ConfError e;
+  if (rc != 0) e = conf_take_error();
   cr_assert_eq(rc, 0, "iteration functor(%lld) returned %d: %s", (long long)arg, rc,
                rc ? e.message : "");
   return out;
@@ -363,10 +363,17 @@ Test(map, MAP_012_refusals) {
   host_refused("ffi.MapSize", &d, 1, "TypeError", NULL);
   host_refused("ffi.DictSize", &m, 1, "TypeError", NULL);
   host_refused("ffi.MapSize", &arr, 1, "TypeError", NULL);
+  TVMFFIAny on_dict[2] = {d, core_int(0)}, on_map[2] = {m, core_int(0)}, on_arr[2] = {arr, core_int(0)};
+  static const char* const map_reads[] = {"ffi.MapCount", "ffi.MapGetItem", "ffi.MapGetItemOrMissing"};
+  for (size_t i = 0; i < 3; ++i) {
+    host_refused(map_reads[i], on_dict, 2, "TypeError", NULL);
+    host_refused(map_reads[i], on_arr, 2, "TypeError", NULL);
+  }
+  static const char* const dict_reads[] = {"ffi.DictCount", "ffi.DictGetItem", "ffi.DictGetItemOrMissing"};
+  for (size_t i = 0; i < 3; ++i) host_refused(dict_reads[i], on_map, 2, "TypeError", NULL);
   TVMFFIAny odd[3] = {core_int(1), core_int(2), core_int(3)}, out;
   cr_expect_eq(host_call("ffi.Map", odd, 3, &out), -1);
-  HostError e;
-  host_take_error(&e);
+  ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an odd argument count raised nothing");
   for (TVMFFIAny* v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
 }

@@ -5,6 +5,7 @@
  * Reflected objects come from upstream's own libtvm_ffi_testing.so, loaded
  * on the implementation under test. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -208,6 +209,30 @@ Test(recursive, REC_008_deep_copy) {
     core_release(v);
 }
 
+/* REC-008: long sequences (past any small inline buffer) are copied
+ * whole, in order. */
+Test(recursive, REC_008_deep_copy_long) {
+  static const int64_t lengths[] = {9, 12, 24, 25, 1000};
+  static const char* const ctors[] = {"ffi.Array", "ffi.List"};
+  TVMFFIAny items[1000];
+  for (int i = 0; i < 1000; ++i) items[i] = core_int(i * 7);
+  for (size_t c = 0; c < 2; ++c)
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; ++k) {
+      int64_t n = lengths[k];
+      TVMFFIAny seq = host_ok(ctors[c], items, (int32_t)n), copy = host_ok("ffi.DeepCopy", &seq, 1);
+      cr_assert_eq(copy.type_index, seq.type_index, "%s of %lld", ctors[c], (long long)n);
+      const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(copy.v_obj);
+      cr_assert_eq(cell->size, n, "%s of %lld: the copy has %lld", ctors[c], (long long)n,
+                   (long long)cell->size);
+      const TVMFFIAny* got = cell->data;
+      for (int64_t i = 0; i < n; ++i)
+        cr_expect(got[i].type_index == kTVMFFIInt && got[i].v_int64 == i * 7,
+                  "%s of %lld: element %lld differs", ctors[c], (long long)n, (long long)i);
+      core_release(&copy);
+      core_release(&seq);
+    }
+}
+
 /* REC-014: a list or dict inside an array or map that leads back to it is
  * copied into one that holds the array's or map's copy, not the original. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {
@@ -324,6 +349,27 @@ Test(recursive, REC_010_json_graph_text) {
   core_release(&l);
 }
 
+/* REC-010: floats as upstream writes them: a whole number with ".0", others
+ * with 17 significant digits, and the three that JSON lacks as words. */
+Test(recursive, REC_010_json_graph_floats) {
+  static const struct {
+    double v;
+    const char* data;
+  } cases[] = {{2.0, "2.0"}, {0.1, "0.10000000000000001"}, {1e300, "1.0000000000000001e+300"},
+               {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    char want[128];
+    snprintf(want, sizeof want, "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":%s}]}",
+             cases[i].data);
+    TVMFFIAny args[2] = {host_float(cases[i].v), host_none()};
+    TVMFFIAny text = host_ok("ffi.ToJSONGraphString", args, 2);
+    TVMFFIByteArray b = core_str_bytes(&text);
+    cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "%s: wrote %.*s",
+              cases[i].data, (int)b.size, b.data);
+    core_release(&text);
+  }
+}
+
 /* REC-011: FromJSONGraphString reads such a graph back into an equal
  * value; big ints, shapes, devices and dtypes come back too. */
 Test(recursive, REC_011_json_graph_read) {
@@ -339,6 +385,14 @@ Test(recursive, REC_011_json_graph_read) {
       "{\"type\":\"ffi.Array\",\"data\":[0,1,2,3,4]}]}");
   back = host_ok("ffi.FromJSONGraphString", &graph, 1);
   expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32, False)");
+  core_release(&back);
+  /* \u escapes, a surrogate pair among them, become UTF-8. */
+  graph = core_c_str("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":"
+                     "\"a\\u00e9\\ud83d\\ude00b\\n\"}]}");
+  back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  TVMFFIByteArray got = core_str_bytes(&back);
+  cr_expect(host_is_str(&back, "a\xc3\xa9\xf0\x9f\x98\x80" "b\n"), "escapes read as %.*s",
+            (int)got.size, got.data);
   core_release(&back);
 }
 

@@ -190,23 +190,23 @@ Test(reflected_types, RTY_004_auto_init) {
   cr_assert_eq(init_point(named, 3, &p), 0);
   cr_expect(p->x == 9 && p->y == 5);
   API(TVMFFIObjectDecRef)(p);
-  HostError e;
+  ConfError e;
   cr_expect_eq(init_point(NULL, 0, &p), -1);
-  host_take_error(&e);
+  e = conf_take_error();
   cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "missing required argument: 'x'"),
             "no arguments: %s: %s", e.kind, e.message);
   TVMFFIAny extra[3] = {core_int(1), core_int(2), core_int(3)};
   cr_expect_eq(init_point(extra, 3, &p), -1);
-  host_take_error(&e);
+  e = conf_take_error();
   cr_expect(strstr(e.message, "takes at most 2 positional argument(s), but 3 were given") != NULL,
             "%s", e.message);
   TVMFFIAny bad[3] = {kw, core_c_str("z"), core_int(1)};
   cr_expect_eq(init_point(bad, 3, &p), -1);
-  host_take_error(&e);
+  e = conf_take_error();
   cr_expect(strstr(e.message, "unexpected keyword argument 'z'") != NULL, "%s", e.message);
   TVMFFIAny wrong[1] = {core_c_str("not an int")};
   cr_expect_eq(init_point(wrong, 1, &p), -1);
-  host_take_error(&e);
+  e = conf_take_error();
   cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'x'") != NULL,
             "a setter's refusal: %s: %s", e.kind, e.message);
   core_release(&kw);
@@ -262,8 +262,7 @@ Test(reflected_types, RTY_006_convert_attrs) {
   items[1] = core_c_str("x");
   arr = host_ok("ffi.Array", items, 2);
   cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, &arr, 1, &out), -1);
-  HostError e;
-  host_take_error(&e);
+  ConfError e = conf_take_error();
   cr_expect(strcmp(e.kind, "TypeError") == 0 &&
                 strstr(e.message, "Cannot cast from `ffi.Array` to `ffi.Shape`") != NULL,
             "%s: %s", e.kind, e.message);
@@ -283,6 +282,44 @@ Test(reflected_types, RTY_006_convert_attrs) {
   core_release(&list);
 }
 
+/* RTY-009: a C string that is a NULL pointer is refused, not read. */
+Test(reflected_types, RTY_009_convert_null_c_string) {
+  TVMFFIAny null_text = host_none(), text = host_none();
+  null_text.type_index = kTVMFFIRawStr; /* v_c_str NULL */
+  cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.String").v_obj, &null_text, 1, &text), -1,
+               "a NULL C string converted to a str");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Cannot cast"});
+}
+
+static TVMFFIFieldGetter getter_for(int64_t type_index) {
+  TVMFFIAny ti = core_int(type_index), g = host_ok("ffi.MakeFieldGetter", &ti, 1);
+  return (TVMFFIFieldGetter)(intptr_t)host_int_of(g, "getter");
+}
+
+/* A getter for an object field reads one pointer: the object, or None. */
+static void expect_object_getter(int64_t type_index) {
+  TVMFFIFieldGetter getter = getter_for(type_index);
+  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), v = host_none();
+  void* field[2] = {arr.v_obj, (void*)(uintptr_t)0x5a5a5a5a};
+  cr_assert_eq(getter(field, &v), 0);
+  cr_expect(v.type_index == kTVMFFIArray && v.v_obj == arr.v_obj,
+            "getter of type index %lld read type index %d", (long long)type_index, v.type_index);
+  core_release(&v);
+  field[0] = NULL;
+  cr_assert_eq(getter(field, &v), 0);
+  cr_expect_eq(v.type_index, kTVMFFINone, "a NULL object field read as type index %d", v.type_index);
+  core_release(&arr);
+}
+
+/* A getter for an Any field reads the whole value. */
+static void expect_any_getter(int64_t type_index) {
+  TVMFFIFieldGetter getter = getter_for(type_index);
+  TVMFFIAny field = core_int(41), v = host_none();
+  cr_assert_eq(getter(&field, &v), 0);
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 41,
+            "getter of type index %lld read type index %d", (long long)type_index, v.type_index);
+}
+
 /* RTY-007: the storage pieces of Python-defined classes: a getter address
  * for an int field, and `__ffi_new__` / `__ffi_shallow_copy__` for a type
  * given its total size. */
@@ -293,6 +330,13 @@ Test(reflected_types, RTY_007_py_class_storage) {
   TVMFFIAny v = host_none();
   cr_assert_eq(getter(&field, &v), 0);
   cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 77);
+  expect_object_getter(kTVMFFIObject);
+  expect_object_getter(kTVMFFIStr);
+  expect_any_getter(-1); /* Any */
+  expect_any_getter(kTVMFFINone);
+  TVMFFIAny raw_str = core_int(kTVMFFIRawStr), none = host_none();
+  cr_expect_eq(host_call("ffi.MakeFieldGetter", &raw_str, 1, &none), -1);
+  EXPECT_RAISED(.kind = "ValueError", .says = {"Unsupported field type index for getter: 8"});
   TVMFFIByteArray key = {"conformance.PyLike", 18};
   int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
   TVMFFIFieldInfo f;
@@ -351,7 +395,7 @@ Test(reflected_types, RTY_008_big_int_attrs) {
   int64_t h[3];
   for (int i = 0; i < 3; ++i) {
     TVMFFIAny args[2] = {i == 0 ? a : i == 1 ? b : c, core_obj(rec)}, out = host_none();
-    host_assert_ok(API(TVMFFIFunctionCall)(hash.v_obj, args, 2, &out), "__ffi_hash__");
+    conf_expect_ok(API(TVMFFIFunctionCall)(hash.v_obj, args, 2, &out), "__ffi_hash__");
     h[i] = host_int_of(out, "__ffi_hash__");
   }
   cr_expect_eq(h[0], h[1], "equal big ints hash unlike");
@@ -363,11 +407,10 @@ Test(reflected_types, RTY_008_big_int_attrs) {
     TVMFFIAny args[2] = {core_int(1), core_int(1)}, out = host_none();
     cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, i == 0 ? 2 : i == 1 ? 1 : 2, &out), -1,
                  "%s of an int", hooks[i]);
-    HostError e;
-    host_take_error(&e);
+    ConfError e = conf_take_error();
     cr_expect_str_eq(e.kind, "TypeError", "%s of an int: %s: %s", hooks[i], e.kind, e.message);
     cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, 0, &out), -1, "%s of nothing", hooks[i]);
-    host_take_error(&e);
+    e = conf_take_error();
     cr_expect_str_eq(e.kind, "TypeError", "%s of nothing: %s: %s", hooks[i], e.kind, e.message);
   }
   API(TVMFFIObjectDecRef)(rec);

@@ -11,7 +11,9 @@ unmutated others into a libtvm_ffi.so, and the conformance binaries run
 against it through TVMFFI_IMPL, the way a vendor runs them against their
 own library; the Python areas run upstream's own package over it, and,
 for what all of them let through, upstream's own Python tests of the files
-in scope (tools/upstream_pytests), last. Test data and tools are never built from mutated code.
+in scope (tools/upstream_pytests; less those that compile C++ code, which
+test the headers and take minutes), last. Test data and tools are never
+built from mutated code.
 
 A mutant is build-broken (does not compile), same code (it compiles to
 an object byte-identical to the unmutated one: trivially equivalent, so no
@@ -333,12 +335,13 @@ def judge_library(suite, lib, mutant, kills, env_extra):
 
 
 def upstream_pytests(root, lib, baseline=False):
-    """Upstream's own Python tests of the files in scope (tools/upstream_pytests),
+    """Upstream's own Python tests of the files in scope that build no C++ code
+    (tools/upstream_pytests, --scope runtime),
     on upstream's package over `lib`: the oracle of the host support that
     only the package calls. Run last, for what the suite let through."""
     tool = os.path.join(root, "tools", "upstream_pytests", "upstream_pytests.py")
     with tempfile.TemporaryDirectory() as tmp:
-        argv = [sys.executable, tool, "--runtime", lib, "--scope", "in", "--jobs", "1",
+        argv = [sys.executable, tool, "--runtime", lib, "--scope", "runtime", "--jobs", "1",
                 "--json", os.path.join(tmp, "results.json")] + ([] if baseline else ["--no-baseline"])
         try:
             res = subprocess.run(argv, cwd=root, capture_output=True, text=True, errors="replace",

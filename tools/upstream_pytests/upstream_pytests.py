@@ -75,7 +75,7 @@ def pinned_release():
 # ---------------------------------------------------------------- the scope
 
 def read_scope(path):
-    """{file: (scope, reason, ci)} from scope.txt: `in|out FILE [ci] -- reason`."""
+    """{file: (scope, reason, tags)} from scope.txt: `in|out FILE [ci] [build] -- reason`."""
     scope = {}
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -84,10 +84,11 @@ def read_scope(path):
                 continue
             head, sep, reason = line.partition(" -- ")
             words = head.split()
-            if not sep or len(words) not in (2, 3) or words[0] not in ("in", "out") \
-                    or (len(words) == 3 and words[2] != "ci") or not reason.strip():
-                raise SetupError("%s:%d: expected `in|out FILE [ci] -- reason`" % (path, number))
-            scope[words[1]] = (words[0], reason.strip(), len(words) == 3)
+            tags = frozenset(words[2:])
+            if not sep or len(words) < 2 or words[0] not in ("in", "out") \
+                    or not tags <= {"ci", "build"} or not reason.strip():
+                raise SetupError("%s:%d: expected `in|out FILE [ci] [build] -- reason`" % (path, number))
+            scope[words[1]] = (words[0], reason.strip(), tags)
     return scope
 
 
@@ -384,8 +385,9 @@ def main(argv=None):
                         "(default: the pinned one of tools/requirements.txt)")
     parser.add_argument("-k", dest="k", default=None, help="pytest -k expression for every file")
     parser.add_argument("--files", default=None, help="comma-separated test files (default: all)")
-    parser.add_argument("--scope", choices=("in", "out", "all", "ci"), default="all",
-                        help="which files of the scope list run (ci: the bounded CI subset)")
+    parser.add_argument("--scope", choices=("in", "out", "all", "ci", "runtime"), default="all",
+                        help="which files of the scope list run (ci: the bounded CI subset; "
+                        "runtime: in scope, less the files that build C++ code)")
     parser.add_argument("--jobs", type=int, default=2, help="files run at once (default 2)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per file (default 900)")
     parser.add_argument("--json", default=None, help="write the results here (default: "
@@ -435,7 +437,9 @@ def run(args):
         files = wanted
     elif args.scope != "all":
         files = [f for f in files if scope.get(f, ("?",))[0] == args.scope
-                 or (args.scope == "ci" and scope.get(f, ("", "", False))[2])]
+                 or (args.scope == "ci" and "ci" in scope.get(f, ("", "", ()))[2])
+                 or (args.scope == "runtime" and scope.get(f, ("",))[0] == "in"
+                     and "build" not in scope[f][2])]
     work = tempfile.mkdtemp(prefix="upstream_pytests-")
     try:
         venv_env = dict(os.environ)
