@@ -32,7 +32,7 @@ Test(host_globals, GLB_001_sentinels) {
   cr_expect_eq(host_call("ffi.GetInvalidObject", &extra, 1, &out), -1);
   ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an extra argument raised nothing");
-  for (TVMFFIAny* v = (TVMFFIAny[]){a, k, k2}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a, k, k2}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* The names the functor lists, as one buffer "name\n...". */
@@ -129,7 +129,8 @@ Test(host_globals, GLB_004_global_metadata) {
   info.method.type_index = kTVMFFIFunction;
   info.method.v_obj = f;
   cr_assert_eq(API(TVMFFIFunctionSetGlobalFromMethodInfo)(&info, 1), 0);
-  TVMFFIAny arg = core_c_str("conformance.glb_004"), meta = host_ok("ffi.GetGlobalFuncMetadata", &arg, 1);
+  TVMFFIAny arg = core_c_str("conformance.glb_004"),
+            meta = host_ok("ffi.GetGlobalFuncMetadata", &arg, 1);
   cr_expect(host_is_str(&meta, "{\"a\": 1}"), "metadata read back differently");
   core_release(&meta);
   TVMFFIByteArray plain = {"conformance.glb_004b", 20};
@@ -139,7 +140,8 @@ Test(host_globals, GLB_004_global_metadata) {
   cr_expect(host_is_str(&meta, ""), "a function registered without metadata has some");
   core_release(&meta);
   arg = core_c_str("conformance.no_such_function");
-  host_refused("ffi.GetGlobalFuncMetadata", &arg, 1, "RuntimeError", "conformance.no_such_function");
+  host_refused("ffi.GetGlobalFuncMetadata", &arg, 1, "RuntimeError",
+               "conformance.no_such_function");
   API(TVMFFIObjectDecRef)(f);
 }
 
@@ -314,6 +316,6 @@ Test(host_globals, GLB_010_refusals_name_the_parameter) {
   TVMFFIAny kv[2] = {one, one}, map = host_ok("ffi.Map", kv, 2);
   TVMFFIAny iter = host_ok("ffi.MapForwardIterFunctor", &map, 1);
   expect_param(iter.v_obj, "ffi.MapForwardIterFunctor", &text, 1, 0, "command");
-  for (TVMFFIAny* v = (TVMFFIAny[]){list, names, map, iter}, *end = v + 4; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){list, names, map, iter}, *end = v + 4; v < end; ++v)
     core_release(v);
 }

@@ -108,7 +108,8 @@ Test(list, LST_004_contains) {
   for (int k = 0; k < 2; ++k) {
     TVMFFIAny q[2] = {seqs[k], core_c_str("a-long-enough-string")};
     TVMFFIAny r = host_ok(fns[k], q, 2);
-    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content", fns[k]);
+    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content",
+              fns[k]);
     q[1] = host_bool(1);
     r = host_ok(fns[k], q, 2);
     cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 0, "%s: true found as 1", fns[k]);
@@ -116,7 +117,7 @@ Test(list, LST_004_contains) {
     r = host_ok(fns[k], q, 2);
     cr_expect(r.v_int64 == 1, "%s: 1 not found", fns[k]);
   }
-  for (TVMFFIAny* v = (TVMFFIAny[]){s, l, a}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){s, l, a}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* LST-005: C++ code built on upstream's headers appends 100 elements to a

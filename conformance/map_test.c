@@ -102,7 +102,7 @@ static int same_key(const TVMFFIAny* a, const TVMFFIAny* b) {
 /* MAP-001: construction, size and look-up; a key given twice keeps its
  * first place and takes the last value. */
 Test(map, MAP_001_make_size_get) {
-  TVMFFIAny args[8] = {core_int(1), core_int(10), core_c_str("two"), core_int(20),
+  TVMFFIAny args[8] = {core_int(1), core_int(10), core_c_str("two"),   core_int(20),
                        core_int(1), core_int(11), core_c_str("three"), core_int(30)};
   TVMFFIAny m = host_ok("ffi.Map", args, 8), keys[4];
   cr_assert_eq(m.type_index, kTVMFFIMap);
@@ -142,8 +142,9 @@ Test(map, MAP_002_absent_keys) {
 Test(map, MAP_003_key_equality) {
   TVMFFIAny heap = host_str("a-heap-string-key"), small = host_str("sk");
   TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), arr2 = host_ok("ffi.Array", NULL, 0);
-  TVMFFIAny args[12] = {heap,         core_int(1), small, core_int(2), core_int(1), core_int(3),
-                        host_bool(1), core_int(4), arr,   core_int(5), host_float(1.0), core_int(6)};
+  TVMFFIAny args[12] = {heap,        core_int(1), small,           core_int(2),
+                        core_int(1), core_int(3), host_bool(1),    core_int(4),
+                        arr,         core_int(5), host_float(1.0), core_int(6)};
   TVMFFIAny m = host_ok("ffi.Map", args, 12);
   cr_expect_eq(size_of("ffi.MapSize", m), 6);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("a-heap-string-key")), "heap"), 1);
@@ -159,7 +160,7 @@ Test(map, MAP_003_key_equality) {
   TVMFFIAny sm = host_ok("ffi.Map", one, 2);
   TVMFFIAny sq[2] = {sm, arr2};
   cr_expect_eq(host_int_of(host_ok("ffi.MapCount", sq, 2), "other array, small map"), 0);
-  for (TVMFFIAny* v = (TVMFFIAny[]){heap, small, arr, arr2, m, sm}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){heap, small, arr, arr2, m, sm}, *end = v + 6; v < end; ++v)
     core_release(v);
 }
 
@@ -193,8 +194,7 @@ Test(map, MAP_005_dense_layout_order) {
     int64_t n = sizes[s];
     TVMFFIAny m = make_range("ffi.Map", n);
     const MapBase* b = base_of(m);
-    cr_expect(!(b->slots & SMALL_TAG) && b->slots > (uint64_t)n &&
-                  (b->slots & (b->slots - 1)) == 0,
+    cr_expect(!(b->slots & SMALL_TAG) && b->slots > (uint64_t)n && (b->slots & (b->slots - 1)) == 0,
               "%lld entries: slots %llx", (long long)n, (unsigned long long)b->slots);
     cr_expect_eq(b->size, (uint64_t)n);
     cr_expect_eq(count_range("Map", m, 0, n), n);
@@ -221,7 +221,8 @@ Test(map, MAP_006_runtime_maps_read_by_cpp) {
     for (int dict = 0; dict < 2; ++dict) {
       TVMFFIAny m = make_range(dict ? "ffi.Dict" : "ffi.Map", n);
       TVMFFIAny args[3] = {m, core_int(0), core_int(n + 4)};
-      int64_t found = host_int_of(host_interop(dict ? "dict_count_range" : "map_count_range", args, 3), "found");
+      int64_t found = host_int_of(
+          host_interop(dict ? "dict_count_range" : "map_count_range", args, 3), "found");
       cr_expect_eq(found, n, "C++ found %lld of %lld keys in a %s", (long long)found, (long long)n,
                    dict ? "dict" : "map");
       core_release(&m);
@@ -359,23 +360,27 @@ Test(map, MAP_011_update_order) {
 /* MAP-012: the map functions take maps only and the dict functions dicts
  * only (TypeError); ffi.Map refuses an odd argument count. */
 Test(map, MAP_012_refusals) {
-  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2), arr = host_ok("ffi.Array", NULL, 0);
+  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2),
+            arr = host_ok("ffi.Array", NULL, 0);
   host_refused("ffi.MapSize", &d, 1, "TypeError", NULL);
   host_refused("ffi.DictSize", &m, 1, "TypeError", NULL);
   host_refused("ffi.MapSize", &arr, 1, "TypeError", NULL);
-  TVMFFIAny on_dict[2] = {d, core_int(0)}, on_map[2] = {m, core_int(0)}, on_arr[2] = {arr, core_int(0)};
-  static const char* const map_reads[] = {"ffi.MapCount", "ffi.MapGetItem", "ffi.MapGetItemOrMissing"};
+  TVMFFIAny on_dict[2] = {d, core_int(0)}, on_map[2] = {m, core_int(0)},
+            on_arr[2] = {arr, core_int(0)};
+  static const char* const map_reads[] = {"ffi.MapCount", "ffi.MapGetItem",
+                                          "ffi.MapGetItemOrMissing"};
   for (size_t i = 0; i < 3; ++i) {
     host_refused(map_reads[i], on_dict, 2, "TypeError", NULL);
     host_refused(map_reads[i], on_arr, 2, "TypeError", NULL);
   }
-  static const char* const dict_reads[] = {"ffi.DictCount", "ffi.DictGetItem", "ffi.DictGetItemOrMissing"};
+  static const char* const dict_reads[] = {"ffi.DictCount", "ffi.DictGetItem",
+                                           "ffi.DictGetItemOrMissing"};
   for (size_t i = 0; i < 3; ++i) host_refused(dict_reads[i], on_map, 2, "TypeError", NULL);
   TVMFFIAny odd[3] = {core_int(1), core_int(2), core_int(3)}, out;
   cr_expect_eq(host_call("ffi.Map", odd, 3, &out), -1);
   ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an odd argument count raised nothing");
-  for (TVMFFIAny* v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* MAP-013: a map holds a reference to each object key and value, and gives

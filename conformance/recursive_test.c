@@ -71,7 +71,7 @@ Test(recursive, REC_002_containers_equal) {
   cr_expect(!eq(m1, m3));
   TVMFFIAny nested1 = arr(&m1, 1), nested2 = arr(&m2, 1);
   cr_expect(eq(nested1, nested2));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
                  *end = v + 10;
        v < end; ++v)
     core_release(v);
@@ -100,8 +100,23 @@ Test(recursive, REC_003_ordering) {
   args[1] = m2;
   host_refused("ffi.RecursiveLt", args, 2, "TypeError", "Map/Dict");
   cr_expect(truth("ffi.RecursiveLe", m1, m1));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
     core_release(v);
+}
+
+/* REC-003: opaque pointers are equal by address and cannot be ordered. */
+Test(recursive, REC_003_opaque_pointers) {
+  int x, y;
+  TVMFFIAny p = host_none(), q = host_none();
+  p.type_index = q.type_index = kTVMFFIOpaquePtr;
+  p.v_ptr = &x;
+  q.v_ptr = &y;
+  cr_expect(eq(p, p));
+  cr_expect(!eq(p, q));
+  cr_expect(!truth("ffi.RecursiveLt", p, p));
+  cr_expect(truth("ffi.RecursiveLe", p, p));
+  TVMFFIAny args[2] = {p, q};
+  host_refused("ffi.RecursiveLt", args, 2, "TypeError", "Cannot order values of type void*");
 }
 
 /* REC-004: cycles: a list that holds itself equals another that does, and
@@ -148,7 +163,8 @@ Test(recursive, REC_006_hash_follows_equality) {
   TVMFFIAny kv2[4] = {core_c_str("x"), core_int(3), core_int(1), core_int(2)};
   TVMFFIAny m1 = host_ok("ffi.Map", kv1, 4), m2 = host_ok("ffi.Map", kv2, 4);
   cr_expect_eq(hash_of(m1), hash_of(m2));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v)
+    core_release(v);
 }
 
 /* The text ffi.ReprPrint gives for v. */
@@ -180,8 +196,17 @@ Test(recursive, REC_007_repr) {
   expect_repr(shape, "Shape(2, 3)");
   TVMFFIAny missing = host_ok("ffi.GetInvalidObject", NULL, 0);
   expect_repr(missing, "<MISSING>");
-  for (TVMFFIAny* v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
     core_release(v);
+}
+
+/* REC-007: a dtype whose type code names no type is refused, not printed. */
+Test(recursive, REC_007_repr_unknown_dtype) {
+  TVMFFIAny dt = host_none(), out;
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){99, 32, 1};
+  cr_expect_eq(host_call("ffi.ReprPrint", &dt, 1, &out), -1);
+  EXPECT_RAISED(.kind = "ValueError", .says = {"unknown type_code=99"});
 }
 
 /* REC-008: DeepCopy copies containers (new objects, equal content),
@@ -205,7 +230,8 @@ Test(recursive, REC_008_deep_copy) {
   cr_expect_eq(sc[0].v_obj, self_copy.v_obj, "the copy of a list holding itself does not");
   host_ok("ffi.ListClear", &self, 1);
   host_ok("ffi.ListClear", &self_copy, 1);
-  for (TVMFFIAny* v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end;
+       ++v)
     core_release(v);
 }
 
@@ -250,7 +276,8 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   host_ok("ffi.ListClear", &list, 1);
   host_ok("ffi.ListClear", &list_copy, 1);
 
-  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0), kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
+  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0),
+            kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
   TVMFFIAny map = host_ok("ffi.Map", kv, 4), set[3] = {dict, kv[2], map};
   host_ok("ffi.DictSetItem", set, 3);
   set[1] = map;
@@ -267,14 +294,15 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   cr_expect_eq(host_int_of(host_ok("ffi.DictSize", &dict_copy, 1), "size"), 2);
   cr_expect_eq(host_int_of(host_ok("ffi.DictCount", by_original, 2), "count"), 0,
                "the dict's copy has the original map as a key");
-  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2), n_value = host_ok("ffi.DictGetItem", by_n, 2);
+  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2),
+            n_value = host_ok("ffi.DictGetItem", by_n, 2);
   cr_expect_eq(value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value",
                value.v_obj == map.v_obj ? "the original map" : "another object");
   cr_expect_eq(n_value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value of \"n\"",
                n_value.v_obj == map.v_obj ? "the original map" : "another object");
   host_ok("ffi.DictClear", &dict, 1);
   host_ok("ffi.DictClear", &dict_copy, 1);
-  for (TVMFFIAny* v = (TVMFFIAny[]){list, array, array_copy, kv[0], kv[2], dict, map, map_copy,
+  for (TVMFFIAny *v = (TVMFFIAny[]){list, array, array_copy, kv[0], kv[2], dict, map, map_copy,
                                     dict_copy, value, n_value},
                  *end = v + 11;
        v < end; ++v)
@@ -295,7 +323,8 @@ static TVMFFIAny int_pair(int64_t a, int64_t b) {
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
   const TVMFFIAny* init = NULL;
   for (int32_t i = 0; i < info->num_methods; ++i)
-    if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+    if (info->methods[i].name.size == 12 &&
+        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
       init = &info->methods[i].method;
   cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
   TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
@@ -307,12 +336,17 @@ static TVMFFIAny int_pair(int64_t a, int64_t b) {
 Test(recursive, REC_009_reflected_objects) {
   TVMFFIAny p12 = int_pair(1, 2), q12 = int_pair(1, 2), p13 = int_pair(1, 3);
   cr_expect(eq(p12, q12));
+  TVMFFIAny p02 = int_pair(0, 2);
   cr_expect(!eq(p12, p13));
+  cr_expect(!eq(p02, p12), "objects differing in their first field compare equal");
   cr_expect(truth("ffi.RecursiveLt", p12, p13));
+  cr_expect(truth("ffi.RecursiveLt", p02, p12));
   cr_expect_eq(hash_of(p12), hash_of(q12));
   cr_expect_neq(hash_of(p12), hash_of(p13), "the hash leaves a field out");
+  cr_expect_neq(hash_of(p02), hash_of(p12), "the hash leaves the first field out");
   expect_repr(p12, "testing.TestIntPair(a=1, b=2)");
-  for (TVMFFIAny* v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){p12, q12, p13, p02}, *end = v + 4; v < end; ++v)
+    core_release(v);
 }
 
 /* The List REC-010 and REC-011 use: [1, "a", {"k": 2}, 1.5, None, true,
@@ -323,8 +357,8 @@ static TVMFFIAny sample_list(void) {
   TVMFFIAny bytes = host_none();
   bytes.type_index = kTVMFFIByteArrayPtr;
   bytes.v_ptr = &raw;
-  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m, host_float(1.5), host_none(),
-                        host_bool(1), bytes, core_c_str("a")};
+  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m,     host_float(1.5),
+                        host_none(), host_bool(1),    bytes, core_c_str("a")};
   TVMFFIAny l = lst(items, 8);
   core_release(&m);
   return l;
@@ -356,7 +390,7 @@ Test(recursive, REC_010_json_graph_floats) {
     double v;
     const char* data;
   } cases[] = {{2.0, "2.0"}, {0.1, "0.10000000000000001"}, {1e300, "1.0000000000000001e+300"},
-               {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}};
+               {NAN, "NaN"}, {INFINITY, "Infinity"},       {-INFINITY, "-Infinity"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
     char want[128];
     snprintf(want, sizeof want, "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":%s}]}",
@@ -386,13 +420,23 @@ Test(recursive, REC_011_json_graph_read) {
   back = host_ok("ffi.FromJSONGraphString", &graph, 1);
   expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32, False)");
   core_release(&back);
-  /* \u escapes, a surrogate pair among them, become UTF-8. */
-  graph = core_c_str("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":"
-                     "\"a\\u00e9\\ud83d\\ude00b\\n\"}]}");
+  /* \u escapes, surrogate pairs among them, become UTF-8. */
+  graph = core_c_str(
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":"
+      "\"a\\u00e9\\ud83d\\ude01\\udbff\\udfffb\\n\"}]}");
   back = host_ok("ffi.FromJSONGraphString", &graph, 1);
   TVMFFIByteArray got = core_str_bytes(&back);
-  cr_expect(host_is_str(&back, "a\xc3\xa9\xf0\x9f\x98\x80" "b\n"), "escapes read as %.*s",
-            (int)got.size, got.data);
+  cr_expect(host_is_str(&back,
+                        "a\xc3\xa9\xf0\x9f\x98\x81\xf4\x8f\xbf\xbf"
+                        "b\n"),
+            "escapes read as %.*s", (int)got.size, got.data);
+  core_release(&back);
+  /* base64 with its two symbols: 0xfb 0xff is "+/8=". */
+  graph = core_c_str("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Bytes\",\"data\":\"+/8=\"}]}");
+  back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  got = core_str_bytes(&back);
+  cr_expect(got.size == 2 && memcmp(got.data, "\xfb\xff", 2) == 0, "\"+/8=\" read as %zu bytes",
+            got.size);
   core_release(&back);
 }
 
@@ -408,15 +452,15 @@ Test(recursive, REC_012_json_graph_refusals) {
 /* REC-013: the walks give back every object they make but their result:
  * the memo of a hash, the copies a comparison does not keep. */
 Test(recursive, REC_013_walks_keep_nothing) {
-  static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLt",  "ffi.RecursiveHash",
-                                    "ffi.ReprPrint",   "ffi.DeepCopy",     "ffi.ToJSONGraphString",
-                                    "ffi.FromJSONGraphString"};
+  static const char* const fns[] = {
+      "ffi.RecursiveEq", "ffi.RecursiveLt",       "ffi.RecursiveHash",      "ffi.ReprPrint",
+      "ffi.DeepCopy",    "ffi.ToJSONGraphString", "ffi.FromJSONGraphString"};
   /* Twice: the first round may fill caches that live as long as the
    * runtime (type attributes made on first use); the second counts. */
   for (int round = 0; round < 2; ++round) {
     if (round == 1) core_count_begin();
-    TVMFFIAny inner = ints("ffi.List", 1, 2, 2), kv[2] = {core_c_str("a key long enough for the heap"),
-                                                           inner};
+    TVMFFIAny inner = ints("ffi.List", 1, 2, 2),
+              kv[2] = {core_c_str("a key long enough for the heap"), inner};
     TVMFFIAny m = host_ok("ffi.Map", kv, 2), items[3] = {m, inner, core_int(3)};
     TVMFFIAny a = arr(items, 3), b = arr(items, 3);
     for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
@@ -433,7 +477,7 @@ Test(recursive, REC_013_walks_keep_nothing) {
                      core_count_live() - before);
       core_release(&graph);
     }
-    for (TVMFFIAny* v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
+    for (TVMFFIAny *v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
   }
   core_count_end("the recursive walks");
 }

@@ -58,12 +58,12 @@ static const TVMFFIAny* tffi_custom(const TVMFFITypeAttrColumn* column, int32_t 
 typedef TVMFFIAny (*TffiNative1)(const TVMFFIAny*);
 typedef TVMFFIAny (*TffiNative2)(const TVMFFIAny*, const TVMFFIAny*);
 
-static int tffi_call_custom(const char* what, const TVMFFIAny* fn, const TVMFFIAny* args,
-                            int32_t n, int32_t want_kind, int64_t* out) {
+static int tffi_call_custom(const char* what, const TVMFFIAny* fn, const TVMFFIAny* args, int32_t n,
+                            int32_t want_kind, int64_t* out) {
   TVMFFIAny result = tffi_any_none();
   if (fn->type_index == kTVMFFIOpaquePtr && fn->v_ptr != NULL) {
-    result = n == 1 ? ((TffiNative1)fn->v_ptr)(&args[0])
-                    : ((TffiNative2)fn->v_ptr)(&args[0], &args[1]);
+    result =
+        n == 1 ? ((TffiNative1)fn->v_ptr)(&args[0]) : ((TffiNative2)fn->v_ptr)(&args[0], &args[1]);
     if (result.type_index == kTVMFFIError) {
       tffi_set_raised(result.v_obj);
       return -1;

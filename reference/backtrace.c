@@ -81,10 +81,16 @@ static int tffi_prefix(const char* s, const char* prefix) {
 /* Frames of the calling machinery, left out (upstream's list, and the
  * mangled spelling of its C++ names for when nothing demangles). */
 static int tffi_frame_hidden(const char* sym) {
-  static const char* const hidden[] = {
-      "tvm::ffi::Function", "tvm::ffi::detail::", "TVMFFIBacktrace", "TVMFFIErrorSetRaisedFromCStr",
-      "__libc_", "ffi_call_", "_ZN3tvm3ffi8Function", "_ZNK3tvm3ffi8Function",
-      "_ZN3tvm3ffi6detail", "_ZNK3tvm3ffi6detail"};
+  static const char* const hidden[] = {"tvm::ffi::Function",
+                                       "tvm::ffi::detail::",
+                                       "TVMFFIBacktrace",
+                                       "TVMFFIErrorSetRaisedFromCStr",
+                                       "__libc_",
+                                       "ffi_call_",
+                                       "_ZN3tvm3ffi8Function",
+                                       "_ZNK3tvm3ffi8Function",
+                                       "_ZN3tvm3ffi6detail",
+                                       "_ZNK3tvm3ffi6detail"};
   for (size_t i = 0; i < sizeof hidden / sizeof *hidden; ++i)
     if (tffi_prefix(sym, hidden[i])) return 1;
   return 0;

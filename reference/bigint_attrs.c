@@ -37,8 +37,7 @@ static int tffi_big_hash(void* self, const TVMFFIAny* args, int32_t num_args, TV
 }
 
 /* (big int, big int) -> bool: the same value. */
-static int tffi_big_equal(void* self, const TVMFFIAny* args, int32_t num_args,
-                          TVMFFIAny* result) {
+static int tffi_big_equal(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   const char* fn = self;
   TVMFFIByteArray a, b;
   if (tffi_args_count(fn, num_args, 2) || tffi_big_arg(fn, args, 0, &a) ||

@@ -147,10 +147,11 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
     return tffi_any_copy_owned(value, out);
   if (!tffi_is_container(t)) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(t);
-    return tffi_raise(TFFI_TYPE_ERROR,
-                      "%s: objects of type `%.*s` are not copied by this runtime, which deep-copies "
-                      "containers and values only",
-                      c->fn, info ? (int)info->type_key.size : 1, info ? info->type_key.data : "?");
+    return tffi_raise(
+        TFFI_TYPE_ERROR,
+        "%s: objects of type `%.*s` are not copied by this runtime, which deep-copies "
+        "containers and values only",
+        c->fn, info ? (int)info->type_key.size : 1, info ? info->type_key.data : "?");
   }
   TffiKV* seen;
   int rc = tffi_map_find(c->memo, value, &seen);
@@ -162,8 +163,7 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   if (c->depth >= TFFI_COPY_MAX_DEPTH)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: containers nested deeper than %d", c->fn,
                       TFFI_COPY_MAX_DEPTH);
-  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0)
-    return -1;
+  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0) return -1;
   c->depth += 1;
   rc = (t == kTVMFFIMap || t == kTVMFFIDict) ? tffi_copy_map(c, value, out)
                                              : tffi_copy_seq(c, value, out);
@@ -219,8 +219,7 @@ static int tffi_fix_dict(TffiCopier* c, const TVMFFIAny* dict) {
     const TVMFFIAny *key, *value;
     rc = tffi_copy_made(c, &moves[i].key, &key) || tffi_copy_made(c, &moves[i].value, &value);
     if (rc == 0) rc = tffi_map_erase(d, &moves[i].key) < 0;
-    if (rc == 0)
-      rc = tffi_map_set(d, key ? key : &moves[i].key, value ? value : &moves[i].value);
+    if (rc == 0) rc = tffi_map_set(d, key ? key : &moves[i].key, value ? value : &moves[i].value);
   }
   for (uint64_t i = 0; i < n; ++i) {
     tffi_any_release(&moves[i].key);

@@ -146,8 +146,9 @@ static int op_enum_state(void* ctx) {
   TVMFFIAny fields[3];
   for (int i = 0; i < 3; ++i)
     info->fields[i].getter((char*)state.v_obj + info->fields[i].offset, &fields[i]);
-  TVMFFIAny args[7] = {text("ffi.EnumState"), text("entries"), fields[0], text("indexes"),
-                       fields[1],             text("attrs"),   fields[2]};
+  TVMFFIAny args[7] = {
+      text("ffi.EnumState"), text("entries"), fields[0], text("indexes"), fields[1],
+      text("attrs"),         fields[2]};
   int rc = call("ffi.MakeObjectFromPackedArgs", args, 7, &out);
   if (rc == 0) tffi_any_release(&out);
   for (int i = 0; i < 3; ++i) tffi_any_release(&fields[i]);
@@ -163,7 +164,7 @@ Test(fault_host, containers) {
 
 Test(fault_host, recursive_walks) {
   static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLe", "ffi.RecursiveHash",
-                                    "ffi.ReprPrint", "ffi.DeepCopy", "ffi.ToJSONGraphString"};
+                                    "ffi.ReprPrint",   "ffi.DeepCopy",    "ffi.ToJSONGraphString"};
   for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i)
     fault_walk_both(fns[i], op_on_nested, (void*)fns[i]);
 }

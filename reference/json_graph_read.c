@@ -122,9 +122,12 @@ static int tffi_json_value(TffiJson* j, const TffiNodes* nodes, const char* type
     out->type_index = type[0] == 'b' ? kTVMFFIBool : kTVMFFIFloat;
     if (type[0] == 'b' && (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0))
       return out->v_int64 = buf[0] == 't', 0;
-    out->v_float64 = strcmp(buf, "NaN") == 0 ? NAN : strcmp(buf, "Infinity") == 0 ? INFINITY
-                   : strcmp(buf, "-Infinity") == 0 ? -INFINITY : strtod(buf, &end);
-    if (type[0] == 'f' && (isnan(out->v_float64) || isinf(out->v_float64) || *end == '\0')) return 0;
+    out->v_float64 = strcmp(buf, "NaN") == 0         ? NAN
+                     : strcmp(buf, "Infinity") == 0  ? INFINITY
+                     : strcmp(buf, "-Infinity") == 0 ? -INFINITY
+                                                     : strtod(buf, &end);
+    if (type[0] == 'f' && (isnan(out->v_float64) || isinf(out->v_float64) || *end == '\0'))
+      return 0;
     return tffi_json_fail(j, "a bool or float node holds something else");
   }
   if (strcmp(type, "int") == 0) {
@@ -144,11 +147,16 @@ static int tffi_json_value(TffiJson* j, const TffiNodes* nodes, const char* type
   static const char* const seqs[] = {"ffi.Array", "ffi.List", "ffi.Map", "ffi.Dict", "ffi.Shape"};
   for (size_t i = 0; i < sizeof seqs / sizeof *seqs; ++i)
     if (strcmp(type, seqs[i]) == 0) return tffi_json_build(j, nodes, seqs[i], i == 4, out);
-  int text_kind = strcmp(type, "ffi.String") == 0 ? 1 : strcmp(type, "ffi.Bytes") == 0 ? 2
-                : strcmp(type, "DataType") == 0 ? 3 : strcmp(type, "ffi.BigInt") == 0 ? 4 : 0;
+  int text_kind = strcmp(type, "ffi.String") == 0   ? 1
+                  : strcmp(type, "ffi.Bytes") == 0  ? 2
+                  : strcmp(type, "DataType") == 0   ? 3
+                  : strcmp(type, "ffi.BigInt") == 0 ? 4
+                                                    : 0;
   if (text_kind == 0)
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: nodes of type `%s` are not read by this runtime, "
-                      "which reads values and containers only", TFFI_FN, type);
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "%s: nodes of type `%s` are not read by this runtime, "
+                      "which reads values and containers only",
+                      TFFI_FN, type);
   char* text;
   size_t n;
   if (tffi_json_string(j, &text, &n)) return -1;
@@ -179,9 +187,12 @@ static int tffi_json_node(TffiJson* j, const TffiNodes* nodes, TVMFFIAny* out) {
     char* key;
     if ((rc = tffi_json_string(j, &key, &len)) != 0 || (rc = tffi_json_expect(j, ':')) != 0) break;
     tffi_json_space(j);
-    if (strcmp(key, "type") == 0 && type == NULL) rc = tffi_json_string(j, &type, &len);
-    else if (strcmp(key, "data") == 0) data_at = j->at, rc = tffi_json_skip(j);
-    else rc = tffi_json_skip(j);
+    if (strcmp(key, "type") == 0 && type == NULL)
+      rc = tffi_json_string(j, &type, &len);
+    else if (strcmp(key, "data") == 0)
+      data_at = j->at, rc = tffi_json_skip(j);
+    else
+      rc = tffi_json_skip(j);
     tffi_free(key);
     if (rc == 0 && !tffi_json_eat(j, ',') && (rc = tffi_json_expect(j, '}')) == 0) break;
   }

@@ -13,7 +13,6 @@ int tffi_json_fail(const TffiJson* j, const char* what) {
   return tffi_raise(TFFI_VALUE_ERROR, "%s: %s at byte %zu", j->fn, what, j->at);
 }
 
-
 void tffi_json_space(TffiJson* j) {
   while (j->at < j->n && strchr(" \t\r\n", j->s[j->at]) && j->s[j->at]) ++j->at;
 }
@@ -31,8 +30,10 @@ int tffi_json_expect(TffiJson* j, char c) {
 }
 
 static void tffi_utf8_put(char* out, size_t* n, unsigned long cp) {
-  if (cp < 0x80) out[(*n)++] = (char)cp;
-  else if (cp < 0x800) out[(*n)++] = (char)(0xC0 | cp >> 6), out[(*n)++] = (char)(0x80 | (cp & 63));
+  if (cp < 0x80)
+    out[(*n)++] = (char)cp;
+  else if (cp < 0x800)
+    out[(*n)++] = (char)(0xC0 | cp >> 6), out[(*n)++] = (char)(0x80 | (cp & 63));
   else if (cp < 0x10000)
     out[(*n)++] = (char)(0xE0 | cp >> 12), out[(*n)++] = (char)(0x80 | ((cp >> 6) & 63)),
     out[(*n)++] = (char)(0x80 | (cp & 63));
@@ -126,9 +127,11 @@ int tffi_json_skip(TffiJson* j) {
     return 0;
   }
   size_t start = j->at;
-  while (j->at < j->n && (strchr("+-.eE", j->s[j->at]) || (j->s[j->at] >= '0' && j->s[j->at] <= '9') ||
-                          (j->s[j->at] >= 'a' && j->s[j->at] <= 'z') ||
-                          (j->s[j->at] >= 'A' && j->s[j->at] <= 'Z')) && j->s[j->at])
+  while (j->at < j->n &&
+         (strchr("+-.eE", j->s[j->at]) || (j->s[j->at] >= '0' && j->s[j->at] <= '9') ||
+          (j->s[j->at] >= 'a' && j->s[j->at] <= 'z') ||
+          (j->s[j->at] >= 'A' && j->s[j->at] <= 'Z')) &&
+         j->s[j->at])
     ++j->at;
   return j->at > start ? 0 : tffi_json_fail(j, "expected a value");
 }
@@ -155,4 +158,3 @@ int tffi_json_int(TffiJson* j, int64_t* out) {
   *out = v;
   return 0;
 }
-

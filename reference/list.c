@@ -110,8 +110,7 @@ static void tffi_list_erase_range(TffiList* l, int64_t first, int64_t last) {
 
 static TVMFFIAny tffi_none_result(void) { return tffi_any_none(); }
 
-static int tffi_list_make(void* self, const TVMFFIAny* args, int32_t num_args,
-                          TVMFFIAny* result) {
+static int tffi_list_make(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (num_args < 0) return tffi_args_count(self, num_args, 0);
   TffiList* l = tffi_object_alloc(sizeof(TffiList), kTVMFFIList, tffi_list_delete);
   if (l == NULL) return -1;
@@ -148,8 +147,7 @@ static int tffi_list_set_item(void* self, const TVMFFIAny* args, int32_t num_arg
   return 0;
 }
 
-static int tffi_list_size(void* self, const TVMFFIAny* args, int32_t num_args,
-                          TVMFFIAny* result) {
+static int tffi_list_size(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiList* l;
   if (tffi_list_args(self, args, num_args, 1, &l, NULL)) return -1;
   *result = tffi_any_none();
@@ -189,7 +187,8 @@ static int tffi_list_insert(void* self, const TVMFFIAny* args, int32_t num_args,
                             TVMFFIAny* result) {
   TffiList* l;
   int64_t i;
-  if (tffi_list_args(self, args, num_args, 3, &l, &i) || tffi_list_insert_n(self, l, i, &args[2], 1))
+  if (tffi_list_args(self, args, num_args, 3, &l, &i) ||
+      tffi_list_insert_n(self, l, i, &args[2], 1))
     return -1;
   *result = tffi_none_result();
   return 0;
@@ -208,8 +207,7 @@ static int tffi_list_pop(void* self, const TVMFFIAny* args, int32_t num_args, TV
   return 0;
 }
 
-static int tffi_list_erase(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_list_erase(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiList* l;
   int64_t i;
   if (tffi_list_args(self, args, num_args, 2, &l, &i) || tffi_list_bounds(self, l, i, l->cell.size))
@@ -220,8 +218,8 @@ static int tffi_list_erase(void* self, const TVMFFIAny* args, int32_t num_args,
 }
 
 /* [start, stop) of the list, as upstream checks it: empty is always fine. */
-static int tffi_list_range(const char* fn, const TVMFFIAny* args, const TffiList* l,
-                           int64_t* start, int64_t* stop) {
+static int tffi_list_range(const char* fn, const TVMFFIAny* args, const TffiList* l, int64_t* start,
+                           int64_t* stop) {
   if (tffi_args_int(fn, args, 1, "start", start) || tffi_args_int(fn, args, 2, "stop", stop))
     return -1;
   if (*start == *stop || (*start >= 0 && *stop <= l->cell.size && *start < *stop)) return 0;
@@ -279,8 +277,7 @@ static int tffi_list_reverse(void* self, const TVMFFIAny* args, int32_t num_args
   return 0;
 }
 
-static int tffi_list_clear(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_list_clear(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiList* l;
   if (tffi_list_args(self, args, num_args, 1, &l, NULL)) return -1;
   tffi_list_erase_range(l, 0, l->cell.size);

@@ -130,8 +130,7 @@ static int tffi_small_set(TffiMap* m, TffiKV* kv) {
   if (m->size == slots) {
     if (slots >= TFFI_MAP_SMALL_MAX) return tffi_small_to_dense(m, kv);
     uint64_t grown = slots * 2 < TFFI_MAP_SMALL_MIN ? TFFI_MAP_SMALL_MIN : slots * 2;
-    if (tffi_small_grow(m, grown > TFFI_MAP_SMALL_MAX ? TFFI_MAP_SMALL_MAX : grown) != 0)
-      return -1;
+    if (tffi_small_grow(m, grown > TFFI_MAP_SMALL_MAX ? TFFI_MAP_SMALL_MAX : grown) != 0) return -1;
   }
   tffi_small_items(m)[m->size++] = *kv;
   return 0;

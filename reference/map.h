@@ -22,7 +22,6 @@
 
 #include "map_layout.h"
 
-
 static inline int tffi_map_is_small(const TffiMap* m) {
   return (m->slots & TFFI_MAP_SMALL_TAG) != 0;
 }

@@ -208,8 +208,8 @@ int tffi_dense_erase(TffiMap* m, const TVMFFIAny* key) {
   int rc = tffi_table_search(m, key, &i);
   if (rc <= 0) return rc;
   /* The one look-up that hashes (and may fail) comes before any change. */
-  if (tffi_table_chain_next(m, i) == TFFI_DENSE_NONE && !tffi_table_is_head(*tffi_table_meta(m, i)) &&
-      tffi_table_chain_prev(m, i, &prev) != 0)
+  if (tffi_table_chain_next(m, i) == TFFI_DENSE_NONE &&
+      !tffi_table_is_head(*tffi_table_meta(m, i)) && tffi_table_chain_prev(m, i, &prev) != 0)
     return -1;
   TffiKV gone = tffi_table_item(m, i)->kv;
   m->size -= 1;

@@ -29,8 +29,8 @@ static int tffi_map_arg(const TffiMapFn* fn, const TVMFFIAny* args, int32_t i, T
   return 0;
 }
 
-static int tffi_map_args(const TffiMapFn* fn, const TVMFFIAny* args, int32_t num_args,
-                         int32_t want, TffiMap** out) {
+static int tffi_map_args(const TffiMapFn* fn, const TVMFFIAny* args, int32_t num_args, int32_t want,
+                         TffiMap** out) {
   return tffi_args_count(fn->name, num_args, want) || tffi_map_arg(fn, args, 0, out);
 }
 
@@ -43,8 +43,7 @@ static TVMFFIAny tffi_int_value(int64_t v) {
 
 /* "ffi.Map" / "ffi.Dict"(k0, v0, k1, v1, ...): later keys win, in the
  * place of the first. */
-static int tffi_map_make(void* self, const TVMFFIAny* args, int32_t num_args,
-                         TVMFFIAny* result) {
+static int tffi_map_make(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   const TffiMapFn* fn = self;
   if (num_args < 0 || num_args % 2 != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: expected key-value pairs but got %d arguments",
@@ -104,8 +103,7 @@ static int tffi_map_get_or_missing(void* self, const TVMFFIAny* args, int32_t nu
   return 0;
 }
 
-static int tffi_map_count(void* self, const TVMFFIAny* args, int32_t num_args,
-                          TVMFFIAny* result) {
+static int tffi_map_count(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiKV* found;
   int rc = tffi_map_lookup(self, args, num_args, &found);
   if (rc < 0) return -1;
@@ -116,14 +114,12 @@ static int tffi_map_count(void* self, const TVMFFIAny* args, int32_t num_args,
 static int tffi_dict_set_item(void* self, const TVMFFIAny* args, int32_t num_args,
                               TVMFFIAny* result) {
   TffiMap* m;
-  if (tffi_map_args(self, args, num_args, 3, &m) || tffi_map_set(m, &args[1], &args[2]))
-    return -1;
+  if (tffi_map_args(self, args, num_args, 3, &m) || tffi_map_set(m, &args[1], &args[2])) return -1;
   *result = tffi_any_none();
   return 0;
 }
 
-static int tffi_dict_erase(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_dict_erase(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiMap* m;
   TVMFFIAny key;
   if (tffi_map_args(self, args, num_args, 2, &m) || tffi_any_copy_owned(&args[1], &key)) return -1;
@@ -134,8 +130,7 @@ static int tffi_dict_erase(void* self, const TVMFFIAny* args, int32_t num_args,
   return 0;
 }
 
-static int tffi_dict_clear(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_dict_clear(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiMap* m;
   if (tffi_map_args(self, args, num_args, 1, &m)) return -1;
   tffi_map_clear(m);
@@ -165,8 +160,10 @@ static int tffi_map_iter_call(void* self, const TVMFFIAny* args, int32_t num_arg
   if (tffi_args_count(fn, num_args, 1) || tffi_args_int(fn, args, 0, "command", &command))
     return -1;
   if (!tffi_map_has_pos(it->map, it->pos))
-    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: the map has no entry at this position (it "
-                      "changed during iteration, or the iteration ended)", fn);
+    return tffi_raise(TFFI_RUNTIME_ERROR,
+                      "%s: the map has no entry at this position (it "
+                      "changed during iteration, or the iteration ended)",
+                      fn);
   if (command == 0) return tffi_any_copy_owned(&tffi_map_at(it->map, it->pos)->key, result);
   if (command == 1) return tffi_any_copy_owned(&tffi_map_at(it->map, it->pos)->value, result);
   it->pos = tffi_map_next(it->map, it->pos);
@@ -194,8 +191,10 @@ static int tffi_map_iter_make(void* self, const TVMFFIAny* args, int32_t num_arg
   return 0;
 }
 
-#define TFFI_MAP_FN(name, call) {{name, kTVMFFIMap, "ffi.Map"}, call}
-#define TFFI_DICT_FN(name, call) {{name, kTVMFFIDict, "ffi.Dict"}, call}
+#define TFFI_MAP_FN(name, call) \
+  { {name, kTVMFFIMap, "ffi.Map"}, call }
+#define TFFI_DICT_FN(name, call) \
+  { {name, kTVMFFIDict, "ffi.Dict"}, call }
 
 static const struct {
   TffiMapFn fn;

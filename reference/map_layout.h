@@ -109,7 +109,6 @@ static inline int tffi_table_is_full(const TffiMap* m) {
   return (double)(m->size + 1) > (double)m->slots * TFFI_MAX_LOAD;
 }
 
-
 /* Upstream's table size for `cap` entries (fib_shift and slot count). */
 void tffi_table_size(uint64_t cap, uint32_t* fib_shift, uint64_t* slots);
 

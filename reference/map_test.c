@@ -40,7 +40,7 @@ static void check_whole(TffiMap* m) {
   uint64_t n = 0;
   for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p), ++n) {
     cr_assert(tffi_map_has_pos(m, p));
-    TffiKV* kv = tffi_map_at(m, p), *again;
+    TffiKV *kv = tffi_map_at(m, p), *again;
     cr_assert_eq(tffi_map_find(m, &kv->key, &again), 1, "an entry is not found from its home");
     cr_assert_eq(again, kv);
   }

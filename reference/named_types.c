@@ -11,8 +11,8 @@
 #include "type.h"
 
 static const char* const tffi_named_types[] = {
-    "ffi.StructuralKey",          "ffi.StructuralVisitor",     "ffi.StructuralMutator",
-    "ffi.reflection.AccessStep",  "ffi.reflection.AccessPath",
+    "ffi.StructuralKey",         "ffi.StructuralVisitor",     "ffi.StructuralMutator",
+    "ffi.reflection.AccessStep", "ffi.reflection.AccessPath",
 };
 
 static int tffi_named_types_register(void) {

@@ -37,7 +37,8 @@ typedef struct {
 
 static TffiFieldList* tffi_field_list(const TVMFFITypeInfo* info) {
   size_t total = (size_t)info->num_fields;
-  for (int32_t d = 1; d < info->type_depth; ++d) total += (size_t)info->type_ancestors[d]->num_fields;
+  for (int32_t d = 1; d < info->type_depth; ++d)
+    total += (size_t)info->type_ancestors[d]->num_fields;
   TffiFieldList* list = tffi_calloc(1, sizeof *list + (total + 1) * sizeof(int));
   if (list != NULL) list->items = tffi_calloc(total + 1, sizeof *list->items);
   if (list == NULL || list->items == NULL) {
@@ -124,11 +125,13 @@ static int tffi_bind_args(const char* key, TVMFFIObject* obj, TffiFieldList* lis
                              !tffi_field_is(list->items[at], kTVMFFIFieldFlagBitMaskInitOff)))
       ++at;
     if (at == list->n)
-      return tffi_raise(TFFI_TYPE_ERROR, "%s.__ffi_init__() got an unexpected keyword argument '%.*s'",
-                        key, (int)len, name);
+      return tffi_raise(TFFI_TYPE_ERROR,
+                        "%s.__ffi_init__() got an unexpected keyword argument '%.*s'", key,
+                        (int)len, name);
     if (list->set[at])
-      return tffi_raise(TFFI_TYPE_ERROR, "%s.__ffi_init__() got multiple values for argument '%.*s'",
-                        key, (int)len, name);
+      return tffi_raise(TFFI_TYPE_ERROR,
+                        "%s.__ffi_init__() got multiple values for argument '%.*s'", key, (int)len,
+                        name);
     rc = tffi_bind(key, obj, list, at, &args[i + 1], "field");
   }
   for (size_t i = 0; i < list->n && rc == 0; ++i) {
@@ -219,7 +222,8 @@ static int tffi_set_named(const char* fn, const TVMFFITypeInfo* info, TVMFFIObje
       rc = tffi_field_set_default(f, addr);
     } else {
       rc = tffi_raise(TFFI_TYPE_ERROR, "Required field `%.*s` not set in type `%.*s`",
-                      (int)f->name.size, f->name.data, (int)info->type_key.size, info->type_key.data);
+                      (int)f->name.size, f->name.data, (int)info->type_key.size,
+                      info->type_key.data);
     }
     if (rc != 0) return -1;
   }
@@ -237,7 +241,8 @@ static int tffi_set_named(const char* fn, const TVMFFITypeInfo* info, TVMFFIObje
 static int tffi_make_object_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                  TVMFFIAny* result) {
   if (num_args < 1 || num_args % 2 != 1)
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: expected a type and name-value pairs but got %d arguments",
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "%s: expected a type and name-value pairs but got %d arguments",
                       (const char*)self, (int)num_args);
   for (int32_t at = 1; at < num_args; at += 2) {
     const char* key;

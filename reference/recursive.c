@@ -43,7 +43,8 @@ int tffi_rec_fields(TVMFFIObject* obj, int64_t skip_mask, TVMFFIAny** out, int32
   if (info == NULL) return -1;
   /* ffi.Object, the root of every chain, has no fields. */
   size_t total = (size_t)info->num_fields;
-  for (int32_t d = 1; d < info->type_depth; ++d) total += (size_t)info->type_ancestors[d]->num_fields;
+  for (int32_t d = 1; d < info->type_depth; ++d)
+    total += (size_t)info->type_ancestors[d]->num_fields;
   if (total == 0) return 0;
   TVMFFIAny* values = tffi_malloc(total * sizeof *values);
   if (values == NULL) return tffi_raise_oom(total * sizeof *values);

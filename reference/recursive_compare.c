@@ -73,12 +73,8 @@ static int tffi_cmp_kinds_error(const char* what, int32_t lt, int32_t rt) {
 
 static int tffi_cmp_pod(const TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
   switch (l->type_index) {
-    case kTVMFFIBool:
-      *out = (l->v_int64 != 0) - (r->v_int64 != 0);
-      return 0;
-    case kTVMFFIInt:
-      *out = (l->v_int64 > r->v_int64) - (l->v_int64 < r->v_int64);
-      return 0;
+    case kTVMFFIBool: *out = (l->v_int64 != 0) - (r->v_int64 != 0); return 0;
+    case kTVMFFIInt: *out = (l->v_int64 > r->v_int64) - (l->v_int64 < r->v_int64); return 0;
     case kTVMFFIFloat: {
       double a = l->v_float64, b = r->v_float64;
       if (isnan(a) || isnan(b)) {
@@ -127,8 +123,8 @@ static int tffi_cmp_recurse_call(void* self, const TVMFFIAny* args, int32_t num_
 }
 
 /* Calls hook(lhs, rhs, recurse); a bool result means equal or not. */
-static int tffi_cmp_hook(TffiCmp* c, const TVMFFIAny* hook, const TVMFFIAny* l,
-                         const TVMFFIAny* r, int32_t* out) {
+static int tffi_cmp_hook(TffiCmp* c, const TVMFFIAny* hook, const TVMFFIAny* l, const TVMFFIAny* r,
+                         int32_t* out) {
   TVMFFIObject* recurse = tffi_function_new(c, tffi_cmp_recurse_call, NULL);
   if (recurse == NULL) return -1;
   TVMFFIAny args[3] = {*l, *r, tffi_any_object(recurse)};
@@ -142,7 +138,8 @@ static int tffi_cmp_hook(TffiCmp* c, const TVMFFIAny* hook, const TVMFFIAny* l,
     *out = tffi_sign64(result.v_int64);
   } else {
     tffi_any_release(&result);
-    return tffi_raise(TFFI_TYPE_ERROR, "a __ffi_eq__ or __ffi_compare__ hook returned type index %d",
+    return tffi_raise(TFFI_TYPE_ERROR,
+                      "a __ffi_eq__ or __ffi_compare__ hook returned type index %d",
                       (int)result.type_index);
   }
   return 0;

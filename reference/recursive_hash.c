@@ -42,12 +42,13 @@ static uint64_t tffi_combine(uint64_t key, uint64_t value) {
 static uint64_t tffi_hash_pod(const TVMFFIAny* v) {
   uint64_t t = (uint64_t)v->type_index, bits;
   switch (v->type_index) {
-    case kTVMFFIBool:
-      return tffi_combine(t, v->v_int64 != 0);
+    case kTVMFFIBool: return tffi_combine(t, v->v_int64 != 0);
     case kTVMFFIFloat: {
       double d = v->v_float64;
-      if (isnan(d)) d = NAN;
-      else if (d == 0.0) d = 0.0;
+      if (isnan(d))
+        d = NAN;
+      else if (d == 0.0)
+        d = 0.0;
       memcpy(&bits, &d, sizeof bits);
       return tffi_combine(t, bits);
     }
@@ -57,8 +58,7 @@ static uint64_t tffi_hash_pod(const TVMFFIAny* v) {
     case kTVMFFIDevice:
       return tffi_combine(tffi_combine(t, (uint64_t)v->v_device.device_type),
                           (uint64_t)v->v_device.device_id);
-    default:
-      return tffi_combine(t, v->v_uint64);
+    default: return tffi_combine(t, v->v_uint64);
   }
 }
 
@@ -72,7 +72,8 @@ static uint64_t tffi_type_hash(int32_t type_index) {
 static int tffi_hash_recurse_call(void* self, const TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result) {
   uint64_t h;
-  if (tffi_args_count("RecursiveHash hook callback", num_args, 1) || tffi_hash_value(self, &args[0], &h))
+  if (tffi_args_count("RecursiveHash hook callback", num_args, 1) ||
+      tffi_hash_value(self, &args[0], &h))
     return -1;
   *result = tffi_any_none();
   result->type_index = kTVMFFIInt;
@@ -108,7 +109,8 @@ static int tffi_hash_map(TffiHasher* h, const TffiMap* m, uint64_t* out) {
   size_t n = 0;
   for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p), ++n) {
     uint64_t kh, vh;
-    if (tffi_hash_value(h, &tffi_map_at(m, p)->key, &kh) || tffi_hash_value(h, &tffi_map_at(m, p)->value, &vh)) {
+    if (tffi_hash_value(h, &tffi_map_at(m, p)->key, &kh) ||
+        tffi_hash_value(h, &tffi_map_at(m, p)->value, &vh)) {
       tffi_free(entries);
       return -1;
     }

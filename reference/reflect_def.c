@@ -31,7 +31,8 @@ static int tffi_schema_metadata(const char* schema, char* buf, size_t cap) {
 static int tffi_has_member(const void* records, size_t stride, int32_t n, const char* name) {
   size_t len = strlen(name);
   for (int32_t i = 0; i < n; ++i) {
-    const TVMFFIByteArray* have = (const TVMFFIByteArray*)((const char*)records + (size_t)i * stride);
+    const TVMFFIByteArray* have =
+        (const TVMFFIByteArray*)((const char*)records + (size_t)i * stride);
     if (have->size == len && memcmp(have->data, name, len) == 0) return 1;
   }
   return 0;

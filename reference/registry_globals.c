@@ -42,8 +42,7 @@ static int tffi_names_add(void* ctx, const char* name, size_t len) {
 }
 
 /* The functor: (-1) -> how many names; (i) -> the i-th name. */
-static int tffi_names_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_names_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   const char* fn = "ffi.FunctionListGlobalNamesFunctor()";
   const TffiNames* names = self;
   int64_t i = 0;

@@ -189,8 +189,10 @@ static int tffi_repr_children(TffiRepr* r, const TVMFFIAny* v) {
 /* Objects printed without looking inside them; 1 when v was one. */
 static int tffi_repr_leaf(TffiRepr* r, const TVMFFIAny* v) {
   int32_t t = v->type_index;
-  if (v->v_obj == tffi_missing_object()) tffi_text_str(r->out, "<MISSING>");
-  else if (v->v_obj == tffi_kwargs_object()) tffi_text_str(r->out, "<KWARGS>");
+  if (v->v_obj == tffi_missing_object())
+    tffi_text_str(r->out, "<MISSING>");
+  else if (v->v_obj == tffi_kwargs_object())
+    tffi_text_str(r->out, "<KWARGS>");
   else if (t == kTVMFFIBigInt) {
     TVMFFIByteArray w = TVMFFIBigIntGetContentByteArray(v);
     tffi_text_bigint(r->out, w.data, w.size);
@@ -277,11 +279,16 @@ static int tffi_repr(TffiRepr* r, const TVMFFIAny* v) {
   size_t n;
   const char* text = tffi_any_str_data(v, &n);
   /* Text of either form first: the heap forms need no cache. */
-  if (text && (t == kTVMFFISmallStr || t == kTVMFFIStr)) tffi_text_quoted(r->out, text, n);
-  else if (text) tffi_text_bytes(r->out, text, n);
-  else if (t < kTVMFFIStaticObjectBegin) return tffi_repr_pod(r, v);
-  else if (v->v_obj == NULL) tffi_text_str(r->out, "None");
-  else return tffi_repr_object(r, v);
+  if (text && (t == kTVMFFISmallStr || t == kTVMFFIStr))
+    tffi_text_quoted(r->out, text, n);
+  else if (text)
+    tffi_text_bytes(r->out, text, n);
+  else if (t < kTVMFFIStaticObjectBegin)
+    return tffi_repr_pod(r, v);
+  else if (v->v_obj == NULL)
+    tffi_text_str(r->out, "None");
+  else
+    return tffi_repr_object(r, v);
   return 0;
 }
 

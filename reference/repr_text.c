@@ -53,8 +53,8 @@ static long tffi_utf8(const unsigned char* s, size_t n, size_t* len) {
   if ((s[0] & 0xF8) == 0xF0 && n > 3 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80 &&
       (s[3] & 0xC0) == 0x80) {
     *len = 4;
-    return ((long)(s[0] & 0x07) << 18) | ((long)(s[1] & 0x3F) << 12) |
-           ((long)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+    return ((long)(s[0] & 0x07) << 18) | ((long)(s[1] & 0x3F) << 12) | ((long)(s[2] & 0x3F) << 6) |
+           (s[3] & 0x3F);
   }
   return -1;
 }
@@ -71,15 +71,21 @@ void tffi_text_quoted(TffiText* t, const char* data, size_t size) {
       i += ansi;
       continue;
     }
-    const char* esc = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
-                      : c == '\\' ? "\\\\" : c == '"' ? "\\\"" : NULL;
+    const char* esc = c == '\n'   ? "\\n"
+                      : c == '\t' ? "\\t"
+                      : c == '\r' ? "\\r"
+                      : c == '\\' ? "\\\\"
+                      : c == '"'  ? "\\\""
+                                  : NULL;
     long cp;
     if (esc) {
       tffi_text_str(t, esc);
       len = 1;
     } else if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) tffi_text_printf(t, "\\x%02x", (unsigned)c);
-      else tffi_text_add(t, (const char*)&c, 1);
+      if (c < 0x20 || c == 0x7f)
+        tffi_text_printf(t, "\\x%02x", (unsigned)c);
+      else
+        tffi_text_add(t, (const char*)&c, 1);
       len = 1;
     } else if ((cp = tffi_utf8(s + i, size - i, &len)) >= 0) {
       tffi_text_printf(t, len == 4 ? "\\U%08lx" : "\\u%04lx", cp);
@@ -96,8 +102,10 @@ void tffi_text_bytes(TffiText* t, const char* data, size_t size) {
   tffi_text_str(t, "b\"");
   for (size_t i = 0; i < size; ++i) {
     unsigned char c = (unsigned char)data[i];
-    if (c >= 32 && c < 127 && c != '"' && c != '\\') tffi_text_add(t, (const char*)&c, 1);
-    else tffi_text_printf(t, "\\x%02x", (unsigned)c);
+    if (c >= 32 && c < 127 && c != '"' && c != '\\')
+      tffi_text_add(t, (const char*)&c, 1);
+    else
+      tffi_text_printf(t, "\\x%02x", (unsigned)c);
   }
   tffi_text_add(t, "\"", 1);
 }

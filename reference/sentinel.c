@@ -22,8 +22,7 @@ static TVMFFIObject* tffi_sentinel(TVMFFIObject** slot) {
       tffi_object_alloc(sizeof(TVMFFIObject), kTVMFFIObject, tffi_object_delete_plain);
   if (fresh == NULL) return NULL;
   TVMFFIObject* expected = NULL;
-  if (__atomic_compare_exchange_n(slot, &expected, fresh, 0, __ATOMIC_ACQ_REL,
-                                  __ATOMIC_ACQUIRE))
+  if (__atomic_compare_exchange_n(slot, &expected, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return fresh;
   tffi_decref(fresh);
   return expected;

@@ -18,8 +18,7 @@ static int tffi_string_call(void* self, const TVMFFIAny* args, int32_t num_args,
 }
 
 /* "ffi.Bytes"(bytes) -> bytes. */
-static int tffi_bytes_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_bytes_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (tffi_args_count(self, num_args, 1)) return -1;
   int32_t t = args[0].type_index;
   const char* data = NULL;
@@ -33,8 +32,8 @@ static int tffi_bytes_call(void* self, const TVMFFIAny* args, int32_t num_args,
     data = tffi_any_str_data(&args[0], &size);
   }
   if (data == NULL)
-    return tffi_args_error(TFFI_TYPE_ERROR, self, 0, "value", "expected bytes but got type index %d",
-                           (int)t);
+    return tffi_args_error(TFFI_TYPE_ERROR, self, 0, "value",
+                           "expected bytes but got type index %d", (int)t);
   return tffi_any_from_bytes(kTVMFFIBytes, data, size, result);
 }
 
