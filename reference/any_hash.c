@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
-#include "string.h"
+#include "tffi_error.h"
+#include "tffi_string.h"
 
 #define TFFI_HASH_MOD 2147483647ull
 #define TFFI_HASH_MUL 1099511628211ull

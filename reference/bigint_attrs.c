@@ -9,7 +9,7 @@
 #include "any_hash.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "object.h"
 #include "reflect_def.h"

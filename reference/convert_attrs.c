@@ -9,13 +9,13 @@
 
 #include "any.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"
 #include "recursive.h"
 #include "reflect_def.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "type.h"
 
 static int tffi_cannot_cast(int32_t from, int32_t to) {

@@ -16,7 +16,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "map.h"
 #include "mem.h"
 #include "object.h"

@@ -9,7 +9,7 @@
 
 #include "any.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "object.h"

@@ -20,13 +20,13 @@
 #include "arg.h"
 #include "builtin.h"
 #include "dtype.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "map.h"
 #include "mem.h"
 #include "object.h"
 #include "recursive.h"
 #include "repr_text.h"
-#include "string.h"
+#include "tffi_string.h"
 
 typedef struct {
   TffiText nodes;  /* the nodes written so far, comma separated */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "recursive.h"
 

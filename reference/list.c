@@ -12,7 +12,7 @@
 #include "any_hash.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "object.h"
 

@@ -6,7 +6,7 @@
 
 #include "any.h"
 #include "any_hash.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "map_dense.h"
 #include "mem.h"
 #include "object.h"

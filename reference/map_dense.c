@@ -4,7 +4,7 @@
 
 #include "any.h"
 #include "any_hash.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 
 int tffi_dense_make(TffiMap* m, uint64_t capacity) {

@@ -7,7 +7,7 @@
  * and the like, are not registered global functions here). */
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "type.h"
 
 static const char* const tffi_named_types[] = {

@@ -18,14 +18,14 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "field_set.h"
 #include "function.h"
 #include "mem.h"
 #include "object.h"
 #include "recursive.h"
 #include "sentinel.h"
-#include "string.h"
+#include "tffi_string.h"
 
 /* The fields of a type in order (ancestors' first), their records borrowed
  * from the registry, which keeps them for the life of the process. */

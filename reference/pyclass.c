@@ -20,7 +20,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "object.h"
 #include "reflect_def.h"

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
-#include "string.h"
+#include "tffi_string.h"
 
 const TVMFFIAny* tffi_rec_hook(const TVMFFITypeAttrColumn** cache, const char* column,
                                int32_t type_index) {

@@ -17,7 +17,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "mem.h"

@@ -18,7 +18,7 @@
 #include "any_hash.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "mem.h"

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
-#include "string.h"
+#include "tffi_string.h"
 
 static TVMFFIByteArray tffi_bytes_of(const char* s) {
   TVMFFIByteArray b = {s ? s : "", s ? strlen(s) : 0};

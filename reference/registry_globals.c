@@ -7,12 +7,12 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "mem.h"
 #include "object.h"
 #include "registry.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "vec.h"
 
 /* The names as they were when the functor was made: a later registration

@@ -18,7 +18,7 @@
 #include "arg.h"
 #include "builtin.h"
 #include "dtype.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "mem.h"
@@ -26,7 +26,7 @@
 #include "recursive.h"
 #include "repr_text.h"
 #include "sentinel.h"
-#include "string.h"
+#include "tffi_string.h"
 
 typedef struct {
   TffiText* out;

@@ -8,7 +8,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 static TVMFFIObject* tffi_missing;

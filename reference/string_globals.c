@@ -4,8 +4,8 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
-#include "string.h"
+#include "tffi_error.h"
+#include "tffi_string.h"
 
 /* "ffi.String"(str) -> str. */
 static int tffi_string_call(void* self, const TVMFFIAny* args, int32_t num_args,

@@ -7,11 +7,11 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "mem.h"
 #include "object.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "type.h"
 #include "vec.h"
 
