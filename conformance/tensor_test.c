@@ -159,6 +159,13 @@ TEST(tensor, TEN_040_negative_dimension) {
   producer_init(&p);
   p.shape[1] = -3;
   expect_hostile_refused(&p, "shape");
+  /* A zero extent does not excuse it, on either side of the negative one
+   * (the element count is 0 either way, as an empty tensor's is). */
+  p.shape[0] = 0;
+  expect_hostile_refused(&p, "shape");
+  p.shape[0] = -3;
+  p.shape[1] = 0;
+  expect_hostile_refused(&p, "shape");
 }
 
 /* TEN-041: ndim 1000 is refused. */
