@@ -219,6 +219,22 @@ static inline uint32_t core_weak(const void* obj) {
                     32);
 }
 
+/* Takes a weak reference the way a weak handle does: the high 32 bits of
+ * the count. */
+static inline void core_weak_acquire(void* obj) {
+  __atomic_fetch_add(&((TVMFFIObject*)obj)->combined_ref_count, (uint64_t)1 << 32,
+                     __ATOMIC_RELAXED);
+}
+
+/* Drops a weak reference the way a weak handle does: whoever takes the
+ * weak count to zero calls the object's deleter with the weak flag. */
+static inline void core_weak_release(void* obj) {
+  TVMFFIObject* header = obj;
+  if (__atomic_fetch_sub(&header->combined_ref_count, (uint64_t)1 << 32, __ATOMIC_ACQ_REL) ==
+      (uint64_t)1 << 32)
+    header->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+}
+
 /* A counting allocator for leak checks through the ABI: while installed
  * with TVMFFISetCustomAllocator, every object the implementation makes is
  * counted when allocated and when its storage goes back, so a test can

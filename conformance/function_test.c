@@ -377,22 +377,6 @@ TEST(fn, FN_016_null_self_with_deleter) {
   cr_assert_null(null_deleted_with);
 }
 
-/* Takes a weak reference the way a weak handle does: the high 32 bits of
- * the count. */
-static void weak_acquire(void* obj) {
-  __atomic_fetch_add(&((TVMFFIObject*)obj)->combined_ref_count, (uint64_t)1 << 32,
-                     __ATOMIC_RELAXED);
-}
-
-/* Drops a weak reference the way a weak handle does: whoever takes the
- * weak count to zero calls the object's deleter with the weak flag. */
-static void weak_release(void* obj) {
-  TVMFFIObject* header = obj;
-  if (__atomic_fetch_sub(&header->combined_ref_count, (uint64_t)1 << 32, __ATOMIC_ACQ_REL) ==
-      (uint64_t)1 << 32)
-    header->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-}
-
 /* FN-048: with a weak reference outstanding, the last strong release runs
  * the callback's deleter once; the last weak release frees the storage
  * and does not run the deleter again. */
@@ -402,11 +386,11 @@ TEST(fn, FN_048_deleter_once_with_weak_reference) {
   if (!counting) cr_log_info("storage not counted: %s", why);
   Record r = {0};
   TVMFFIObjectHandle fn = make_fn(&r, record_call, record_delete);
-  weak_acquire(fn);
+  core_weak_acquire(fn);
   API(TVMFFIObjectDecRef)(fn);
   int deletes_at_strong = r.deletes;
   long live_at_strong = core_count_live();
-  weak_release(fn);
+  core_weak_release(fn);
   if (counting) {
     core_count_end("a function released with a weak reference outstanding");
     cr_expect_eq(live_at_strong, 1, "storage held while the weak reference remained: %ld",

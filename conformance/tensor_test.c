@@ -110,17 +110,20 @@ TEST(tensor, TEN_033_view_bad_arguments) {
 /* ---- hostile metadata ---- */
 
 /* Versioned import that must be refused with ValueError mentioning `part`,
- * the deleter not run. An implementation that accepts it is released again
- * so that the failure is reported, not a leak. */
+ * the deleter not run, whether or not contiguity is asked too (the
+ * metadata's refusal cannot depend on it). An implementation that accepts
+ * it is released again so that the failure is reported, not a leak. */
 static void expect_hostile_refused(Producer* p, const char* part) {
-  TVMFFIObjectHandle out = NULL;
-  int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, 0, &out);
-  if (rc == 0) {
-    API(TVMFFIObjectDecRef)(out);
-    cr_assert_fail("hostile metadata was accepted (%s)", part);
+  for (int32_t contiguous = 0; contiguous <= 1; ++contiguous) {
+    TVMFFIObjectHandle out = NULL;
+    int rc = API(TVMFFITensorFromDLPackVersioned)(&p->v, 0, contiguous, &out);
+    if (rc == 0) {
+      API(TVMFFIObjectDecRef)(out);
+      cr_assert_fail("hostile metadata was accepted (%s, require_contiguous %d)", part, contiguous);
+    }
+    cr_assert_eq(rc, -1);
+    EXPECT_RAISED(.kind = "ValueError", .says = {part});
   }
-  cr_assert_eq(rc, -1);
-  EXPECT_RAISED(.kind = "ValueError", .says = {part});
   cr_expect_eq(p->deleted, 0, "deleter ran after a refused import");
 }
 
@@ -158,6 +161,13 @@ TEST(tensor, TEN_040_negative_dimension) {
   Producer p;
   producer_init(&p);
   p.shape[1] = -3;
+  expect_hostile_refused(&p, "shape");
+  /* A zero extent does not excuse it, on either side of the negative one
+   * (the element count is 0 either way, as an empty tensor's is). */
+  p.shape[0] = 0;
+  expect_hostile_refused(&p, "shape");
+  p.shape[0] = -3;
+  p.shape[1] = 0;
   expect_hostile_refused(&p, "shape");
 }
 

@@ -18,7 +18,7 @@ TVMFFICustomAllocator* tffi_allocator_current(void);
  * Read on every allocation from any thread, through tffi_allocator_custom;
  * an atomic pointer keeps a concurrent registration from being seen
  * half-written. Written only by tffi_allocator_set. */
-extern TVMFFICustomAllocator* tffi_allocator_registered;
+extern __attribute__((visibility("hidden"))) TVMFFICustomAllocator* tffi_allocator_registered;
 
 /* The default allocator puts the body this far into the block: far enough
  * for the header, and a multiple of every alignment malloc already gives,

@@ -81,7 +81,7 @@ static inline long fault_walk(const char* name, FaultOp op, void* ctx, int stick
 }
 
 /* Both walks; prints the count and the failed call sites (offsets from
- * tffi_malloc, stable across runs, for addr2line). */
+ * tffi_malloc_armed, stable across runs, for addr2line). */
 static inline long fault_walk_both(const char* name, FaultOp op, void* ctx) {
   if (op(ctx) != 0) {
     TVMFFIObjectHandle err = NULL;
@@ -96,7 +96,7 @@ static inline long fault_walk_both(const char* name, FaultOp op, void* ctx) {
           name, once, sticky, tffi_mem_failed_sites());
   for (size_t i = 0; tffi_mem_failed_site(i) != NULL; ++i)
     fprintf(stderr, "fault-site: +0x%tx\n",
-            (char*)tffi_mem_failed_site(i) - (char*)(void*)tffi_malloc);
+            (char*)tffi_mem_failed_site(i) - (char*)(void*)tffi_malloc_armed);
   return once;
 }
 

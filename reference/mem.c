@@ -6,7 +6,7 @@
 
 /* Armed only by tests. Relaxed atomics: a test arms before the operation and
  * disarms after it, and needs no ordering beyond each counter's own. */
-static int tffi_mem_armed;
+int tffi_mem_armed;
 static long tffi_mem_target, tffi_mem_count, tffi_mem_failed;
 static int tffi_mem_sticky;
 
@@ -36,11 +36,15 @@ __attribute__((noinline)) static int tffi_mem_should_fail(void* site) {
   return 1;
 }
 
-#define TFFI_MEM_FAILS()                                         \
+#define TFFI_MEM_FAILS()                                                      \
   (__builtin_expect(__atomic_load_n(&tffi_mem_armed, __ATOMIC_RELAXED), 0) && \
    tffi_mem_should_fail(__builtin_return_address(0)))
 
-void* tffi_malloc(size_t size) { return TFFI_MEM_FAILS() ? NULL : malloc(size); }
+/* noinline: the failed site recorded must be the caller's, not a site
+ * inside a copy of this function inlined somewhere. */
+__attribute__((noinline)) void* tffi_malloc_armed(size_t size) {
+  return tffi_mem_should_fail(__builtin_return_address(0)) ? NULL : malloc(size);
+}
 
 void* tffi_calloc(size_t count, size_t size) {
   return TFFI_MEM_FAILS() ? NULL : calloc(count, size);
@@ -54,11 +58,7 @@ void* tffi_aligned_alloc(size_t alignment, size_t size) {
 
 char* tffi_strdup(const char* s) { return TFFI_MEM_FAILS() ? NULL : strdup(s); }
 
-char* tffi_strndup(const char* s, size_t len) {
-  return TFFI_MEM_FAILS() ? NULL : strndup(s, len);
-}
-
-void tffi_free(void* ptr) { free(ptr); }
+char* tffi_strndup(const char* s, size_t len) { return TFFI_MEM_FAILS() ? NULL : strndup(s, len); }
 
 /* C++'s operator new (nothrow) and delete, when the process has them; the
  * choice is made once, so every buffer is given back the way it came. */

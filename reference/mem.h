@@ -8,14 +8,36 @@
 #define TFFI_MEM_H_
 
 #include <stddef.h>
+#include <stdlib.h>
 
-void* tffi_malloc(size_t size);
+/* Nonzero while a test has armed a failure (tffi_mem_fail_at). Hidden, so
+ * that the library reads it directly rather than through the GOT. */
+extern __attribute__((visibility("hidden"))) int tffi_mem_armed;
+
+/* tffi_malloc while armed: counts the allocation and fails it when its turn
+ * has come. Out of line, so that the door inlined at every call site is one
+ * test; the failed site it records is the return address into that site. */
+void* tffi_malloc_armed(size_t size);
+
+/* malloc through the door. Inline: every object's birth passes here, and an
+ * out-of-line door would cost a call of its own on top of malloc's. */
+static inline void* tffi_malloc(size_t size) {
+  if (__builtin_expect(__atomic_load_n(&tffi_mem_armed, __ATOMIC_RELAXED), 0))
+    return tffi_malloc_armed(size);
+  return malloc(size);
+}
+
 void* tffi_calloc(size_t count, size_t size);
 void* tffi_realloc(void* ptr, size_t size);
 void* tffi_aligned_alloc(size_t alignment, size_t size);
 char* tffi_strdup(const char* s);
 char* tffi_strndup(const char* s, size_t len);
-void tffi_free(void* ptr);
+
+/* Frees what any of the above gave (inline for the reason tffi_malloc is). */
+static inline void tffi_free(void* ptr) {
+  /* No door: a free cannot fail, so there is nothing to inject. */
+  free(ptr);
+}
 
 /*
  * For buffers C++ code built on upstream's headers may free or replace

@@ -22,7 +22,7 @@ typedef struct {
   DLTensor dl;
   TffiTensorRelease release;
   void* ctx;
-  uint64_t flags; /* DLPack flags kept for export (read-only only) */
+  uint64_t flags; /* DLPack flags as given; only READ_ONLY is read back */
   int64_t dims[];
 } TffiTensor;
 
@@ -104,8 +104,8 @@ int tffi_dltensor_check_requirements(const char* api, const DLTensor* t, const c
     if (tffi_direct_address(t->device)) at += (uintptr_t)t->data;
     if (at % (uintptr_t)require_alignment != 0) {
       return tffi_raise(TFFI_RUNTIME_ERROR,
-                        "%s: %s data is not aligned to %d bytes (require_alignment)", api,
-                        arg_name, require_alignment);
+                        "%s: %s data is not aligned to %d bytes (require_alignment)", api, arg_name,
+                        require_alignment);
     }
   }
   if (require_contiguous && !tffi_dltensor_is_contiguous(t)) {
@@ -115,12 +115,14 @@ int tffi_dltensor_check_requirements(const char* api, const DLTensor* t, const c
   return 0;
 }
 
+/* The mask is applied here, on the rare reads (exports and views), rather
+ * than on every import's store. */
 uint64_t tffi_tensor_flags(const TVMFFIObject* tensor) {
-  return ((const TffiTensor*)tensor)->flags;
+  return ((const TffiTensor*)tensor)->flags & DLPACK_FLAG_BITMASK_READ_ONLY;
 }
 
 void tffi_tensor_set_flags(TVMFFIObject* tensor, uint64_t flags) {
-  ((TffiTensor*)tensor)->flags = flags & DLPACK_FLAG_BITMASK_READ_ONLY;
+  ((TffiTensor*)tensor)->flags = flags;
 }
 
 static void tffi_tensor_delete(void* self, int flags) {
@@ -135,15 +137,30 @@ static void tffi_release_versioned(void* ctx) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
-/* The deleter of the tensors the one-pass import makes: it knows what they
- * hold (a producer's DLPack 1.x managed tensor) and where their storage
- * came from (the default allocator: that path runs only while no custom
- * allocator is registered), so it asks neither the release hook nor the
- * allocation header. */
-static void tffi_tensor_delete_imported(void* self, int flags) {
+/* tffi_tensor_delete_imported given one of the two flags: the strong
+ * references gone while weak ones stay, or later the last weak one. Out of
+ * line, so that the common case keeps nothing but the tensor across the
+ * producer's deleter. */
+__attribute__((noinline)) static void tffi_tensor_delete_imported_part(void* self, int flags) {
   TffiTensor* t = self;
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) tffi_release_versioned(t->ctx);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_allocator_default_free_body(self);
+}
+
+/* The deleter of the tensors the one-pass import makes: it knows what they
+ * hold (a producer's DLPack 1.x managed tensor) and where their storage
+ * came from (the default allocator: that path runs only while no custom
+ * allocator is registered), so it asks neither the release hook (which
+ * the import leaves unset) nor the allocation header. Both flags at once
+ * (the last reference of a tensor nobody watches weakly) is the common
+ * case. */
+static void tffi_tensor_delete_imported(void* self, int flags) {
+  if (flags != (kTVMFFIObjectDeleterFlagBitMaskStrong | kTVMFFIObjectDeleterFlagBitMaskWeak)) {
+    tffi_tensor_delete_imported_part(self, flags);
+    return;
+  }
+  tffi_release_versioned(((TffiTensor*)self)->ctx);
+  tffi_allocator_default_free_body(self);
 }
 
 /* Copies checked shape and strides into the tensor's own arrays, making
@@ -173,8 +190,8 @@ static size_t tffi_tensor_size(int32_t ndim) {
 int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, void* ctx,
                             TVMFFIObject** out) {
   /* Every field is written below: no zero-fill. */
-  TffiTensor* t = tffi_object_alloc_uninit(tffi_tensor_size(proto->ndim), kTVMFFITensor,
-                                           tffi_tensor_delete);
+  TffiTensor* t =
+      tffi_object_alloc_uninit(tffi_tensor_size(proto->ndim), kTVMFFITensor, tffi_tensor_delete);
   if (t == NULL) return -1;
   t->dl = *proto;
   tffi_copy_dims(t, proto);
@@ -185,110 +202,13 @@ int tffi_tensor_new_checked(const DLTensor* proto, TffiTensorRelease release, vo
   return 0;
 }
 
-/* The import of a managed tensor the default allocator's path cannot take
- * in one pass: a custom allocator is registered (it must not be asked for
- * the storage of metadata that is then refused), or memory ran out. The
- * checks come first, as tffi_dltensor_check_in gives them. */
-__attribute__((noinline)) static int tffi_import_checked_first(const char* api,
-                                                               const char* arg_name,
-                                                               DLManagedTensorVersioned* from,
-                                                               TVMFFIObject** out,
-                                                               bool out_of_memory) {
-  if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0) return -1;
-  if (out_of_memory) return tffi_raise_oom(tffi_tensor_size(from->dl_tensor.ndim));
-  if (tffi_tensor_new_checked(&from->dl_tensor, tffi_release_versioned, from, out) != 0)
-    return -1;
-  tffi_tensor_set_flags(*out, from->flags);
-  return 0;
-}
-
-/* A dimension the one-pass import found negative, an element count or size
- * in bits that overflowed: the checks again, in their order (so the refusal
- * is tffi_dltensor_check_in's), and for an empty tensor, which passes them,
- * the shape and strides copied again (its strides wrap). Frees t when
- * refused. */
-__attribute__((noinline)) static int tffi_import_recheck(const char* api, const char* arg_name,
-                                                         const DLTensor* proto, TffiTensor* t) {
-  if (tffi_dltensor_check_in(api, proto, arg_name) != 0) {
-    tffi_object_free(t);
-    return -1;
-  }
-  tffi_copy_dims(t, proto);
-  return 0;
-}
-
-/* One pass over the producer's arrays, from the last dimension: each
- * extent is read once, checked and copied, so that the tensor holds exactly
- * what was checked. Compact strides (from_strides NULL, a constant where
- * this is inlined) are the running element count, kept modulo 2^64 in
- * *numel; the high halves of the products are gathered in the result. */
-static inline __attribute__((always_inline)) uint64_t tffi_dims_pass(
-    const int64_t* from_shape, const int64_t* from_strides, size_t ndim, int64_t* shape,
-    int64_t* strides, uint64_t* numel) {
-  uint64_t count = 1, high = 0;
-  for (size_t i = ndim; i != 0; --i) {
-    uint64_t d = (uint64_t)from_shape[i - 1];
-    shape[i - 1] = (int64_t)d;
-    strides[i - 1] = from_strides ? from_strides[i - 1] : (int64_t)count;
-    unsigned __int128 product = (unsigned __int128)count * d;
-    count = (uint64_t)product;
-    high |= (uint64_t)(product >> 64);
-  }
-  *numel = count;
-  return high;
-}
-
-/* The import asking no requirement, with the default allocator: the
- * storage first (its size bounded by the checked ndim), then the one pass
- * that checks and copies the extents. */
-static inline __attribute__((always_inline)) int tffi_import_one_pass(
-    const char* api, const char* arg_name, DLManagedTensorVersioned* from, TVMFFIObject** out) {
-  const DLTensor* proto = &from->dl_tensor;
-  int32_t ndim = proto->ndim;
-  /* What bounds the allocation and every read is checked before both. */
-  if (ndim < 0 || ndim > TFFI_TENSOR_MAX_NDIM || (proto->shape == NULL && ndim != 0)) {
-    return tffi_dltensor_check_in(api, proto, arg_name);
-  }
-  if (__builtin_expect(tffi_allocator_custom() != NULL, 0))
-    return tffi_import_checked_first(api, arg_name, from, out, false);
-  TffiTensor* t = tffi_allocator_default_body(tffi_tensor_size(ndim));
-  if (t == NULL) return tffi_import_checked_first(api, arg_name, from, out, true);
-  tffi_object_init_header(&t->header, kTVMFFITensor, tffi_tensor_delete_imported);
-  t->dl = *proto;
-  t->release = tffi_release_versioned;
-  t->ctx = from;
-  tffi_tensor_set_flags(&t->header, from->flags);
-  int64_t* shape = t->dims;
-  int64_t* strides = t->dims + ndim;
-  t->dl.shape = shape;
-  t->dl.strides = strides;
-  uint64_t numel;
-  uint64_t high = proto->strides == NULL
-                      ? tffi_dims_pass(proto->shape, NULL, ndim, shape, strides, &numel)
-                      : tffi_dims_pass(proto->shape, proto->strides, ndim, shape, strides, &numel);
-  /* The rare path decides when the count passed INT64_MAX (or 2^64), which
-   * every negative extent (2^63 or more, read unsigned) makes unless the
-   * count was 0 already, when it is 0 (an empty tensor, valid whatever its
-   * other extents), or when the size in bits overflows. */
-  int64_t bits = (int64_t)proto->dtype.bits * (int64_t)proto->dtype.lanes, total;
-  if (__builtin_expect(high != 0 || (int64_t)numel <= 0 ||
-                           __builtin_mul_overflow((int64_t)numel, bits, &total),
-                       0) &&
-      tffi_import_recheck(api, arg_name, proto, t) != 0) {
-    return -1;
-  }
-  *out = &t->header;
-  return 0;
-}
-
-/* An import with require_alignment or require_contiguous asked: the
- * tensor's own checks come first, then the requirements. */
-__attribute__((noinline)) static int tffi_import_required(const char* api,
-                                                          DLManagedTensorVersioned* from,
-                                                          const char* arg_name,
-                                                          int32_t require_alignment,
-                                                          int32_t require_contiguous,
-                                                          TVMFFIObject** out) {
+/* The import the one pass does not take: a requirement asked, a custom
+ * allocator registered (it must not be asked for the storage of metadata
+ * that is then refused). The tensor's own checks come first, then the
+ * requirements (0 asks none), then the storage. */
+__attribute__((noinline, cold)) static int tffi_import_checked(
+    const char* api, DLManagedTensorVersioned* from, const char* arg_name,
+    int32_t require_alignment, int32_t require_contiguous, TVMFFIObject** out) {
   if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0 ||
       tffi_dltensor_check_requirements(api, &from->dl_tensor, arg_name, require_alignment,
                                        require_contiguous) != 0 ||
@@ -299,40 +219,150 @@ __attribute__((noinline)) static int tffi_import_required(const char* api,
   return 0;
 }
 
-/* tffi_tensor_import_versioned, inlined into TVMFFITensorFromDLPackVersioned
- * (where api and arg_name are constants, needed only by refusals). */
-static inline __attribute__((always_inline)) int tffi_import_versioned(
-    const char* api, DLManagedTensorVersioned* from, const char* arg_name,
-    int32_t require_alignment, int32_t require_contiguous, TVMFFIObject** out) {
-  /* A different major version means a different layout: nothing past the
-   * version field may be read. */
+/* The one pass's storage could not be had: the metadata's refusal, if it
+ * has one, comes first, as on the checked path. */
+__attribute__((noinline, cold)) static int tffi_import_out_of_memory(
+    const char* api, const DLManagedTensorVersioned* from, const char* arg_name) {
+  if (tffi_dltensor_check_in(api, &from->dl_tensor, arg_name) != 0) return -1;
+  return tffi_raise_oom(tffi_tensor_size(from->dl_tensor.ndim));
+}
+
+/* What makes the rest of a managed tensor unreadable or unsupported: a
+ * major version other than ours (a different layout: nothing past the
+ * version field may be read), or padded sub-byte types. */
+static inline bool tffi_import_header_ok(const DLManagedTensorVersioned* from) {
+  return from->version.major == DLPACK_MAJOR_VERSION &&
+         !(from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED);
+}
+
+/* The refusal of a header tffi_import_header_ok did not accept. */
+__attribute__((noinline, cold)) static int tffi_import_refuse_header(
+    const char* api, const DLManagedTensorVersioned* from, const char* arg_name) {
   if (from->version.major != DLPACK_MAJOR_VERSION) {
     return tffi_raise(TFFI_VALUE_ERROR,
                       "%s: %s.version.major is %u; only DLPack major %d is understood", api,
                       arg_name, from->version.major, DLPACK_MAJOR_VERSION);
   }
-  if (from->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) {
-    return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s.flags: padded sub-byte types are not supported",
-                      api, arg_name);
-  }
-  if (require_alignment != 0 || require_contiguous != 0) {
-    return tffi_import_required(api, from, arg_name, require_alignment, require_contiguous, out);
-  }
-  return tffi_import_one_pass(api, arg_name, from, out);
+  return tffi_raise(TFFI_RUNTIME_ERROR, "%s: %s.flags: padded sub-byte types are not supported",
+                    api, arg_name);
 }
 
 int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
                                  const char* arg_name, int32_t require_alignment,
                                  int32_t require_contiguous, TVMFFIObject** out) {
-  return tffi_import_versioned(api, from, arg_name, require_alignment, require_contiguous, out);
+  if (!tffi_import_header_ok(from)) return tffi_import_refuse_header(api, from, arg_name);
+  return tffi_import_checked(api, from, arg_name, require_alignment, require_contiguous, out);
 }
 
+/* TVMFFITensorFromDLPackVersioned's names, which only its refusals need. */
+#define TFFI_IMPORT_API "TVMFFITensorFromDLPackVersioned"
+#define TFFI_IMPORT_ARG "from"
+
+/* An element count from 1 to 2^TFFI_IMPORT_EASY_BITS has a size in bits
+ * that fits in int64 whatever its dtype (at most 255 bits x 65535 lanes):
+ * the one pass need not multiply it out (tffi_import_fill). */
+#define TFFI_IMPORT_EASY_BITS 39
+_Static_assert(((uint64_t)1 << TFFI_IMPORT_EASY_BITS) <= INT64_MAX / (255 * 65535),
+               "an easy count times the largest dtype's bits must fit in int64");
+
+/* The one pass found a dimension negative, or an element count that is 0,
+ * overflowed, or is past the easy bound: the checks again, in their order
+ * (so the refusal is tffi_dltensor_check_in's), and for a tensor that
+ * passes them (an empty one, a huge one) the shape and strides copied
+ * again (an empty tensor's strides wrap) and the tensor handed out. Frees
+ * t when refused. The metadata is found through t, whose release context
+ * is the managed tensor, so that the one pass need not keep it at hand. */
+__attribute__((noinline, cold)) static int tffi_import_recheck(TffiTensor* t, TVMFFIObject** out) {
+  const DLTensor* proto = &((DLManagedTensorVersioned*)t->ctx)->dl_tensor;
+  if (tffi_dltensor_check_in(TFFI_IMPORT_API, proto, TFFI_IMPORT_ARG) != 0) {
+    tffi_object_free(t);
+    return -1;
+  }
+  tffi_copy_dims(t, proto);
+  *out = &t->header;
+  return 0;
+}
+
+/* One pass over the producer's arrays, from the last dimension: each
+ * extent is read once, checked and copied, so that the tensor holds exactly
+ * what was checked. Compact strides (from_strides NULL, a constant where
+ * this is inlined) are the running element count, left in *numel. False as
+ * soon as the count passes 2^64 (the rest is then left uncopied: the rare
+ * path copies it all again). */
+static inline __attribute__((always_inline)) bool tffi_dims_pass(const int64_t* from_shape,
+                                                                 const int64_t* from_strides,
+                                                                 size_t ndim, int64_t* shape,
+                                                                 int64_t* strides,
+                                                                 uint64_t* numel) {
+  uint64_t count = 1;
+  for (size_t i = ndim; i != 0; --i) {
+    uint64_t d = (uint64_t)from_shape[i - 1];
+    shape[i - 1] = (int64_t)d;
+    strides[i - 1] = from_strides ? from_strides[i - 1] : (int64_t)count;
+    if (__builtin_expect(__builtin_mul_overflow(count, d, &count), 0)) return false;
+  }
+  *numel = count;
+  return true;
+}
+
+/* The one pass, into storage t the default allocator gave for from's
+ * checked ndim. It reads `from` and `out` only, and every value it makes
+ * fits in the registers a call may clobber: so its caller keeps just those
+ * two across malloc, and needs no frame slot beyond them. */
+static inline __attribute__((always_inline)) int tffi_import_fill(DLManagedTensorVersioned* from,
+                                                                  TffiTensor* t,
+                                                                  TVMFFIObject** out) {
+  const DLTensor* proto = &from->dl_tensor;
+  size_t ndim = (size_t)proto->ndim;
+  tffi_object_init_header(&t->header, kTVMFFITensor, tffi_tensor_delete_imported);
+  t->dl = *proto;
+  t->ctx = from;
+  t->flags = from->flags;
+  int64_t* shape = t->dims;
+  int64_t* strides = t->dims + ndim;
+  t->dl.shape = shape;
+  t->dl.strides = strides;
+  uint64_t numel = 0;
+  bool fits = proto->strides == NULL
+                  ? tffi_dims_pass(proto->shape, NULL, ndim, shape, strides, &numel)
+                  : tffi_dims_pass(proto->shape, proto->strides, ndim, shape, strides, &numel);
+  /* The rare path decides when the count passed 2^64, when it is 0 (an
+   * empty tensor, valid whatever its other extents, a negative one aside),
+   * or past the easy bound, which takes in every count of 2^63 and more
+   * (as every negative extent, read unsigned, makes unless the count was 0
+   * already) and leaves no size in bits to test here. */
+  if (__builtin_expect(!fits || ((numel - 1) >> TFFI_IMPORT_EASY_BITS) != 0, 0)) {
+    return tffi_import_recheck(t, out);
+  }
+  *out = &t->header;
+  return 0;
+}
+
+/* The hot path asks no requirement of the default allocator's storage:
+ * what bounds the allocation and every read checked before both, then the
+ * storage, then the one pass. Every other case leaves by a tail call to a
+ * cold function, so that only `from` and `out` are kept across malloc. */
 int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "out");
   if (from == NULL) return tffi_arg_null("TVMFFITensorFromDLPackVersioned", "from");
-  return tffi_import_versioned("TVMFFITensorFromDLPackVersioned", from, "from",
-                               require_alignment, require_contiguous, (TVMFFIObject**)out);
+  if (!tffi_import_header_ok(from))
+    return tffi_import_refuse_header(TFFI_IMPORT_API, from, TFFI_IMPORT_ARG);
+  TVMFFIObject** tensor_out = (TVMFFIObject**)out;
+  /* A requirement asked, a custom allocator registered: one test for both. */
+  uintptr_t checked_first =
+      (uintptr_t)tffi_allocator_custom() | (uint32_t)(require_alignment | require_contiguous);
+  if (checked_first != 0) {
+    return tffi_import_checked(TFFI_IMPORT_API, from, TFFI_IMPORT_ARG, require_alignment,
+                               require_contiguous, tensor_out);
+  }
+  const DLTensor* proto = &from->dl_tensor;
+  int32_t ndim = proto->ndim;
+  if (ndim < 0 || ndim > TFFI_TENSOR_MAX_NDIM || (proto->shape == NULL && ndim != 0))
+    return tffi_dltensor_check_in(TFFI_IMPORT_API, proto, TFFI_IMPORT_ARG);
+  TffiTensor* t = tffi_allocator_default_body(tffi_tensor_size(ndim));
+  if (t == NULL) return tffi_import_out_of_memory(TFFI_IMPORT_API, from, TFFI_IMPORT_ARG);
+  return tffi_import_fill(from, t, tensor_out);
 }
 
 static void tffi_release_source(void* ctx) { tffi_decref(ctx); }
@@ -341,7 +371,8 @@ int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prot
                                  TVMFFIObjectHandle* out) {
   if (!tffi_is_tensor(source)) {
     return tffi_arg_error(TFFI_TYPE_ERROR, "TVMFFITensorCreateUnsafeView", "source",
-                          "is %s, expected a Tensor object", source == NULL ? "NULL" : "not a Tensor");
+                          "is %s, expected a Tensor object",
+                          source == NULL ? "NULL" : "not a Tensor");
   }
   if (out == NULL) return tffi_arg_null("TVMFFITensorCreateUnsafeView", "out");
   if (tffi_dltensor_check_in("TVMFFITensorCreateUnsafeView", prototype, "prototype") != 0) {

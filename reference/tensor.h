@@ -79,9 +79,10 @@ int tffi_dltensor_check_requirements(const char* api, const DLTensor* t, const c
  * (errors read "<api>: <arg_name>..."), and the alignment / contiguity
  * requirements (0 = none). On success the tensor owns `from` and runs its
  * deleter once when freed; on failure nothing is called and the caller
- * still owns `from`. With no requirement and the default allocator, the
- * storage is taken before the extents are checked, so that each is read
- * once, checked and copied in one pass; refused metadata gives it back.
+ * still owns `from`. (TVMFFITensorFromDLPackVersioned has a path of its
+ * own for the common case: no requirement, the default allocator; it takes
+ * the storage first and reads each extent once, checking and copying it in
+ * one pass. Refused metadata gives the storage back.)
  */
 int tffi_tensor_import_versioned(const char* api, DLManagedTensorVersioned* from,
                                  const char* arg_name, int32_t require_alignment,
