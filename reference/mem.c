@@ -96,8 +96,10 @@ void* tffi_cxx_malloc(size_t size) {
 
 void tffi_cxx_free(void* ptr) {
   if (ptr == NULL) return;
-  if (tffi_cxx_choose() == 2) tffi_cxx_delete(ptr);
-  else free(ptr);
+  if (tffi_cxx_choose() == 2)
+    tffi_cxx_delete(ptr);
+  else
+    free(ptr);
 }
 
 void tffi_mem_fail_at(long n, int sticky) {
