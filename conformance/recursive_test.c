@@ -71,7 +71,7 @@ Test(recursive, REC_002_containers_equal) {
   cr_expect(!eq(m1, m3));
   TVMFFIAny nested1 = arr(&m1, 1), nested2 = arr(&m2, 1);
   cr_expect(eq(nested1, nested2));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
                  *end = v + 10;
        v < end; ++v)
     core_release(v);
@@ -100,7 +100,7 @@ Test(recursive, REC_003_ordering) {
   args[1] = m2;
   host_refused("ffi.RecursiveLt", args, 2, "TypeError", "Map/Dict");
   cr_expect(truth("ffi.RecursiveLe", m1, m1));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
     core_release(v);
 }
 
@@ -148,7 +148,8 @@ Test(recursive, REC_006_hash_follows_equality) {
   TVMFFIAny kv2[4] = {core_c_str("x"), core_int(3), core_int(1), core_int(2)};
   TVMFFIAny m1 = host_ok("ffi.Map", kv1, 4), m2 = host_ok("ffi.Map", kv2, 4);
   cr_expect_eq(hash_of(m1), hash_of(m2));
-  for (TVMFFIAny* v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v)
+    core_release(v);
 }
 
 /* The text ffi.ReprPrint gives for v. */
@@ -180,7 +181,126 @@ Test(recursive, REC_007_repr) {
   expect_repr(shape, "Shape(2, 3)");
   TVMFFIAny missing = host_ok("ffi.GetInvalidObject", NULL, 0);
   expect_repr(missing, "<MISSING>");
-  for (TVMFFIAny* v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
+/* A value of kind type_index whose payload is the byte array (bytes are
+ * copied into an owned object by the call that receives it). */
+static TVMFFIAny byte_ptr(const TVMFFIByteArray* b) {
+  TVMFFIAny v = host_none();
+  v.type_index = kTVMFFIByteArrayPtr;
+  v.v_ptr = (void*)b;
+  return v;
+}
+
+/* A big int from its little-endian two's complement 64-bit words. */
+static TVMFFIAny big(const uint64_t* words, size_t n) {
+  TVMFFIByteArray bytes = {(const char*)words, n * 8};
+  TVMFFIAny v;
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
+  return v;
+}
+
+/* REC-007: floats as a C++ stream prints doubles, devices and dtypes by
+ * name, text with every escape, bytes as b"..." literals. */
+Test(recursive, REC_007_repr_values) {
+  expect_repr(host_bool(1), "True");
+  expect_repr(host_float(1e20), "1e+20");
+  expect_repr(host_float(1.0 / 3), "0.333333");
+  expect_repr(host_float(100.0), "100");
+  static const struct {
+    int type, id;
+    const char* text;
+  } devices[] = {{kDLCPU, 0, "cpu:0"},
+                 {kDLCUDA, 3, "cuda:3"},
+                 {kDLCUDAHost, 0, "cuda_host:0"},
+                 {kDLOpenCL, 0, "opencl:0"},
+                 {kDLVulkan, 1, "vulkan:1"},
+                 {kDLMetal, 2, "metal:2"},
+                 {kDLVPI, 0, "vpi:0"},
+                 {kDLROCM, 0, "rocm:0"},
+                 {kDLROCMHost, 0, "rocm_host:0"},
+                 {kDLExtDev, 0, "ext_dev:0"},
+                 {kDLCUDAManaged, 0, "cuda_managed:0"},
+                 {kDLOneAPI, 0, "oneapi:0"},
+                 {kDLWebGPU, 0, "webgpu:0"},
+                 {kDLHexagon, 0, "hexagon:0"},
+                 {kDLMAIA, 0, "maia:0"},
+                 {kDLTrn, 0, "trn:0"}};
+  for (size_t i = 0; i < sizeof devices / sizeof *devices; ++i) {
+    TVMFFIAny d = host_none();
+    d.type_index = kTVMFFIDevice;
+    d.v_device.device_type = devices[i].type;
+    d.v_device.device_id = devices[i].id;
+    expect_repr(d, devices[i].text);
+  }
+  TVMFFIAny dt = host_none();
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLInt, 8, 4};
+  expect_repr(dt, "int8x4");
+  expect_repr(core_c_str("\t\r\\"), "\"\\t\\r\\\\\"");
+  expect_repr(core_c_str("\x01\x1f\x7f~ "), "\"\\x01\\x1f\\x7f~ \"");
+  expect_repr(core_c_str("\xff\xc3"
+                         "a\xe2\x82"
+                         "b"),
+              "\"\\xff\\xc3a\\xe2\\x82b\"");
+  expect_repr(core_c_str("\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf"), "\"\\u07ff\\uffff\\U0010ffff\"");
+  expect_repr(core_c_str("\x1b[1;31mred\x1b[0m\x1b[K"), "\"\\x1b[1;31mred\\x1b[0m\\x1b[K\"");
+  expect_repr(core_c_str("\x1b[3x\x1b"), "\"\\x1b[3x\\x1b\"");
+  TVMFFIByteArray raw = {"a\"\\\0\x7f\x80 ~", 8};
+  expect_repr(byte_ptr(&raw), "b\"a\\x22\\x5c\\x00\\x7f\\x80 ~\"");
+}
+
+/* REC-007: big ints in decimal, whatever their size and sign. */
+Test(recursive, REC_007_repr_big_ints) {
+  unsigned __int128 e36 = (unsigned __int128)1000000000000000000ull * 1000000000000000000ull;
+  static const char* const want[] = {"0",
+                                     "-1",
+                                     "1000000000000000000",
+                                     "18446744073709551616",
+                                     "1000000000000000000000000000000000001",
+                                     "-1000000000000000000000000000000000000"};
+  uint64_t w[][2] = {{0, 0},
+                     {~0ull, ~0ull},
+                     {1000000000000000000ull, 0},
+                     {0, 1},
+                     {(uint64_t)(e36 + 1), (uint64_t)((e36 + 1) >> 64)},
+                     {(uint64_t)-e36, (uint64_t)(-e36 >> 64)}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
+    TVMFFIAny b = big(w[i], 2);
+    expect_repr(b, want[i]);
+    core_release(&b);
+  }
+}
+
+/* REC-007: containers empty and nested, an object met again inside
+ * itself as "...", one held twice printed twice, shapes of any length,
+ * and the keyword marker. */
+Test(recursive, REC_007_repr_containers) {
+  TVMFFIAny empty_a = arr(NULL, 0), empty_l = lst(NULL, 0), d = host_ok("ffi.Dict", NULL, 0);
+  expect_repr(empty_a, "()");
+  expect_repr(empty_l, "[]");
+  expect_repr(d, "{}");
+  TVMFFIAny one = ints("ffi.List", 1, 0, 1), twice[2] = {one, one}, pair = arr(twice, 2);
+  expect_repr(pair, "([1], [1])");
+  TVMFFIAny set[3] = {d, core_c_str("k"), pair};
+  host_ok("ffi.DictSetItem", set, 3);
+  expect_repr(d, "{\"k\": ([1], [1])}");
+  TVMFFIAny self = lst(NULL, 0), ap[2] = {self, self};
+  host_ok("ffi.ListAppend", ap, 2);
+  ap[1] = core_int(2);
+  host_ok("ffi.ListAppend", ap, 2);
+  expect_repr(self, "[..., 2]");
+  host_ok("ffi.ListClear", &self, 1);
+  TVMFFIAny s0 = host_ok("ffi.Shape", NULL, 0), five = core_int(5),
+            s1 = host_ok("ffi.Shape", &five, 1);
+  expect_repr(s0, "Shape()");
+  expect_repr(s1, "Shape(5)");
+  TVMFFIAny kw = host_ok("ffi.GetKwargsObject", NULL, 0);
+  expect_repr(kw, "<KWARGS>");
+  for (TVMFFIAny *v = (TVMFFIAny[]){empty_a, empty_l, d, one, pair, self, s0, s1, kw}, *end = v + 9;
+       v < end; ++v)
     core_release(v);
 }
 
@@ -205,7 +325,8 @@ Test(recursive, REC_008_deep_copy) {
   cr_expect_eq(sc[0].v_obj, self_copy.v_obj, "the copy of a list holding itself does not");
   host_ok("ffi.ListClear", &self, 1);
   host_ok("ffi.ListClear", &self_copy, 1);
-  for (TVMFFIAny* v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){s, inner, outer, copy, self, self_copy}, *end = v + 6; v < end;
+       ++v)
     core_release(v);
 }
 
@@ -250,7 +371,8 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   host_ok("ffi.ListClear", &list, 1);
   host_ok("ffi.ListClear", &list_copy, 1);
 
-  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0), kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
+  TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0),
+            kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
   TVMFFIAny map = host_ok("ffi.Map", kv, 4), set[3] = {dict, kv[2], map};
   host_ok("ffi.DictSetItem", set, 3);
   set[1] = map;
@@ -267,14 +389,15 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   cr_expect_eq(host_int_of(host_ok("ffi.DictSize", &dict_copy, 1), "size"), 2);
   cr_expect_eq(host_int_of(host_ok("ffi.DictCount", by_original, 2), "count"), 0,
                "the dict's copy has the original map as a key");
-  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2), n_value = host_ok("ffi.DictGetItem", by_n, 2);
+  TVMFFIAny value = host_ok("ffi.DictGetItem", by_copy, 2),
+            n_value = host_ok("ffi.DictGetItem", by_n, 2);
   cr_expect_eq(value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value",
                value.v_obj == map.v_obj ? "the original map" : "another object");
   cr_expect_eq(n_value.v_obj, map_copy.v_obj, "the dict's copy has %s as the value of \"n\"",
                n_value.v_obj == map.v_obj ? "the original map" : "another object");
   host_ok("ffi.DictClear", &dict, 1);
   host_ok("ffi.DictClear", &dict_copy, 1);
-  for (TVMFFIAny* v = (TVMFFIAny[]){list, array, array_copy, kv[0], kv[2], dict, map, map_copy,
+  for (TVMFFIAny *v = (TVMFFIAny[]){list, array, array_copy, kv[0], kv[2], dict, map, map_copy,
                                     dict_copy, value, n_value},
                  *end = v + 11;
        v < end; ++v)
@@ -295,7 +418,8 @@ static TVMFFIAny int_pair(int64_t a, int64_t b) {
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
   const TVMFFIAny* init = NULL;
   for (int32_t i = 0; i < info->num_methods; ++i)
-    if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+    if (info->methods[i].name.size == 12 &&
+        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
       init = &info->methods[i].method;
   cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
   TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
@@ -312,7 +436,7 @@ Test(recursive, REC_009_reflected_objects) {
   cr_expect_eq(hash_of(p12), hash_of(q12));
   cr_expect_neq(hash_of(p12), hash_of(p13), "the hash leaves a field out");
   expect_repr(p12, "testing.TestIntPair(a=1, b=2)");
-  for (TVMFFIAny* v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){p12, q12, p13}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* The List REC-010 and REC-011 use: [1, "a", {"k": 2}, 1.5, None, true,
@@ -323,8 +447,8 @@ static TVMFFIAny sample_list(void) {
   TVMFFIAny bytes = host_none();
   bytes.type_index = kTVMFFIByteArrayPtr;
   bytes.v_ptr = &raw;
-  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m, host_float(1.5), host_none(),
-                        host_bool(1), bytes, core_c_str("a")};
+  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m,     host_float(1.5),
+                        host_none(), host_bool(1),    bytes, core_c_str("a")};
   TVMFFIAny l = lst(items, 8);
   core_release(&m);
   return l;
@@ -356,7 +480,7 @@ Test(recursive, REC_010_json_graph_floats) {
     double v;
     const char* data;
   } cases[] = {{2.0, "2.0"}, {0.1, "0.10000000000000001"}, {1e300, "1.0000000000000001e+300"},
-               {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}};
+               {NAN, "NaN"}, {INFINITY, "Infinity"},       {-INFINITY, "-Infinity"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
     char want[128];
     snprintf(want, sizeof want, "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":%s}]}",
@@ -387,12 +511,15 @@ Test(recursive, REC_011_json_graph_read) {
   expect_repr(back, "(-1180591620717411303424, Shape(2, 3), cuda:1, float32, False)");
   core_release(&back);
   /* \u escapes, a surrogate pair among them, become UTF-8. */
-  graph = core_c_str("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":"
-                     "\"a\\u00e9\\ud83d\\ude00b\\n\"}]}");
+  graph = core_c_str(
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":"
+      "\"a\\u00e9\\ud83d\\ude00b\\n\"}]}");
   back = host_ok("ffi.FromJSONGraphString", &graph, 1);
   TVMFFIByteArray got = core_str_bytes(&back);
-  cr_expect(host_is_str(&back, "a\xc3\xa9\xf0\x9f\x98\x80" "b\n"), "escapes read as %.*s",
-            (int)got.size, got.data);
+  cr_expect(host_is_str(&back,
+                        "a\xc3\xa9\xf0\x9f\x98\x80"
+                        "b\n"),
+            "escapes read as %.*s", (int)got.size, got.data);
   core_release(&back);
 }
 
@@ -408,15 +535,15 @@ Test(recursive, REC_012_json_graph_refusals) {
 /* REC-013: the walks give back every object they make but their result:
  * the memo of a hash, the copies a comparison does not keep. */
 Test(recursive, REC_013_walks_keep_nothing) {
-  static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLt",  "ffi.RecursiveHash",
-                                    "ffi.ReprPrint",   "ffi.DeepCopy",     "ffi.ToJSONGraphString",
-                                    "ffi.FromJSONGraphString"};
+  static const char* const fns[] = {
+      "ffi.RecursiveEq", "ffi.RecursiveLt",       "ffi.RecursiveHash",      "ffi.ReprPrint",
+      "ffi.DeepCopy",    "ffi.ToJSONGraphString", "ffi.FromJSONGraphString"};
   /* Twice: the first round may fill caches that live as long as the
    * runtime (type attributes made on first use); the second counts. */
   for (int round = 0; round < 2; ++round) {
     if (round == 1) core_count_begin();
-    TVMFFIAny inner = ints("ffi.List", 1, 2, 2), kv[2] = {core_c_str("a key long enough for the heap"),
-                                                           inner};
+    TVMFFIAny inner = ints("ffi.List", 1, 2, 2),
+              kv[2] = {core_c_str("a key long enough for the heap"), inner};
     TVMFFIAny m = host_ok("ffi.Map", kv, 2), items[3] = {m, inner, core_int(3)};
     TVMFFIAny a = arr(items, 3), b = arr(items, 3);
     for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
@@ -433,7 +560,7 @@ Test(recursive, REC_013_walks_keep_nothing) {
                      core_count_live() - before);
       core_release(&graph);
     }
-    for (TVMFFIAny* v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
+    for (TVMFFIAny *v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
   }
   core_count_end("the recursive walks");
 }
