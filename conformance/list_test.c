@@ -82,6 +82,46 @@ Test(list, LST_002_mutations) {
   core_release(&l);
 }
 
+/* LST-002: ranges as Python slices take them: a long range erased whole
+ * (the later elements moved down in order), an empty range anywhere a
+ * no-op, a range reversed or past the end an IndexError; lists of odd and
+ * even length reversed; a list grown by single appends past its
+ * capacity keeps every element. */
+Test(list, LST_002_ranges) {
+  TVMFFIAny l = make_list(50);
+  call3("ffi.ListEraseRange", l, core_int(3), core_int(45), 3);
+  expect_ints(l, (int64_t[]){0, 10, 20, 450, 460, 470, 480, 490}, 8, "after erasing [3, 45)");
+  call3("ffi.ListEraseRange", l, core_int(5), core_int(5), 3);
+  expect_ints(l, (int64_t[]){0, 10, 20, 450, 460, 470, 480, 490}, 8, "after erasing [5, 5)");
+  static const int64_t bad[][2] = {{2, 1}, {-1, 2}, {0, 9}, {8, 9}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    TVMFFIAny q[3] = {l, core_int(bad[i][0]), core_int(bad[i][1])};
+    host_refused("ffi.ListEraseRange", q, 3, "IndexError", NULL);
+  }
+  call3("ffi.ListEraseRange", l, core_int(0), core_int(3), 3);
+  host_ok("ffi.ListReverse", &l, 1);
+  expect_ints(l, (int64_t[]){490, 480, 470, 460, 450}, 5, "odd length reversed");
+  call3("ffi.ListErase", l, core_int(4), host_none(), 2);
+  host_ok("ffi.ListReverse", &l, 1);
+  expect_ints(l, (int64_t[]){460, 470, 480, 490}, 4, "even length reversed");
+  TVMFFIAny q[2] = {l, core_int(3)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListPop", q, 2), "pop of the last"), 490);
+  expect_ints(l, (int64_t[]){460, 470, 480}, 3, "after popping the last");
+  host_ok("ffi.ListClear", &l, 1);
+  int64_t want[40];
+  for (int64_t i = 0; i < 40; ++i) {
+    call3("ffi.ListAppend", l, core_int(i), host_none(), 2);
+    want[i] = i;
+  }
+  expect_ints(l, want, 40, "40 appends");
+  call3("ffi.ListInsert", l, core_int(40), core_int(40), 3);
+  TVMFFIAny at[2] = {l, core_int(39)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", at, 2), "[39]"), 39);
+  at[1] = core_int(40);
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", at, 2), "[40]"), 40);
+  core_release(&l);
+}
+
 /* LST-003: ListReplaceSlice puts another list's elements in place of a
  * range, also when the other list is the list itself. */
 Test(list, LST_003_replace_slice) {
@@ -98,6 +138,30 @@ Test(list, LST_003_replace_slice) {
   core_release(&l);
 }
 
+/* LST-003: a replacement longer or shorter than the range grows or
+ * shrinks the list; an empty one erases the range. */
+Test(list, LST_003_replace_slice_lengths) {
+  TVMFFIAny l = make_list(5), longer = make_list(3), empty = make_list(0);
+  TVMFFIAny args[4] = {l, core_int(1), core_int(2), longer};
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 10, 20, 20, 30, 40}, 7, "[1:2] = [0, 10, 20]");
+  args[1] = core_int(2);
+  args[2] = core_int(6);
+  args[3] = empty;
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 40}, 3, "[2:6] = []");
+  args[1] = core_int(3);
+  args[2] = core_int(3);
+  args[3] = longer;
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 40, 0, 10, 20}, 6, "[3:3] = [0, 10, 20]");
+  args[1] = core_int(5);
+  args[2] = core_int(7);
+  host_refused("ffi.ListReplaceSlice", args, 4, "IndexError", NULL);
+  expect_ints(l, (int64_t[]){0, 0, 40, 0, 10, 20}, 6, "after a refused replacement");
+  for (TVMFFIAny *v = (TVMFFIAny[]){l, longer, empty}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
 /* LST-004: ListContains and ArrayContains compare as map keys do (text by
  * content, an int never equal to a bool). */
 Test(list, LST_004_contains) {
@@ -108,7 +172,8 @@ Test(list, LST_004_contains) {
   for (int k = 0; k < 2; ++k) {
     TVMFFIAny q[2] = {seqs[k], core_c_str("a-long-enough-string")};
     TVMFFIAny r = host_ok(fns[k], q, 2);
-    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content", fns[k]);
+    cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content",
+              fns[k]);
     q[1] = host_bool(1);
     r = host_ok(fns[k], q, 2);
     cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 0, "%s: true found as 1", fns[k]);
@@ -116,7 +181,7 @@ Test(list, LST_004_contains) {
     r = host_ok(fns[k], q, 2);
     cr_expect(r.v_int64 == 1, "%s: 1 not found", fns[k]);
   }
-  for (TVMFFIAny* v = (TVMFFIAny[]){s, l, a}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){s, l, a}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* LST-005: C++ code built on upstream's headers appends 100 elements to a

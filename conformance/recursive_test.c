@@ -523,13 +523,122 @@ Test(recursive, REC_011_json_graph_read) {
   core_release(&back);
 }
 
-/* REC-012: text that is no JSON graph is refused with an error, not read. */
+/* The JSON graph ToJSONGraphString writes for v (as a C string to free). */
+static void expect_graph(TVMFFIAny v, const char* want) {
+  TVMFFIAny args[2] = {v, host_none()}, text = host_ok("ffi.ToJSONGraphString", args, 2);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "wrote %.*s, expected %s",
+            (int)b.size, b.data, want);
+  core_release(&text);
+}
+
+/* REC-010: every kind of node as upstream writes it: shapes, devices,
+ * dtypes, big ints in decimal, dicts, bytes in base64 (padded), ints of
+ * either sign, and text with each JSON escape. */
+Test(recursive, REC_010_json_graph_kinds) {
+  uint64_t w[2] = {5, 1};
+  TVMFFIAny shape_args[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", shape_args, 2);
+  TVMFFIAny dev = host_none(), dt = host_none(), b = big(w, 2);
+  dev.type_index = kTVMFFIDevice;
+  dev.v_device = (DLDevice){kDLCUDA, 1};
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLFloat, 32, 1};
+  TVMFFIAny kv[2] = {core_c_str("k"), core_int(-5)}, d = host_ok("ffi.Dict", kv, 2);
+  TVMFFIByteArray b1 = {"\xfb", 1}, b2 = {"\xfb\xff", 2}, b3 = {"\xfb\xff\xbf", 3};
+  TVMFFIAny items[9] = {shape,
+                        dev,
+                        dt,
+                        b,
+                        d,
+                        byte_ptr(&b1),
+                        byte_ptr(&b2),
+                        byte_ptr(&b3),
+                        core_c_str("q\"\\\n\r\t\b\f\x01/\xc3\xa9")};
+  TVMFFIAny a = arr(items, 9);
+  expect_graph(a,
+               "{\"root_index\":11,\"nodes\":["
+               "{\"type\":\"ffi.Shape\",\"data\":[2,3]},"
+               "{\"type\":\"Device\",\"data\":[2,1]},"
+               "{\"type\":\"DataType\",\"data\":\"float32\"},"
+               "{\"type\":\"ffi.BigInt\",\"data\":\"18446744073709551621\"},"
+               "{\"type\":\"ffi.String\",\"data\":\"k\"},"
+               "{\"type\":\"int\",\"data\":-5},"
+               "{\"type\":\"ffi.Dict\",\"data\":[4,5]},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+w==\"},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+\\/8=\"},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+\\/+\\/\"},"
+               "{\"type\":\"ffi.String\",\"data\":\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\/\xc3\xa9\"},"
+               "{\"type\":\"ffi.Array\",\"data\":[0,1,2,3,6,7,8,9,10]}]}");
+  for (TVMFFIAny *v = (TVMFFIAny[]){shape, b, d, a}, *end = v + 4; v < end; ++v) core_release(v);
+}
+
+/* REC-011: the reader takes whitespace between tokens, keys it does not
+ * know (of any JSON kind), a node's data before its type, every JSON
+ * escape, padded base64, big ints past 64 bits and the extreme int64. */
+Test(recursive, REC_011_json_graph_read_kinds) {
+  TVMFFIAny graph = core_c_str(
+      " {\"extra\" : [1, {\"a\": \"b\"}, true, null, -2.5e3] ,\r\n \"root_index\" :\t7 , "
+      "\"nodes\" : [ { \"type\" : \"ffi.String\" , \"data\" : \"q\\\"\\\\\\/\\b\\f\\r\\t\\n\" ,"
+      " \"note\" : {\"x\": [1, \"y\"]} } ,\n {\"data\": \"+/8=\", \"type\": \"ffi.Bytes\"}, "
+      "{\"type\": \"ffi.BigInt\", \"data\": \"18446744073709551621\"}, "
+      "{\"type\": \"int\", \"data\": -9223372036854775808}, "
+      "{\"type\": \"ffi.Dict\", \"data\": [0, 1]}, {\"type\": \"float\", \"data\": -2.5e-3}, "
+      "{\"type\": \"ffi.Map\", \"data\": []}, "
+      "{\"type\": \"ffi.Array\", \"data\": [0, 1, 2, 3, 4, 5, 6]} ] } ");
+  TVMFFIAny back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  expect_repr(
+      back,
+      "(\"q\\\"\\\\/\\x08\\x0c\\r\\t\\n\", b\"\\xfb\\xff\", 18446744073709551621, "
+      "-9223372036854775808, {\"q\\\"\\\\/\\x08\\x0c\\r\\t\\n\": b\"\\xfb\\xff\"}, -0.0025, {})");
+  core_release(&back);
+}
+
+/* Expects FromJSONGraphString(text) to return -1 with an error of `kind`
+ * (NULL: any kind). */
+static void expect_graph_refused(const char* text, const char* kind) {
+  TVMFFIAny arg = core_c_str(text), out;
+  int rc = host_call("ffi.FromJSONGraphString", &arg, 1, &out);
+  if (rc == 0) core_release(&out);
+  ConfError e = conf_take_error();
+  cr_expect(rc == -1 && e.kind[0] && (kind == NULL || strcmp(e.kind, kind) == 0),
+            "%s: returned %d, raised %s: %s (expected -1 and %s)", text, rc,
+            e.kind[0] ? e.kind : "nothing", e.message, kind ? kind : "an error");
+}
+
+/* REC-012: text that is no JSON graph (malformed, a root or a reference
+ * naming no node before it) is refused with a ValueError, not read. */
 Test(recursive, REC_012_json_graph_refusals) {
-  static const char* const bad[] = {"{", "[1]", "{\"root_index\":3,\"nodes\":[]}"};
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
-    TVMFFIAny text = core_c_str(bad[i]);
-    host_refused("ffi.FromJSONGraphString", &text, 1, "ValueError", NULL);
-  }
+  static const char* const bad[] = {
+      "{",
+      "[1]",
+      "{\"root_index\":3,\"nodes\":[]}",
+      "{\"root_index\":-1,\"nodes\":[]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":\"abc}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":\"a\\qb\"}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[}]}",
+      "{\"root_index\":1,\"nodes\":[{\"type\":\"int\",\"data\":1},"
+      "{\"type\":\"ffi.Array\",\"data\":[0,2]}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[-1]}]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) expect_graph_refused(bad[i], "ValueError");
+}
+
+/* REC-015: a node without its type or data, or whose data is not of its
+ * type, is refused with an error (upstream: KeyError, TypeError). */
+Test(recursive, REC_015_json_graph_bad_nodes) {
+  static const char* const bad[] = {
+      "{\"root_index\":0,\"nodes\":[{\"data\":1}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\"}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\",\"data\":99999999999999999999}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\",\"data\":1.5}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":\"x\"}]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) expect_graph_refused(bad[i], NULL);
+}
+
+/* REC-016: a container node that names itself is refused with a
+ * ValueError, not built (it is not yet made). */
+Test(recursive, REC_016_json_graph_self_reference) {
+  expect_graph_refused("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[0]}]}",
+                       "ValueError");
 }
 
 /* REC-013: the walks give back every object they make but their result:
