@@ -36,6 +36,46 @@ static uint64_t combine(uint64_t key, uint64_t value) {
   return key ^ (value + 0x9e3779b9ull + (key << 6) + (key >> 2));
 }
 
+/* A testing.TestIntPair(a, b) of upstream's testing library. */
+static TVMFFIAny int_pair(int64_t a, int64_t b) {
+  static int loaded;
+  if (!loaded) {
+    loaded = dlopen(conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"),
+                    RTLD_NOW | RTLD_LOCAL) != NULL;
+    cr_assert(loaded, "cannot load libtvm_ffi_testing.so: %s", dlerror());
+  }
+  int32_t index;
+  TVMFFIByteArray key = {"testing.TestIntPair", 19};
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&key, &index), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+  const TVMFFIAny* init = NULL;
+  for (int32_t i = 0; i < info->num_methods; ++i)
+    if (info->methods[i].name.size == 12 &&
+        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+      init = &info->methods[i].method;
+  cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
+  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
+  return out;
+}
+
+/* A value of kind type_index whose payload is the byte array (bytes are
+ * copied into an owned object by the call that receives it). */
+static TVMFFIAny byte_ptr(const TVMFFIByteArray* b) {
+  TVMFFIAny v = host_none();
+  v.type_index = kTVMFFIByteArrayPtr;
+  v.v_ptr = (void*)b;
+  return v;
+}
+
+/* A big int from its little-endian two's complement 64-bit words. */
+static TVMFFIAny big(const uint64_t* words, size_t n) {
+  TVMFFIByteArray bytes = {(const char*)words, n * 8};
+  TVMFFIAny v;
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
+  return v;
+}
+
 /* REC-001: equality of values: kinds must match (1 is not true, not 1.0),
  * text compares by content in any form, NaN equals NaN. */
 Test(recursive, REC_001_values_equal) {
@@ -101,6 +141,89 @@ Test(recursive, REC_003_ordering) {
   host_refused("ffi.RecursiveLt", args, 2, "TypeError", "Map/Dict");
   cr_expect(truth("ffi.RecursiveLe", m1, m1));
   for (TVMFFIAny *v = (TVMFFIAny[]){a12, a1, a13, m1, m2}, *end = v + 5; v < end; ++v)
+    core_release(v);
+}
+
+/* Expects the five comparisons of (a, b) and of (b, a) to agree with
+ * a <=> b being `sign`. */
+static void expect_order(TVMFFIAny a, TVMFFIAny b, int sign, const char* what) {
+  static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLt", "ffi.RecursiveLe",
+                                    "ffi.RecursiveGt", "ffi.RecursiveGe"};
+  for (int swap = 0; swap < 2; ++swap) {
+    int s = swap ? -sign : sign;
+    int want[5] = {s == 0, s<0, s <= 0, s> 0, s >= 0};
+    for (int f = 0; f < 5; ++f) {
+      int got = swap ? truth(fns[f], b, a) : truth(fns[f], a, b);
+      cr_expect_eq(got, want[f], "%s%s: %s gave %d", what, swap ? " (swapped)" : "", fns[f], got);
+    }
+  }
+}
+
+/* REC-003: the order of every kind: None first, false before true, ints,
+ * floats, dtypes (code, bits, lanes) and devices (type, id) field by
+ * field, text and bytes by bytes, ints and big ints by value, shapes,
+ * arrays and lists lexicographically, reflected objects field by field. */
+Test(recursive, REC_003_ordering_of_every_kind) {
+  TVMFFIAny dt[4], dev[3];
+  DLDataType dts[4] = {{kDLInt, 32, 1}, {kDLFloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 32, 4}};
+  DLDevice devs[3] = {{kDLCPU, 5}, {kDLCUDA, 0}, {kDLCUDA, 1}};
+  for (int i = 0; i < 4; ++i)
+    dt[i] = host_none(), dt[i].type_index = kTVMFFIDataType, dt[i].v_dtype = dts[i];
+  for (int i = 0; i < 3; ++i)
+    dev[i] = host_none(), dev[i].type_index = kTVMFFIDevice, dev[i].v_device = devs[i];
+  expect_order(host_none(), core_int(1), -1, "None, 1");
+  expect_order(host_none(), host_none(), 0, "None, None");
+  expect_order(host_bool(0), host_bool(1), -1, "false, true");
+  expect_order(core_int(-5), core_int(3), -1, "-5, 3");
+  expect_order(core_int(7), core_int(7), 0, "7, 7");
+  expect_order(host_float(-1.5), host_float(0.5), -1, "-1.5, 0.5");
+  expect_order(dt[0], dt[1], -1, "int32, float16");
+  expect_order(dt[1], dt[2], -1, "float16, float32");
+  expect_order(dt[2], dt[3], -1, "float32, float32x4");
+  expect_order(dt[3], dt[3], 0, "float32x4, float32x4");
+  expect_order(dev[0], dev[1], -1, "cpu:5, cuda:0");
+  expect_order(dev[1], dev[2], -1, "cuda:0, cuda:1");
+  expect_order(dev[2], dev[2], 0, "cuda:1, cuda:1");
+  expect_order(core_c_str("abc"), core_c_str("abd"), -1, "abc, abd");
+  expect_order(core_c_str("ab"), core_c_str("abc"), -1, "ab, abc");
+  TVMFFIAny heap = host_str("a heap string of some length");
+  expect_order(heap, core_c_str("a heap string of some length"), 0, "heap, C string");
+  expect_order(heap, core_c_str("a heap string of some lengtH"), 1, "heap, C string less");
+  TVMFFIByteArray ba = {"a\0b", 3}, bb = {"a\0c", 3}, bc = {"a", 1};
+  expect_order(byte_ptr(&ba), byte_ptr(&bb), -1, "b\"a\\0b\", b\"a\\0c\"");
+  expect_order(byte_ptr(&bc), byte_ptr(&ba), -1, "b\"a\", b\"a\\0b\"");
+  uint64_t w[][3] = {{0, 1, 0},         {5, 1, 0},     {6, 1, 0}, {0, 0, 1},
+                     {0, ~0ull, ~0ull}, {0, 0, ~0ull}, {0, 0, 0}};
+  TVMFFIAny big64 = big(w[0], 2), big64p5 = big(w[1], 2), big64p6 = big(w[2], 2);
+  TVMFFIAny big128 = big(w[3], 3), neg64 = big(w[4], 3), neg128 = big(w[5], 3);
+  TVMFFIAny big64_again = big(w[0], 2);
+  expect_order(core_int(5), big64, -1, "5, 2^64");
+  expect_order(neg64, core_int(5), -1, "-2^64, 5");
+  expect_order(big64p5, big64p6, -1, "2^64 + 5, 2^64 + 6");
+  expect_order(big64, big128, -1, "2^64, 2^128");
+  expect_order(neg128, neg64, -1, "-2^128, -2^64");
+  expect_order(neg64, big64, -1, "-2^64, 2^64");
+  expect_order(big64, big64_again, 0, "2^64, 2^64");
+  TVMFFIAny e23[2] = {core_int(2), core_int(3)}, e24[2] = {core_int(2), core_int(4)};
+  TVMFFIAny s23 = host_ok("ffi.Shape", e23, 2), s24 = host_ok("ffi.Shape", e24, 2);
+  TVMFFIAny s2 = host_ok("ffi.Shape", e23, 1), s23b = host_ok("ffi.Shape", e23, 2);
+  expect_order(s23, s24, -1, "Shape(2, 3), Shape(2, 4)");
+  expect_order(s2, s23, -1, "Shape(2), Shape(2, 3)");
+  expect_order(s23, s23b, 0, "two Shape(2, 3)");
+  TVMFFIAny l12 = ints("ffi.List", 1, 2, 2), l13 = ints("ffi.List", 1, 3, 2),
+            l1 = ints("ffi.List", 1, 0, 1);
+  TVMFFIAny l12b = ints("ffi.List", 1, 2, 2);
+  expect_order(l12, l13, -1, "[1, 2], [1, 3]");
+  expect_order(l1, l12, -1, "[1], [1, 2]");
+  expect_order(l12, l12b, 0, "two [1, 2]");
+  TVMFFIAny p12 = int_pair(1, 2), p21 = int_pair(2, 1), p13 = int_pair(1, 3);
+  expect_order(p12, p21, -1, "pair(1, 2), pair(2, 1)");
+  expect_order(p12, p13, -1, "pair(1, 2), pair(1, 3)");
+  for (TVMFFIAny *
+           v = (TVMFFIAny[]){heap, big64, big64p5, big64p6, big128, neg64, neg128, big64_again, s23,
+                             s24, s2, s23b, l12, l13, l1, l12b, p12, p21, p13},
+          *end = v + 19;
+       v < end; ++v)
     core_release(v);
 }
 
@@ -183,23 +306,6 @@ Test(recursive, REC_007_repr) {
   expect_repr(missing, "<MISSING>");
   for (TVMFFIAny *v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
     core_release(v);
-}
-
-/* A value of kind type_index whose payload is the byte array (bytes are
- * copied into an owned object by the call that receives it). */
-static TVMFFIAny byte_ptr(const TVMFFIByteArray* b) {
-  TVMFFIAny v = host_none();
-  v.type_index = kTVMFFIByteArrayPtr;
-  v.v_ptr = (void*)b;
-  return v;
-}
-
-/* A big int from its little-endian two's complement 64-bit words. */
-static TVMFFIAny big(const uint64_t* words, size_t n) {
-  TVMFFIByteArray bytes = {(const char*)words, n * 8};
-  TVMFFIAny v;
-  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
-  return v;
 }
 
 /* REC-007: floats as a C++ stream prints doubles, devices and dtypes by
@@ -402,29 +508,6 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
                  *end = v + 11;
        v < end; ++v)
     core_release(v);
-}
-
-/* A testing.TestIntPair(a, b) of upstream's testing library. */
-static TVMFFIAny int_pair(int64_t a, int64_t b) {
-  static int loaded;
-  if (!loaded) {
-    loaded = dlopen(conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"),
-                    RTLD_NOW | RTLD_LOCAL) != NULL;
-    cr_assert(loaded, "cannot load libtvm_ffi_testing.so: %s", dlerror());
-  }
-  int32_t index;
-  TVMFFIByteArray key = {"testing.TestIntPair", 19};
-  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&key, &index), 0);
-  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
-  const TVMFFIAny* init = NULL;
-  for (int32_t i = 0; i < info->num_methods; ++i)
-    if (info->methods[i].name.size == 12 &&
-        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
-      init = &info->methods[i].method;
-  cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
-  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
-  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
-  return out;
 }
 
 /* REC-009: reflected objects compare, hash and print by their fields. */
