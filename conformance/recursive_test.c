@@ -259,6 +259,62 @@ Test(recursive, REC_005_value_hashes) {
   core_release(&heap);
 }
 
+/* The type_key_hash the implementation registered for type_index. */
+static uint64_t key_hash(int32_t type_index) {
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(type_index);
+  cr_assert_not_null(info, "no type info for type index %d", type_index);
+  return info->type_key_hash;
+}
+
+static uint64_t bits_of(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/* REC-005: floats (every NaN alike, -0.0 as 0.0), dtypes, devices and
+ * bytes from their parts; shapes, sequences and maps from their type's
+ * key hash, their length and their elements (a sequence's with their
+ * positions, a map's entries sorted); reflected objects from the key hash
+ * and each field; a list met again inside itself as its key hash. */
+Test(recursive, REC_005_hashes_of_every_kind) {
+  cr_expect_eq(hash_of(host_float(1.5)), combine(kTVMFFIFloat, bits_of(1.5)));
+  cr_expect_eq(hash_of(host_float(-0.0)), combine(kTVMFFIFloat, bits_of(0.0)));
+  cr_expect_eq(hash_of(host_float(-__builtin_nan("7"))), combine(kTVMFFIFloat, bits_of(NAN)));
+  TVMFFIAny dt = host_none(), dev = host_none();
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLFloat, 32, 4};
+  dev.type_index = kTVMFFIDevice;
+  dev.v_device = (DLDevice){kDLCUDA, 3};
+  cr_expect_eq(hash_of(dt), combine(combine(combine(kTVMFFIDataType, kDLFloat), 32), 4));
+  cr_expect_eq(hash_of(dev), combine(combine(kTVMFFIDevice, kDLCUDA), 3));
+  TVMFFIByteArray ab = {"ab", 2};
+  cr_expect_eq(hash_of(byte_ptr(&ab)), combine(kTVMFFIBytes, ('a' | ('b' << 8)) % 2147483647ull));
+  uint64_t h5 = combine(kTVMFFIInt, 5), h6 = combine(kTVMFFIInt, 6);
+  TVMFFIAny a56 = ints("ffi.Array", 5, 6, 2), l5 = ints("ffi.List", 5, 0, 1);
+  cr_expect_eq(hash_of(a56), combine(combine(combine(key_hash(kTVMFFIArray), 2), combine(h5, 0)),
+                                     combine(h6, 1)));
+  cr_expect_eq(hash_of(l5), combine(combine(key_hash(kTVMFFIList), 1), combine(h5, 0)));
+  TVMFFIAny kv[4] = {core_int(5), core_int(6), core_int(6), core_int(5)};
+  TVMFFIAny m1 = host_ok("ffi.Map", kv, 2), m2 = host_ok("ffi.Map", kv, 4);
+  cr_expect_eq(hash_of(m1), combine(combine(key_hash(kTVMFFIMap), 1), combine(h5, h6)));
+  uint64_t e1 = combine(h5, h6), e2 = combine(h6, h5);
+  cr_expect_eq(hash_of(m2), combine(combine(combine(key_hash(kTVMFFIMap), 2), e1 < e2 ? e1 : e2),
+                                    e1 < e2 ? e2 : e1));
+  TVMFFIAny ext[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", ext, 2);
+  cr_expect_eq(hash_of(shape), combine(combine(combine(key_hash(kTVMFFIShape), 2), 2), 3));
+  TVMFFIAny pair = int_pair(1, 2);
+  cr_expect_eq(hash_of(pair), combine(combine(key_hash(pair.type_index), combine(kTVMFFIInt, 1)),
+                                      combine(kTVMFFIInt, 2)));
+  TVMFFIAny self = lst(NULL, 0), ap[2] = {self, self};
+  host_ok("ffi.ListAppend", ap, 2);
+  uint64_t lk = key_hash(kTVMFFIList);
+  cr_expect_eq(hash_of(self), combine(combine(lk, 1), combine(lk, 0)));
+  host_ok("ffi.ListClear", &self, 1);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a56, l5, m1, m2, shape, pair, self}, *end = v + 7; v < end; ++v)
+    core_release(v);
+}
+
 /* REC-006: equal values hash alike: containers with equal elements, maps
  * with the same entries in another order; different ones (almost always)
  * differ. */
