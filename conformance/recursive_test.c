@@ -516,6 +516,53 @@ Test(recursive, REC_008_deep_copy_long) {
     }
 }
 
+/* REC-008: values come back as they are, leaves (shapes, big ints, heap
+ * strings) are shared, dicts and maps are copied with their order, and
+ * containers used as keys are copied too; a dict holding itself is
+ * copied into one holding itself. */
+Test(recursive, REC_008_deep_copy_kinds) {
+  TVMFFIAny five = core_int(5), none = host_none();
+  TVMFFIAny c5 = host_ok("ffi.DeepCopy", &five, 1), cn = host_ok("ffi.DeepCopy", &none, 1);
+  cr_expect(c5.type_index == kTVMFFIInt && c5.v_int64 == 5, "DeepCopy(5) gave type %d",
+            c5.type_index);
+  cr_expect_eq(cn.type_index, kTVMFFINone);
+  uint64_t w[2] = {0, 1};
+  TVMFFIAny ext[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", ext, 2),
+            b = big(w, 2);
+  TVMFFIAny leaves[2] = {shape, b};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny copy = host_ok("ffi.DeepCopy", &leaves[i], 1);
+    cr_expect_eq(copy.v_obj, leaves[i].v_obj, "leaf %d was copied", i);
+    core_release(&copy);
+  }
+  TVMFFIAny inner = ints("ffi.List", 1, 2, 2), key = ints("ffi.Array", 7, 0, 1);
+  TVMFFIAny kv[6] = {core_c_str("b"), core_int(1), core_c_str("a"), inner, key, core_int(3)};
+  const char* ctors[2] = {"ffi.Dict", "ffi.Map"};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny m = host_ok(ctors[k], kv, 6), copy = host_ok("ffi.DeepCopy", &m, 1);
+    cr_assert_eq(copy.type_index, m.type_index, "%s", ctors[k]);
+    cr_expect_neq(copy.v_obj, m.v_obj, "%s was shared", ctors[k]);
+    expect_repr(copy, "{\"b\": 1, \"a\": [1, 2], (7,): 3}");
+    TVMFFIAny q[2] = {copy, key};
+    cr_expect_eq(host_int_of(host_ok(k ? "ffi.MapCount" : "ffi.DictCount", q, 2), "count"), 0,
+                 "%s: the array key was shared, not copied", ctors[k]);
+    core_release(&m);
+    core_release(&copy);
+  }
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0), set[3] = {d, core_c_str("self"), d};
+  host_ok("ffi.DictSetItem", set, 3);
+  TVMFFIAny dc = host_ok("ffi.DeepCopy", &d, 1), get[2] = {dc, core_c_str("self")};
+  cr_expect_neq(dc.v_obj, d.v_obj);
+  TVMFFIAny held = host_ok("ffi.DictGetItem", get, 2);
+  cr_expect_eq(held.v_obj, dc.v_obj, "the copy of a dict holding itself holds %s",
+               held.v_obj == d.v_obj ? "the original" : "another object");
+  core_release(&held);
+  host_ok("ffi.DictClear", &d, 1);
+  host_ok("ffi.DictClear", &dc, 1);
+  for (TVMFFIAny *v = (TVMFFIAny[]){shape, b, inner, key, d, dc}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
 /* REC-014: a list or dict inside an array or map that leads back to it is
  * copied into one that holds the array's or map's copy, not the original. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {
