@@ -102,7 +102,7 @@ static int same_key(const TVMFFIAny* a, const TVMFFIAny* b) {
 /* MAP-001: construction, size and look-up; a key given twice keeps its
  * first place and takes the last value. */
 Test(map, MAP_001_make_size_get) {
-  TVMFFIAny args[8] = {core_int(1), core_int(10), core_c_str("two"), core_int(20),
+  TVMFFIAny args[8] = {core_int(1), core_int(10), core_c_str("two"),   core_int(20),
                        core_int(1), core_int(11), core_c_str("three"), core_int(30)};
   TVMFFIAny m = host_ok("ffi.Map", args, 8), keys[4];
   cr_assert_eq(m.type_index, kTVMFFIMap);
@@ -142,8 +142,9 @@ Test(map, MAP_002_absent_keys) {
 Test(map, MAP_003_key_equality) {
   TVMFFIAny heap = host_str("a-heap-string-key"), small = host_str("sk");
   TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), arr2 = host_ok("ffi.Array", NULL, 0);
-  TVMFFIAny args[12] = {heap,         core_int(1), small, core_int(2), core_int(1), core_int(3),
-                        host_bool(1), core_int(4), arr,   core_int(5), host_float(1.0), core_int(6)};
+  TVMFFIAny args[12] = {heap,        core_int(1), small,           core_int(2),
+                        core_int(1), core_int(3), host_bool(1),    core_int(4),
+                        arr,         core_int(5), host_float(1.0), core_int(6)};
   TVMFFIAny m = host_ok("ffi.Map", args, 12);
   cr_expect_eq(size_of("ffi.MapSize", m), 6);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("a-heap-string-key")), "heap"), 1);
@@ -159,7 +160,7 @@ Test(map, MAP_003_key_equality) {
   TVMFFIAny sm = host_ok("ffi.Map", one, 2);
   TVMFFIAny sq[2] = {sm, arr2};
   cr_expect_eq(host_int_of(host_ok("ffi.MapCount", sq, 2), "other array, small map"), 0);
-  for (TVMFFIAny* v = (TVMFFIAny[]){heap, small, arr, arr2, m, sm}, *end = v + 6; v < end; ++v)
+  for (TVMFFIAny *v = (TVMFFIAny[]){heap, small, arr, arr2, m, sm}, *end = v + 6; v < end; ++v)
     core_release(v);
 }
 
@@ -193,8 +194,7 @@ Test(map, MAP_005_dense_layout_order) {
     int64_t n = sizes[s];
     TVMFFIAny m = make_range("ffi.Map", n);
     const MapBase* b = base_of(m);
-    cr_expect(!(b->slots & SMALL_TAG) && b->slots > (uint64_t)n &&
-                  (b->slots & (b->slots - 1)) == 0,
+    cr_expect(!(b->slots & SMALL_TAG) && b->slots > (uint64_t)n && (b->slots & (b->slots - 1)) == 0,
               "%lld entries: slots %llx", (long long)n, (unsigned long long)b->slots);
     cr_expect_eq(b->size, (uint64_t)n);
     cr_expect_eq(count_range("Map", m, 0, n), n);
@@ -221,7 +221,8 @@ Test(map, MAP_006_runtime_maps_read_by_cpp) {
     for (int dict = 0; dict < 2; ++dict) {
       TVMFFIAny m = make_range(dict ? "ffi.Dict" : "ffi.Map", n);
       TVMFFIAny args[3] = {m, core_int(0), core_int(n + 4)};
-      int64_t found = host_int_of(host_interop(dict ? "dict_count_range" : "map_count_range", args, 3), "found");
+      int64_t found = host_int_of(
+          host_interop(dict ? "dict_count_range" : "map_count_range", args, 3), "found");
       cr_expect_eq(found, n, "C++ found %lld of %lld keys in a %s", (long long)found, (long long)n,
                    dict ? "dict" : "map");
       core_release(&m);
@@ -292,6 +293,63 @@ Test(map, MAP_008_dict_in_place) {
   core_release(&d);
 }
 
+/* Expects the dict's keys, in iteration order, to be key_of(i) for the
+ * i in want[0..n), each found with its value i * 10. */
+static void expect_dict_keys(TVMFFIAny d, const int64_t* want, int64_t n, const char* what) {
+  cr_assert_eq(size_of("ffi.DictSize", d), n, "%s: size", what);
+  TVMFFIAny keys[64];
+  int64_t got = iterate_keys("ffi.DictForwardIterFunctor", d, keys, 64);
+  cr_expect_eq(got, n, "%s: iterated %lld keys", what, (long long)got);
+  for (int64_t i = 0; i < got; ++i) {
+    TVMFFIAny k = key_of(want[i]), v = get("ffi.DictGetItemOrMissing", d, k);
+    cr_expect(same_key(&keys[i], &k), "%s: key %lld is not key_of(%lld)", what, (long long)i,
+              (long long)want[i]);
+    cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == want[i] * 10, "%s: key_of(%lld) not found",
+              what, (long long)want[i]);
+    core_release(&v);
+    core_release(&k);
+    core_release(&keys[i]);
+  }
+}
+
+/* MAP-008: a dict grown one key at a time from empty (small, then dense)
+ * finds every key and iterates in insertion order after each addition;
+ * erasing keys (from the small form and the dense one) keeps the others
+ * in order. */
+Test(map, MAP_008_dict_grows_and_shrinks) {
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0);
+  int64_t want[40];
+  for (int64_t i = 0; i < 40; ++i) {
+    TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+    host_ok("ffi.DictSetItem", set, 3);
+    core_release(&k);
+    want[i] = i;
+    char what[32];
+    snprintf(what, sizeof what, "after %lld additions", (long long)i + 1);
+    expect_dict_keys(d, want, i + 1, what);
+    if (i == 3) {
+      cr_expect(base_of(d)->slots & SMALL_TAG, "a dict of 4 is not small");
+      cr_expect_geq(base_of(d)->slots & ~SMALL_TAG, 4);
+      TVMFFIAny small = make_range("ffi.Dict", 4), er[2] = {small, core_int(2)};
+      host_ok("ffi.DictErase", er, 2);
+      expect_dict_keys(small, (int64_t[]){0, 1, 3}, 3, "small dict less key_of(2)");
+      core_release(&small);
+    }
+  }
+  int64_t left[40], n = 0;
+  for (int64_t i = 0; i < 40; ++i) {
+    if (i % 3 == 1) {
+      TVMFFIAny k = key_of(i), er[2] = {d, k};
+      host_ok("ffi.DictErase", er, 2);
+      core_release(&k);
+    } else {
+      left[n++] = i;
+    }
+  }
+  expect_dict_keys(d, left, n, "after erasing every third key");
+  core_release(&d);
+}
+
 /* MAP-009: C++ code grows a dict the runtime made (3 entries) to 100 in
  * place, turning it dense itself, and erases from it; the runtime reads
  * every state back. */
@@ -359,23 +417,27 @@ Test(map, MAP_011_update_order) {
 /* MAP-012: the map functions take maps only and the dict functions dicts
  * only (TypeError); ffi.Map refuses an odd argument count. */
 Test(map, MAP_012_refusals) {
-  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2), arr = host_ok("ffi.Array", NULL, 0);
+  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2),
+            arr = host_ok("ffi.Array", NULL, 0);
   host_refused("ffi.MapSize", &d, 1, "TypeError", NULL);
   host_refused("ffi.DictSize", &m, 1, "TypeError", NULL);
   host_refused("ffi.MapSize", &arr, 1, "TypeError", NULL);
-  TVMFFIAny on_dict[2] = {d, core_int(0)}, on_map[2] = {m, core_int(0)}, on_arr[2] = {arr, core_int(0)};
-  static const char* const map_reads[] = {"ffi.MapCount", "ffi.MapGetItem", "ffi.MapGetItemOrMissing"};
+  TVMFFIAny on_dict[2] = {d, core_int(0)}, on_map[2] = {m, core_int(0)},
+            on_arr[2] = {arr, core_int(0)};
+  static const char* const map_reads[] = {"ffi.MapCount", "ffi.MapGetItem",
+                                          "ffi.MapGetItemOrMissing"};
   for (size_t i = 0; i < 3; ++i) {
     host_refused(map_reads[i], on_dict, 2, "TypeError", NULL);
     host_refused(map_reads[i], on_arr, 2, "TypeError", NULL);
   }
-  static const char* const dict_reads[] = {"ffi.DictCount", "ffi.DictGetItem", "ffi.DictGetItemOrMissing"};
+  static const char* const dict_reads[] = {"ffi.DictCount", "ffi.DictGetItem",
+                                           "ffi.DictGetItemOrMissing"};
   for (size_t i = 0; i < 3; ++i) host_refused(dict_reads[i], on_map, 2, "TypeError", NULL);
   TVMFFIAny odd[3] = {core_int(1), core_int(2), core_int(3)}, out;
   cr_expect_eq(host_call("ffi.Map", odd, 3, &out), -1);
   ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an odd argument count raised nothing");
-  for (TVMFFIAny* v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* MAP-013: a map holds a reference to each object key and value, and gives
