@@ -29,9 +29,10 @@ static void expect_field(const char* type, const char* name, int64_t offset, int
     want[n++] = *p;
   }
   memcpy(want + n, "\"}", 3);
-  cr_expect(f->metadata.size == strlen(want) && memcmp(f->metadata.data, want, f->metadata.size) == 0,
-            "%s.%s metadata %.*s, expected %s", type, name, (int)f->metadata.size, f->metadata.data,
-            want);
+  cr_expect(
+      f->metadata.size == strlen(want) && memcmp(f->metadata.data, want, f->metadata.size) == 0,
+      "%s.%s metadata %.*s, expected %s", type, name, (int)f->metadata.size, f->metadata.data,
+      want);
 }
 
 /* RTY-001: the enum types, their parents, sizes and fields. */
@@ -43,7 +44,8 @@ Test(reflected_types, RTY_001_enum_types) {
   cr_expect_eq(ints->type_ancestors[1]->type_index, core_type_index("ffi.Enum"));
   cr_assert_not_null(state->metadata);
   cr_expect_eq(state->metadata->total_size, 48);
-  expect_field("ffi.EnumState", "entries", 24, 8, "{\"type\":\"ffi.List\",\"args\":[{\"type\":\"ffi.Object\"}]}");
+  expect_field("ffi.EnumState", "entries", 24, 8,
+               "{\"type\":\"ffi.List\",\"args\":[{\"type\":\"ffi.Object\"}]}");
   expect_field("ffi.EnumState", "indexes", 32, 8,
                "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"Any\"},{\"type\":\"ffi.Object\"}]}");
   expect_field("ffi.Enum", "_int_index", 24, 8, "{\"type\":\"int\"}");
@@ -58,7 +60,8 @@ Test(reflected_types, RTY_002_enum_state_init) {
   const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(core_type_index("ffi.EnumState"));
   const TVMFFIAny* init = NULL;
   for (int32_t i = 0; i < info->num_methods; ++i)
-    if (info->methods[i].name.size == 12 && memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+    if (info->methods[i].name.size == 12 &&
+        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
       init = &info->methods[i].method;
   cr_assert_not_null(init, "ffi.EnumState has no __ffi_init__ method");
   TVMFFIAny s = host_none();
@@ -83,8 +86,8 @@ Test(reflected_types, RTY_002_enum_state_init) {
 /* RTY-003: the type keys upstream's Python package binds classes to when
  * it imports are registered below ffi.Object. */
 Test(reflected_types, RTY_003_import_type_keys) {
-  static const char* const keys[] = {"ffi.StructuralKey", "ffi.StructuralVisitor",
-                                     "ffi.StructuralMutator", "ffi.reflection.AccessStep",
+  static const char* const keys[] = {"ffi.StructuralKey",         "ffi.StructuralVisitor",
+                                     "ffi.StructuralMutator",     "ffi.reflection.AccessStep",
                                      "ffi.reflection.AccessPath", "ffi.VisitInterrupt"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(core_type_index(keys[i]));
@@ -133,7 +136,8 @@ static void define_point(void) {
   TVMFFIByteArray key = {"conformance.Point", 17};
   point_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
   cr_assert_geq(point_index, 0);
-  TVMFFITypeMetadata meta = {{"", 0}, point_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
+  TVMFFITypeMetadata meta = {
+      {"", 0}, point_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
   cr_assert_eq(API(TVMFFITypeRegisterMetadata)(point_index, &meta), 0);
   for (int i = 0; i < 2; ++i) {
     TVMFFIFieldInfo f;
@@ -253,7 +257,8 @@ Test(reflected_types, RTY_006_convert_attrs) {
                                      "ffi.Dict",   "ffi.Shape",    "ffi.Tensor"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) convert_fn(keys[i]);
   TVMFFIAny f = convert_fn("ffi.Shape");
-  TVMFFIAny items[2] = {core_int(2), core_int(3)}, arr = host_ok("ffi.Array", items, 2), out = host_none();
+  TVMFFIAny items[2] = {core_int(2), core_int(3)}, arr = host_ok("ffi.Array", items, 2),
+            out = host_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, &arr, 1, &out), 0);
   cr_assert_eq(out.type_index, kTVMFFIShape);
   cr_expect_eq(TVMFFIShapeGetCellPtr(out.v_obj)->size, 2);
@@ -307,7 +312,8 @@ static void expect_object_getter(int64_t type_index) {
   core_release(&v);
   field[0] = NULL;
   cr_assert_eq(getter(field, &v), 0);
-  cr_expect_eq(v.type_index, kTVMFFINone, "a NULL object field read as type index %d", v.type_index);
+  cr_expect_eq(v.type_index, kTVMFFINone, "a NULL object field read as type index %d",
+               v.type_index);
   core_release(&arr);
 }
 
@@ -360,11 +366,46 @@ Test(reflected_types, RTY_007_py_class_storage) {
   int64_t* n = (int64_t*)((char*)made.v_obj + 24);
   cr_expect_eq(*n, 0, "a new object's field is not zero");
   *n = 12;
-  cr_assert_eq(API(TVMFFIFunctionCall)(cc->data[index - cc->begin_index].v_obj, &made, 1, &copied), 0);
+  cr_assert_eq(API(TVMFFIFunctionCall)(cc->data[index - cc->begin_index].v_obj, &made, 1, &copied),
+               0);
   cr_expect_neq(copied.v_obj, made.v_obj);
   cr_expect_eq(*(int64_t*)((char*)copied.v_obj + 24), 12);
   core_release(&made);
   core_release(&copied);
+}
+
+/* RTY-007: getters of the plain field kinds read the field's bytes as a
+ * value of that kind: a double, a one-byte bool, an opaque pointer (NULL
+ * too), a dtype, a device. */
+Test(reflected_types, RTY_007_plain_field_getters) {
+  TVMFFIAny v = host_none();
+  double d = -2.5;
+  cr_assert_eq(getter_for(kTVMFFIFloat)(&d, &v), 0);
+  cr_expect(v.type_index == kTVMFFIFloat && v.v_float64 == -2.5, "float field read as %d",
+            v.type_index);
+  unsigned char flags[2] = {0, 1};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(getter_for(kTVMFFIBool)(&flags[i], &v), 0);
+    cr_expect(v.type_index == kTVMFFIBool && v.v_int64 == (i != 0), "bool byte %d read as %d/%lld",
+              i, v.type_index, (long long)v.v_int64);
+  }
+  void* ptrs[2] = {&d, NULL};
+  cr_assert_eq(getter_for(kTVMFFIOpaquePtr)(&ptrs[0], &v), 0);
+  cr_expect(v.type_index == kTVMFFIOpaquePtr && v.v_ptr == &d, "pointer field read as %d",
+            v.type_index);
+  cr_assert_eq(getter_for(kTVMFFIOpaquePtr)(&ptrs[1], &v), 0);
+  cr_expect(v.type_index == kTVMFFIOpaquePtr && v.v_ptr == NULL, "a NULL pointer field read as %d",
+            v.type_index);
+  DLDataType dt = {kDLFloat, 16, 2};
+  cr_assert_eq(getter_for(kTVMFFIDataType)(&dt, &v), 0);
+  cr_expect(v.type_index == kTVMFFIDataType && v.v_dtype.code == kDLFloat && v.v_dtype.bits == 16 &&
+                v.v_dtype.lanes == 2,
+            "dtype field read as %d", v.type_index);
+  DLDevice dev = {kDLCUDA, 3};
+  cr_assert_eq(getter_for(kTVMFFIDevice)(&dev, &v), 0);
+  cr_expect(v.type_index == kTVMFFIDevice && v.v_device.device_type == kDLCUDA &&
+                v.v_device.device_id == 3,
+            "device field read as %d", v.type_index);
 }
 
 /* ffi.BigInt's entry in the type attribute column `name` (None if none). */
@@ -405,8 +446,12 @@ Test(reflected_types, RTY_008_big_int_attrs) {
     TVMFFIAny f = big_attr(hooks[i]);
     if (f.type_index != kTVMFFIFunction) continue; /* upstream: a native hook, not a Function */
     TVMFFIAny args[2] = {core_int(1), core_int(1)}, out = host_none();
-    cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, i == 0 ? 2 : i == 1 ? 1 : 2, &out), -1,
-                 "%s of an int", hooks[i]);
+    cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args,
+                                         i == 0   ? 2
+                                         : i == 1 ? 1
+                                                  : 2,
+                                         &out),
+                 -1, "%s of an int", hooks[i]);
     ConfError e = conf_take_error();
     cr_expect_str_eq(e.kind, "TypeError", "%s of an int: %s: %s", hooks[i], e.kind, e.message);
     cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args, 0, &out), -1, "%s of nothing", hooks[i]);
@@ -414,5 +459,5 @@ Test(reflected_types, RTY_008_big_int_attrs) {
     cr_expect_str_eq(e.kind, "TypeError", "%s of nothing: %s: %s", hooks[i], e.kind, e.message);
   }
   API(TVMFFIObjectDecRef)(rec);
-  for (TVMFFIAny* v = (TVMFFIAny[]){a, b, c}, *end = v + 3; v < end; ++v) core_release(v);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a, b, c}, *end = v + 3; v < end; ++v) core_release(v);
 }
