@@ -216,6 +216,40 @@ Test(reflected_types, RTY_004_auto_init) {
   core_release(&kw);
 }
 
+/* Expects the Point __ffi_init__ to refuse args with a TypeError saying
+ * `says`. */
+static void expect_init_refused(TVMFFIAny* args, int n, const char* says) {
+  Point* p;
+  cr_expect_eq(init_point(args, n, &p), -1, "%s: accepted", says);
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, says) != NULL,
+            "expected a TypeError saying %s: %s: %s", says, e.kind, e.message);
+}
+
+/* RTY-004: positional and keyword arguments together, keywords in any
+ * order, and the refusals of a field given twice and of a keyword
+ * without its value. */
+Test(reflected_types, RTY_004_auto_init_keywords) {
+  define_point();
+  Point* p;
+  TVMFFIAny kw = host_ok("ffi.GetKwargsObject", NULL, 0);
+  TVMFFIAny mixed[4] = {core_int(1), kw, core_c_str("y"), core_int(7)};
+  cr_assert_eq(init_point(mixed, 4, &p), 0);
+  cr_expect(p->x == 1 && p->y == 7, "(1, y=7) made x=%lld y=%lld", (long long)p->x,
+            (long long)p->y);
+  API(TVMFFIObjectDecRef)(p);
+  TVMFFIAny both[5] = {kw, core_c_str("y"), core_int(8), core_c_str("x"), core_int(6)};
+  cr_assert_eq(init_point(both, 5, &p), 0);
+  cr_expect(p->x == 6 && p->y == 8, "(y=8, x=6) made x=%lld y=%lld", (long long)p->x,
+            (long long)p->y);
+  API(TVMFFIObjectDecRef)(p);
+  TVMFFIAny twice[4] = {core_int(1), kw, core_c_str("x"), core_int(2)};
+  expect_init_refused(twice, 4, "multiple values for argument 'x'");
+  TVMFFIAny only_y[3] = {kw, core_c_str("y"), core_int(2)};
+  expect_init_refused(only_y, 3, "missing required argument: 'x'");
+  core_release(&kw);
+}
+
 /* RTY-005: ffi.MakeObjectFromPackedArgs sets fields by name, fills
  * defaults, and refuses unknown names and missing fields (TypeError). */
 Test(reflected_types, RTY_005_make_object_from_packed_args) {
