@@ -54,6 +54,70 @@ Test(reflected_types, RTY_001_enum_types) {
   expect_field("ffi.StrEnum", "value", 32, 16, "{\"type\":\"ffi.String\"}");
 }
 
+/* RTY-001: the rest of the records: attrs' schema, each field's flags,
+ * static type index and setter, each type's structural kind, and
+ * creators that make a blank singleton (index 0, name "") of their own
+ * type. */
+Test(reflected_types, RTY_001_enum_records) {
+  expect_field("ffi.EnumState", "attrs", 40, 8,
+               "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"ffi.String\"},{\"type\":\"ffi.Dict\","
+               "\"args\":[{\"type\":\"ffi.Object\"},{\"type\":\"Any\"}]}]}");
+  static const struct {
+    const char *type, *name;
+    int64_t flags;
+    int32_t static_index;
+  } fields[] = {
+      {"ffi.EnumState", "entries", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIList},
+      {"ffi.EnumState", "indexes", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIObject},
+      {"ffi.EnumState", "attrs", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIObject},
+      {"ffi.Enum", "_int_index", kTVMFFIFieldFlagBitMaskSEqHashIgnore, kTVMFFIInt},
+      {"ffi.IntEnum", "value",
+       kTVMFFIFieldFlagBitMaskInitOff | kTVMFFIFieldFlagBitMaskSEqHashIgnore, kTVMFFIInt},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof *fields; ++i) {
+    const TVMFFIFieldInfo* f =
+        field_of(API(TVMFFIGetTypeInfo)(core_type_index(fields[i].type)), fields[i].name);
+    cr_expect_eq(f->flags & ~kTVMFFIFieldFlagBitMaskWritable, fields[i].flags, "%s.%s flags %lld",
+                 fields[i].type, fields[i].name, (long long)f->flags);
+    cr_expect_eq(f->field_static_type_index, fields[i].static_index, "%s.%s static type index %d",
+                 fields[i].type, fields[i].name, f->field_static_type_index);
+    cr_expect_not_null(f->setter, "%s.%s has no setter", fields[i].type, fields[i].name);
+  }
+  static const struct {
+    const char* type;
+    int32_t kind;
+  } kinds[] = {{"ffi.EnumState", kTVMFFISEqHashKindUnsupported},
+               {"ffi.Enum", kTVMFFISEqHashKindUniqueInstance},
+               {"ffi.IntEnum", kTVMFFISEqHashKindUniqueInstance},
+               {"ffi.StrEnum", kTVMFFISEqHashKindUniqueInstance}};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; ++i) {
+    int32_t index = core_type_index(kinds[i].type);
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+    cr_assert_not_null(info->metadata, "%s has no metadata", kinds[i].type);
+    cr_expect_eq(info->metadata->structural_eq_hash_kind, kinds[i].kind, "%s kind %d",
+                 kinds[i].type, info->metadata->structural_eq_hash_kind);
+    cr_expect_eq(info->metadata->total_size, 48, "%s total size", kinds[i].type);
+    cr_expect_eq(info->type_depth, i == 0 ? 1 : i == 1 ? 1 : 2, "%s depth", kinds[i].type);
+    if (i == 0) continue;
+    cr_assert_not_null(info->metadata->creator, "%s has no creator", kinds[i].type);
+    TVMFFIObjectHandle made = NULL;
+    cr_assert_eq(info->metadata->creator(&made), 0);
+    cr_assert_eq(TVMFFIObjectGetTypeIndex(made), index, "%s's creator made another type",
+                 kinds[i].type);
+    const TVMFFITypeInfo* base = API(TVMFFIGetTypeInfo)(core_type_index("ffi.Enum"));
+    TVMFFIAny iv = host_none(), sv = host_none();
+    const TVMFFIFieldInfo *fi = field_of(base, "_int_index"), *fs = field_of(base, "_str_index");
+    cr_assert_eq(fi->getter((char*)made + fi->offset, &iv), 0);
+    cr_assert_eq(fs->getter((char*)made + fs->offset, &sv), 0);
+    cr_expect(iv.type_index == kTVMFFIInt && iv.v_int64 == 0, "%s: blank _int_index",
+              kinds[i].type);
+    cr_expect(host_is_str(&sv, ""), "%s: blank _str_index of type index %d", kinds[i].type,
+              sv.type_index);
+    core_release(&sv);
+    API(TVMFFIObjectDecRef)(made);
+  }
+}
+
 /* RTY-002: EnumState's __ffi_init__ makes a state of an empty list and two
  * empty dicts, read through the fields' getters. */
 Test(reflected_types, RTY_002_enum_state_init) {
