@@ -2,6 +2,7 @@
  * through the runtime's global functions, in the layout of upstream's
  * headers, shared in both directions with C++ code built on those headers
  * (conformance/testlibs/container_interop.cc). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,65 @@ Test(map, MAP_006_runtime_maps_read_by_cpp) {
   }
   core_release(&keys);
   core_release(&m);
+}
+
+/* MAP-015: C++ code finds keys of every kind in maps the runtime made,
+ * small and dense, by its own hashing: floats (0.0 and -0.0 two keys),
+ * bools, None, dtypes, devices, bytes and str of lengths around the
+ * 8-byte word (small and heap forms), and an opaque pointer. */
+Test(map, MAP_015_key_kinds_found_by_cpp) {
+  static char target;
+  TVMFFIAny keys[20];
+  int n = 0;
+  keys[n++] = host_float(1.5);
+  keys[n++] = host_float(0.0);
+  keys[n++] = host_float(-0.0);
+  keys[n++] = host_float(NAN);
+  keys[n++] = host_bool(1);
+  keys[n++] = host_bool(0);
+  keys[n++] = host_none();
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIDataType;
+  keys[n++].v_dtype = (DLDataType){kDLFloat, 16, 2};
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIDevice;
+  keys[n++].v_device = (DLDevice){kDLCUDA, 2};
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIOpaquePtr;
+  keys[n++].v_ptr = &target;
+  static const char text[] = "0123456789abcdefghij";
+  static const size_t lengths[] = {2, 8, 13, 16, 20};
+  static TVMFFIByteArray bytes[5];
+  for (size_t i = 0; i < 5; ++i) {
+    bytes[i] = (TVMFFIByteArray){text, lengths[i]};
+    keys[n] = host_none();
+    keys[n].type_index = kTVMFFIByteArrayPtr;
+    keys[n++].v_ptr = &bytes[i];
+  }
+  for (size_t i = 0; i < 5; ++i) {
+    TVMFFIByteArray b = {text + 1, lengths[i]};
+    cr_assert_eq(API(TVMFFIStringFromByteArray)(&b, &keys[n++]), 0);
+  }
+  for (int small = 0; small < 2; ++small) {
+    int count = small ? 4 : n;
+    TVMFFIAny args[40];
+    for (int i = 0; i < count; ++i) args[2 * i] = keys[i], args[2 * i + 1] = core_int(i);
+    TVMFFIAny m = host_ok("ffi.Map", args, 2 * count), fresh = host_ok("ffi.Array", keys, count);
+    cr_expect_eq(size_of("ffi.MapSize", m), count, "%d keys made %lld entries", count,
+                 (long long)size_of("ffi.MapSize", m));
+    TVMFFIAny q[2] = {m, fresh};
+    int64_t found = host_int_of(host_interop("map_count_keys", q, 2), "found");
+    cr_expect_eq(found, count, "C++ found %lld of the %d keys of a %s map", (long long)found, count,
+                 small ? "small" : "dense");
+    for (int i = 0; i < count; ++i) {
+      TVMFFIAny v = get("ffi.MapGetItemOrMissing", m, keys[i]);
+      cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == i, "the runtime lost key %d", i);
+      core_release(&v);
+    }
+    core_release(&fresh);
+    core_release(&m);
+  }
+  for (int i = n - 5; i < n; ++i) core_release(&keys[i]);
 }
 
 /* MAP-007: maps and dicts made by C++ code (small and dense) are read by
