@@ -7,9 +7,11 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_support.h"
+#include "tensor_support.h"
 
 static int truth(const char* fn, TVMFFIAny a, TVMFFIAny b) {
   TVMFFIAny args[2] = {a, b}, r = host_ok(fn, args, 2);
@@ -464,6 +466,42 @@ Test(recursive, REC_007_repr_containers) {
   for (TVMFFIAny *v = (TVMFFIAny[]){empty_a, empty_l, d, one, pair, self, s0, s1, kw}, *end = v + 9;
        v < end; ++v)
     core_release(v);
+}
+
+/* REC-007: a tensor as "<dtype>[<shape>]@<device>", an enum singleton as
+ * "<type key>.<name>", and with TVM_FFI_REPR_WITH_ADDR=1 a container
+ * followed by "@0x" and its address. */
+Test(recursive, REC_007_repr_objects) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIAny t = core_obj(tensor_import_v(&p, 0, 0));
+  expect_repr(t, "float32[2, 3]@cpu:0");
+  core_release(&t);
+  int32_t index = core_type_index("ffi.IntEnum");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+  cr_assert(info->metadata && info->metadata->creator, "ffi.IntEnum has no creator");
+  TVMFFIObjectHandle e = NULL;
+  cr_assert_eq(info->metadata->creator(&e), 0);
+  const TVMFFIFieldInfo* name =
+      core_field_of(API(TVMFFIGetTypeInfo)(core_type_index("ffi.Enum")), "_str_index");
+  cr_assert(name && !(name->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj),
+            "ffi.Enum._str_index has no plain setter");
+  TVMFFIAny red = core_c_str("RED");
+  cr_assert_eq(((TVMFFIFieldSetter)name->setter)((char*)e + name->offset, &red), 0);
+  TVMFFIAny ev = core_obj(e);
+  expect_repr(ev, "ffi.IntEnum.RED");
+  core_release(&ev);
+  TVMFFIAny l = ints("ffi.List", 1, 0, 1);
+  setenv("TVM_FFI_REPR_WITH_ADDR", "1", 1);
+  TVMFFIAny r = host_ok("ffi.ReprPrint", &l, 1);
+  unsetenv("TVM_FFI_REPR_WITH_ADDR");
+  char want[64];
+  snprintf(want, sizeof want, "[1]@%p", l.v_obj);
+  TVMFFIByteArray b = core_str_bytes(&r);
+  cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "gave %.*s, expected %s",
+            (int)b.size, b.data, want);
+  core_release(&r);
+  core_release(&l);
 }
 
 /* REC-008: DeepCopy copies containers (new objects, equal content),
