@@ -651,6 +651,85 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
     core_release(v);
 }
 
+/* conformance.RecThing {int64 x; int64 y (compare off); int64 z (repr
+ * off); int64 w (hash off)} and conformance.RecBare (no fields), types of
+ * the test's own. */
+typedef struct {
+  TVMFFIObject header;
+  int64_t x, y, z, w;
+} RecThing;
+
+static void thing_delete(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int get_i64(void* field, TVMFFIAny* out) {
+  memset(out, 0, sizeof *out);
+  out->type_index = kTVMFFIInt;
+  memcpy(&out->v_int64, field, 8);
+  return 0;
+}
+
+static int32_t thing_type(int bare) {
+  static int32_t index[2] = {-1, -1};
+  if (index[bare] >= 0) return index[bare];
+  TVMFFIByteArray key = {bare ? "conformance.RecBare" : "conformance.RecThing", bare ? 19 : 20};
+  index[bare] = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index[bare], 0);
+  static const char* const names[] = {"x", "y", "z", "w"};
+  static const int64_t flags[] = {0, kTVMFFIFieldFlagBitMaskCompareOff,
+                                  kTVMFFIFieldFlagBitMaskReprOff, kTVMFFIFieldFlagBitMaskHashOff};
+  for (int i = 0; i < 4 && !bare; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 24 + 8 * i;
+    f.flags = flags[i];
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index[bare], &f), 0);
+  }
+  return index[bare];
+}
+
+static TVMFFIAny thing(int bare, int64_t x, int64_t y, int64_t z, int64_t w) {
+  RecThing* t = calloc(1, sizeof *t);
+  t->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  t->header.type_index = thing_type(bare);
+  t->header.deleter = thing_delete;
+  t->x = x, t->y = y, t->z = z, t->w = w;
+  return core_obj(t);
+}
+
+/* REC-009: a reflected object's repr leaves out repr-off fields, its
+ * comparison compare-off ones, its hash hash-off and compare-off ones;
+ * an object of a type without fields prints as its type key, equals
+ * another of its type and hashes as its key hash. */
+Test(recursive, REC_009_field_flags) {
+  TVMFFIAny a = thing(0, 1, 2, 3, 4), b = thing(0, 1, 9, 3, 4), c = thing(0, 1, 2, 8, 4);
+  TVMFFIAny d = thing(0, 1, 2, 3, 7), e = thing(0, 0, 2, 3, 4);
+  expect_repr(a, "conformance.RecThing(x=1, y=2, w=4)");
+  cr_expect(eq(a, b), "a compare-off field was compared");
+  cr_expect(!eq(a, c), "a repr-off field was not compared");
+  cr_expect(!eq(a, d), "a hash-off field was not compared");
+  cr_expect(truth("ffi.RecursiveLt", e, a));
+  cr_expect(truth("ffi.RecursiveLt", a, c));
+  uint64_t h1 = combine(kTVMFFIInt, 1), h3 = combine(kTVMFFIInt, 3);
+  uint64_t want = combine(combine(key_hash(a.type_index), h1), h3);
+  cr_expect_eq(hash_of(a), want, "the hash of x and z alone");
+  cr_expect_eq(hash_of(b), want);
+  cr_expect_eq(hash_of(d), want);
+  cr_expect_neq(hash_of(c), want);
+  TVMFFIAny bare1 = thing(1, 0, 0, 0, 0), bare2 = thing(1, 0, 0, 0, 0);
+  expect_repr(bare1, "conformance.RecBare");
+  cr_expect(eq(bare1, bare2));
+  cr_expect_eq(hash_of(bare1), key_hash(bare1.type_index));
+  for (TVMFFIAny *v = (TVMFFIAny[]){a, b, c, d, e, bare1, bare2}, *end = v + 7; v < end; ++v)
+    core_release(v);
+}
+
 /* REC-009: reflected objects compare, hash and print by their fields. */
 Test(recursive, REC_009_reflected_objects) {
   TVMFFIAny p12 = int_pair(1, 2), q12 = int_pair(1, 2), p13 = int_pair(1, 3);
