@@ -357,6 +357,7 @@ Test(map, MAP_008_dict_in_place) {
  * i in want[0..n), each found with its value i * 10. */
 static void expect_dict_keys(TVMFFIAny d, const int64_t* want, int64_t n, const char* what) {
   cr_assert_eq(size_of("ffi.DictSize", d), n, "%s: size", what);
+  if (n == 0) return;
   TVMFFIAny keys[64];
   int64_t got = iterate_keys("ffi.DictForwardIterFunctor", d, keys, 64);
   cr_expect_eq(got, n, "%s: iterated %lld keys", what, (long long)got);
@@ -407,6 +408,26 @@ Test(map, MAP_008_dict_grows_and_shrinks) {
     }
   }
   expect_dict_keys(d, left, n, "after erasing every third key");
+  TVMFFIAny range[3] = {d, core_int(0), core_int(40)};
+  cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), n,
+               "C++ lost keys after the erasures");
+  for (int64_t i = 0; i < n; ++i) {
+    TVMFFIAny k = key_of(left[i]), er[2] = {d, k};
+    host_ok("ffi.DictErase", er, 2);
+    core_release(&k);
+  }
+  expect_dict_keys(d, NULL, 0, "after erasing every key");
+  for (int round = 0; round < 2; ++round) {
+    for (int64_t i = 0; i < 20; ++i) {
+      TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+      host_ok("ffi.DictSetItem", set, 3);
+      core_release(&k);
+    }
+    expect_dict_keys(d, want, 20, round ? "refilled after a clear" : "refilled after erasures");
+    cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), 20,
+                 "C++ lost keys of the refilled dict");
+    host_ok("ffi.DictClear", &d, 1);
+  }
   core_release(&d);
 }
 
