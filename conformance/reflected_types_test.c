@@ -4,6 +4,7 @@
  * "ffi.MakeObjectFromPackedArgs"), the `__ffi_convert__` attributes of the
  * built-in types, and the storage pieces of Python-defined classes. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_support.h"
@@ -312,6 +313,103 @@ Test(reflected_types, RTY_004_auto_init_keywords) {
   TVMFFIAny only_y[3] = {kw, core_c_str("y"), core_int(2)};
   expect_init_refused(only_y, 3, "missing required argument: 'x'");
   core_release(&kw);
+}
+
+/* conformance.Factory {int64 a; int64 b = factory()}: a's setter is a
+ * Function (field address, value), b's default comes from a factory
+ * Function returning 42. */
+static int32_t factory_index;
+
+static int factory_create(TVMFFIObjectHandle* out) {
+  Point* p = calloc(1, sizeof *p);
+  p->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  p->header.type_index = factory_index;
+  p->header.deleter = point_delete;
+  *out = p;
+  return 0;
+}
+
+static int setter_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self;
+  memset(out, 0, sizeof *out);
+  if (n != 2 || args[0].type_index != kTVMFFIOpaquePtr || args[1].type_index != kTVMFFIInt) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "the setter wants (field address, int)");
+    return -1;
+  }
+  memcpy(args[0].v_ptr, &args[1].v_int64, 8);
+  return 0;
+}
+
+static int factory_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)args, (void)n;
+  *out = core_int(42);
+  return 0;
+}
+
+static TVMFFIAny make_function(TVMFFISafeCallType call) {
+  TVMFFIObjectHandle f = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &f), 0);
+  return core_obj(f);
+}
+
+static void define_factory(void) {
+  if (factory_index > 0) return;
+  TVMFFIByteArray key = {"conformance.Factory", 19};
+  factory_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(factory_index, 0);
+  TVMFFITypeMetadata meta = {
+      {"", 0}, factory_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(factory_index, &meta), 0);
+  TVMFFIAny setter = make_function(setter_call), factory = make_function(factory_call);
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){i ? "b" : "a", 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = i ? 32 : 24;
+    f.getter = get_i64;
+    f.setter = i ? (void*)set_i64 : setter.v_obj;
+    f.flags = i ? kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory
+                : kTVMFFIFieldFlagBitSetterIsFunctionObj;
+    if (i) f.default_value_or_factory = factory;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(factory_index, &f), 0);
+  }
+  core_release(&setter);
+  core_release(&factory);
+  TVMFFIAny idx = core_int(factory_index);
+  host_ok("ffi._RegisterFFIInit", &idx, 1);
+}
+
+/* RTY-004, RTY-005: a setter that is a Function is called with the
+ * field's address and the value; a default from a factory is the
+ * factory's result; a Function setter's refusal names the field. */
+Test(reflected_types, RTY_004_function_setters_and_factories) {
+  define_factory();
+  TVMFFIByteArray name = {"__ffi_init__", 12};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  TVMFFIAny init = col->data[factory_index - col->begin_index], args[1] = {core_int(7)};
+  TVMFFIAny r = host_none();
+  cr_assert_eq(init.type_index, kTVMFFIFunction);
+  conf_expect_ok(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), "Factory(7)");
+  Point* p = (Point*)r.v_obj;
+  cr_expect(p->x == 7 && p->y == 42, "Factory(7) made a=%lld b=%lld", (long long)p->x,
+            (long long)p->y);
+  core_release(&r);
+  TVMFFIAny named[3] = {core_c_str("conformance.Factory"), core_c_str("a"), core_int(3)};
+  r = host_ok("ffi.MakeObjectFromPackedArgs", named, 3);
+  p = (Point*)r.v_obj;
+  cr_expect(p->x == 3 && p->y == 42, "MakeObjectFromPackedArgs made a=%lld b=%lld", (long long)p->x,
+            (long long)p->y);
+  core_release(&r);
+  args[0] = core_c_str("no int");
+  r = host_none();
+  cr_expect_eq(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), -1);
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'a'") != NULL &&
+                strstr(e.message, "the setter wants (field address, int)") != NULL,
+            "%s: %s", e.kind, e.message);
 }
 
 /* RTY-005: ffi.MakeObjectFromPackedArgs sets fields by name, fills
