@@ -66,7 +66,8 @@ static int tffi_enum_state_create(TVMFFIObjectHandle* result) {
 }
 
 static void tffi_enum_delete(void* self, int flags) {
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) tffi_any_release(&((TffiEnum*)self)->str_index);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong)
+    tffi_any_release(&((TffiEnum*)self)->str_index);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
 }
 
@@ -81,7 +82,9 @@ static int tffi_enum_create_as(int32_t type_index, TVMFFIObjectHandle* result) {
 }
 
 static int32_t tffi_int_enum_index, tffi_str_enum_index;
-static int tffi_enum_create(TVMFFIObjectHandle* r) { return tffi_enum_create_as(tffi_enum_index, r); }
+static int tffi_enum_create(TVMFFIObjectHandle* r) {
+  return tffi_enum_create_as(tffi_enum_index, r);
+}
 static int tffi_int_enum_create(TVMFFIObjectHandle* r) {
   return tffi_enum_create_as(tffi_int_enum_index, r);
 }
@@ -95,8 +98,8 @@ static int tffi_enum_state_init(void* self, const TVMFFIAny* args, int32_t num_a
   (void)self;
   (void)args;
   if (num_args != 0)
-    return tffi_raise(TFFI_TYPE_ERROR, "ffi.EnumState.__ffi_init__: expected 0 arguments but got %d",
-                      (int)num_args);
+    return tffi_raise(TFFI_TYPE_ERROR,
+                      "ffi.EnumState.__ffi_init__: expected 0 arguments but got %d", (int)num_args);
   TVMFFIObjectHandle s;
   if (tffi_enum_state_create(&s) != 0) return -1;
   *result = tffi_any_object(s);
@@ -106,16 +109,18 @@ static int tffi_enum_state_init(void* self, const TVMFFIAny* args, int32_t num_a
 #define TFFI_INIT_OFF kTVMFFIFieldFlagBitMaskInitOff
 #define TFFI_SEQ_IGNORE kTVMFFIFieldFlagBitMaskSEqHashIgnore
 #define TFFI_OBJ_FIELD(name, off, ti, schema) \
-  {name, off, 8, 8, TFFI_INIT_OFF, ti, tffi_field_get_object, tffi_field_set_object, schema}
+  { name, off, 8, 8, TFFI_INIT_OFF, ti, tffi_field_get_object, tffi_field_set_object, schema }
 
 static const TffiFieldDef tffi_enum_state_fields[] = {
     TFFI_OBJ_FIELD("entries", 24, kTVMFFIList,
                    "{\"type\":\"ffi.List\",\"args\":[{\"type\":\"ffi.Object\"}]}"),
-    TFFI_OBJ_FIELD("indexes", 32, kTVMFFIObject,
-                   "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"Any\"},{\"type\":\"ffi.Object\"}]}"),
-    TFFI_OBJ_FIELD("attrs", 40, kTVMFFIObject,
-                   "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"ffi.String\"},{\"type\":\"ffi.Dict\","
-                   "\"args\":[{\"type\":\"ffi.Object\"},{\"type\":\"Any\"}]}]}"),
+    TFFI_OBJ_FIELD(
+        "indexes", 32, kTVMFFIObject,
+        "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"Any\"},{\"type\":\"ffi.Object\"}]}"),
+    TFFI_OBJ_FIELD(
+        "attrs", 40, kTVMFFIObject,
+        "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"ffi.String\"},{\"type\":\"ffi.Dict\","
+        "\"args\":[{\"type\":\"ffi.Object\"},{\"type\":\"Any\"}]}]}"),
 };
 
 #define TFFI_INT_SCHEMA "{\"type\":\"int\"}"
@@ -141,20 +146,36 @@ static const TffiFieldDef tffi_str_enum_fields[] = {
 
 static int tffi_enum_types_define(void) {
   /* Upstream registers no structural kind for the state (Unsupported). */
-  TffiTypeDef state = {"ffi.EnumState", kTVMFFIObject, 48, tffi_enum_state_create,
-                       kTVMFFISEqHashKindUnsupported, tffi_enum_state_fields,
+  TffiTypeDef state = {"ffi.EnumState",
+                       kTVMFFIObject,
+                       48,
+                       tffi_enum_state_create,
+                       kTVMFFISEqHashKindUnsupported,
+                       tffi_enum_state_fields,
                        TFFI_COUNT(tffi_enum_state_fields)};
-  TffiTypeDef base = {"ffi.Enum", kTVMFFIObject, 48, tffi_enum_create,
-                      kTVMFFISEqHashKindUniqueInstance, tffi_enum_fields,
+  TffiTypeDef base = {"ffi.Enum",
+                      kTVMFFIObject,
+                      48,
+                      tffi_enum_create,
+                      kTVMFFISEqHashKindUniqueInstance,
+                      tffi_enum_fields,
                       TFFI_COUNT(tffi_enum_fields)};
   if ((tffi_enum_state_index = tffi_define_type(&state)) < 0 ||
       (tffi_enum_index = tffi_define_type(&base)) < 0)
     return -1;
-  TffiTypeDef ints = {"ffi.IntEnum", tffi_enum_index, 48, tffi_int_enum_create,
-                      kTVMFFISEqHashKindUniqueInstance, tffi_int_enum_fields,
+  TffiTypeDef ints = {"ffi.IntEnum",
+                      tffi_enum_index,
+                      48,
+                      tffi_int_enum_create,
+                      kTVMFFISEqHashKindUniqueInstance,
+                      tffi_int_enum_fields,
                       TFFI_COUNT(tffi_int_enum_fields)};
-  TffiTypeDef strs = {"ffi.StrEnum", tffi_enum_index, 48, tffi_str_enum_create,
-                      kTVMFFISEqHashKindUniqueInstance, tffi_str_enum_fields,
+  TffiTypeDef strs = {"ffi.StrEnum",
+                      tffi_enum_index,
+                      48,
+                      tffi_str_enum_create,
+                      kTVMFFISEqHashKindUniqueInstance,
+                      tffi_str_enum_fields,
                       TFFI_COUNT(tffi_str_enum_fields)};
   if ((tffi_int_enum_index = tffi_define_type(&ints)) < 0 ||
       (tffi_str_enum_index = tffi_define_type(&strs)) < 0)

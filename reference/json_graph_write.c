@@ -43,12 +43,21 @@ static void tffi_json_put_string(TffiText* t, const char* s, size_t n) {
   tffi_text_add(t, "\"", 1);
   for (size_t i = 0; i < n; ++i) {
     unsigned char c = (unsigned char)s[i];
-    const char* esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '/' ? "\\/"
-                    : c == '\n' ? "\\n" : c == '\r' ? "\\r"
-                    : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
-    if (esc) tffi_text_str(t, esc);
-    else if (c < 0x20) tffi_text_printf(t, "\\u%04x", c);
-    else tffi_text_add(t, (const char*)&c, 1);
+    const char* esc = c == '"'    ? "\\\""
+                      : c == '\\' ? "\\\\"
+                      : c == '/'  ? "\\/"
+                      : c == '\n' ? "\\n"
+                      : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t"
+                      : c == '\b' ? "\\b"
+                      : c == '\f' ? "\\f"
+                                  : NULL;
+    if (esc)
+      tffi_text_str(t, esc);
+    else if (c < 0x20)
+      tffi_text_printf(t, "\\u%04x", c);
+    else
+      tffi_text_add(t, (const char*)&c, 1);
   }
   tffi_text_add(t, "\"", 1);
 }
@@ -69,10 +78,14 @@ static void tffi_json_base64(TffiText* t, const unsigned char* s, size_t n) {
 
 static void tffi_json_float(TffiText* t, double v) {
   double whole;
-  if (isnan(v)) tffi_text_str(t, "NaN");
-  else if (isinf(v)) tffi_text_str(t, v < 0 ? "-Infinity" : "Infinity");
-  else if (fabs(v) < 9007199254740992.0 && modf(v, &whole) == 0) tffi_text_printf(t, "%.1f", whole);
-  else tffi_text_printf(t, "%.17g", v);
+  if (isnan(v))
+    tffi_text_str(t, "NaN");
+  else if (isinf(v))
+    tffi_text_str(t, v < 0 ? "-Infinity" : "Infinity");
+  else if (fabs(v) < 9007199254740992.0 && modf(v, &whole) == 0)
+    tffi_text_printf(t, "%.1f", whole);
+  else
+    tffi_text_printf(t, "%.17g", v);
 }
 
 /* The payload of a container: the node indices of its children. */
@@ -119,10 +132,10 @@ static int tffi_graph_payload(TffiGraph* g, const TVMFFIAny* v, TffiText* data) 
       if ((len = tffi_dtype_format(v->v_dtype, dtype)) < 0) return -1;
       tffi_json_put_string(data, dtype, (size_t)len);
       return 0;
-    case kTVMFFISmallStr: case kTVMFFIStr: tffi_json_put_string(data, text, n); return 0;
-    case kTVMFFISmallBytes: case kTVMFFIBytes:
-      tffi_json_base64(data, (const unsigned char*)text, n);
-      return 0;
+    case kTVMFFISmallStr:
+    case kTVMFFIStr: tffi_json_put_string(data, text, n); return 0;
+    case kTVMFFISmallBytes:
+    case kTVMFFIBytes: tffi_json_base64(data, (const unsigned char*)text, n); return 0;
     case kTVMFFIShape: {
       const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
       tffi_text_add(data, "[", 1);
@@ -138,13 +151,16 @@ static int tffi_graph_payload(TffiGraph* g, const TVMFFIAny* v, TffiText* data) 
       tffi_text_add(data, "\"", 1);
       return 0;
     }
-    case kTVMFFIArray: case kTVMFFIList: case kTVMFFIMap: case kTVMFFIDict:
-      return tffi_graph_children(g, v, data);
+    case kTVMFFIArray:
+    case kTVMFFIList:
+    case kTVMFFIMap:
+    case kTVMFFIDict: return tffi_graph_children(g, v, data);
     default: {
       const char* key = tffi_rec_type_key(t, &len);
       return tffi_raise(TFFI_TYPE_ERROR,
                         "ffi.ToJSONGraphString: values of type `%.*s` are not serialised by this "
-                        "runtime, which serialises values and containers only", len, key);
+                        "runtime, which serialises values and containers only",
+                        len, key);
     }
   }
 }
@@ -162,7 +178,8 @@ static int tffi_graph_node(TffiGraph* g, const TVMFFIAny* v, int64_t* out) {
   if (v->type_index == kTVMFFIList && tffi_map_set(g->active, v, &mark) != 0) return -1;
   TffiText data = {NULL, 0, 0, 0};
   g->depth += 1;
-  int none = v->type_index == kTVMFFINone || (v->type_index >= kTVMFFIStaticObjectBegin && !v->v_obj);
+  int none =
+      v->type_index == kTVMFFINone || (v->type_index >= kTVMFFIStaticObjectBegin && !v->v_obj);
   rc = none ? 0 : tffi_graph_payload(g, v, &data);
   g->depth -= 1;
   if (v->type_index == kTVMFFIList) tffi_map_erase(g->active, v);
@@ -200,8 +217,11 @@ static int tffi_to_json_graph_call(void* self, const TVMFFIAny* args, int32_t nu
     return tffi_args_error(TFFI_VALUE_ERROR, self, 1, "metadata",
                            "is not None: this runtime writes graphs without metadata");
   if (tffi_any_copy_owned(&args[0], &v) != 0) return -1;
-  TffiGraph g = {{NULL, 0, 0, 0}, 0, (TffiMap*)tffi_map_new(kTVMFFIDict, 0),
-                 (TffiMap*)tffi_map_new(kTVMFFIDict, 0), 0};
+  TffiGraph g = {{NULL, 0, 0, 0},
+                 0,
+                 (TffiMap*)tffi_map_new(kTVMFFIDict, 0),
+                 (TffiMap*)tffi_map_new(kTVMFFIDict, 0),
+                 0};
   int64_t root = 0;
   int rc = g.index && g.active ? tffi_graph_node(&g, &v, &root) : -1;
   TffiText out = {NULL, 0, 0, 0};

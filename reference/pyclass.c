@@ -58,7 +58,8 @@ static void tffi_release_field(const TVMFFIFieldInfo* f, void* addr, void* ctx) 
 }
 
 static void tffi_pyclass_delete(void* self, int flags) {
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) tffi_each_field(self, tffi_release_field, NULL);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong)
+    tffi_each_field(self, tffi_release_field, NULL);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) tffi_object_free(self);
 }
 
@@ -177,8 +178,10 @@ static int tffi_store(int64_t ti, int64_t size, void* addr, TVMFFIAny* v) {
   }
   if (!ok) {
     tffi_any_release(v);
-    return tffi_raise(TFFI_TYPE_ERROR, "field setter: a value of type index %d cannot be stored "
-                      "in a field of type index %lld", (int)t, (long long)ti);
+    return tffi_raise(TFFI_TYPE_ERROR,
+                      "field setter: a value of type index %d cannot be stored "
+                      "in a field of type index %lld",
+                      (int)t, (long long)ti);
   }
   return 0;
 }

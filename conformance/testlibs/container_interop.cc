@@ -23,7 +23,8 @@ namespace ffi = tvm::ffi;
 // both the small and the heap form).
 ffi::Any KeyOf(int64_t i) {
   if (i % 2 == 0) return ffi::Any(i);
-  return ffi::Any(ffi::String(i % 4 == 1 ? "k" + std::to_string(i) : "a-longer-key-" + std::to_string(i)));
+  return ffi::Any(
+      ffi::String(i % 4 == 1 ? "k" + std::to_string(i) : "a-longer-key-" + std::to_string(i)));
 }
 
 // Sets KeyOf(i) -> i * 10 for i in [begin, end) in the dict, in place.
