@@ -730,6 +730,96 @@ Test(recursive, REC_009_field_flags) {
     core_release(v);
 }
 
+/* The field x of a RecThing value, as an int value. */
+static TVMFFIAny x_of(const TVMFFIAny* v) { return core_int(((RecThing*)v->v_obj)->x); }
+
+/* Calls the recursion Function with n values; its result. */
+static TVMFFIAny recurse(const TVMFFIAny* fn, TVMFFIAny* args, int n) {
+  TVMFFIAny out = host_none();
+  conf_expect_ok(API(TVMFFIFunctionCall)(fn->v_obj, args, n, &out), "the recursion");
+  return out;
+}
+
+/* __ffi_hash__(v, recurse): recurse(x) + 1. */
+static int hook_hash(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny x = x_of(&args[0]), h = recurse(&args[1], &x, 1);
+  *out = core_int(h.v_int64 + 1);
+  return 0;
+}
+
+/* __ffi_eq__(a, b, recurse): recurse(a.x, b.x). */
+static int hook_eq(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny xs[2] = {x_of(&args[0]), x_of(&args[1])};
+  *out = recurse(&args[2], xs, 2);
+  return 0;
+}
+
+/* __ffi_compare__(a, b, recurse): recurse(b.x, a.x), the order reversed. */
+static int hook_compare(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny xs[2] = {x_of(&args[1]), x_of(&args[0])};
+  *out = recurse(&args[2], xs, 2);
+  return 0;
+}
+
+/* __ffi_repr__(v, recurse): "H<" recurse([x]) ">". */
+static int hook_repr(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny x = x_of(&args[0]), l = lst(&x, 1), text = recurse(&args[1], &l, 1);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  char buf[64];
+  snprintf(buf, sizeof buf, "H<%.*s>", (int)b.size, b.data);
+  core_release(&text);
+  core_release(&l);
+  *out = host_str(buf);
+  return 0;
+}
+
+/* conformance.RecHooked: a RecThing type whose hash, equality, order and
+ * repr are hooks of the test's own. */
+static int32_t hooked_type(void) {
+  static int32_t index = -1;
+  if (index >= 0) return index;
+  TVMFFIByteArray key = {"conformance.RecHooked", 21};
+  index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  static const char* const names[] = {"__ffi_hash__", "__ffi_eq__", "__ffi_compare__",
+                                      "__ffi_repr__"};
+  TVMFFISafeCallType calls[] = {hook_hash, hook_eq, hook_compare, hook_repr};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIObjectHandle f = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, calls[i], NULL, &f), 0);
+    TVMFFIAny fv = core_obj(f);
+    TVMFFIByteArray name = {names[i], strlen(names[i])};
+    cr_assert_eq(API(TVMFFITypeRegisterAttr)(index, &name, &fv), 0);
+    core_release(&fv);
+  }
+  return index;
+}
+
+static TVMFFIAny hooked(int64_t x) {
+  TVMFFIAny v = thing(0, x, 0, 0, 0);
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = hooked_type();
+  return v;
+}
+
+/* REC-009: a type's __ffi_hash__, __ffi_eq__, __ffi_compare__ and
+ * __ffi_repr__ hooks decide, each given a Function that recurses into
+ * values: hash (value) -> int, equality (a, b) -> bool, order (a, b) ->
+ * int, repr (value) -> str. */
+Test(recursive, REC_009_hooks) {
+  TVMFFIAny h1 = hooked(1), h1b = hooked(1), h2 = hooked(2);
+  expect_repr(h1, "H<[1]>");
+  cr_expect(eq(h1, h1b));
+  cr_expect(!eq(h1, h2));
+  cr_expect(truth("ffi.RecursiveGt", h1, h2), "the __ffi_compare__ hook was not used");
+  cr_expect(!truth("ffi.RecursiveLt", h1, h2), "the __ffi_compare__ hook was not used");
+  cr_expect_eq(hash_of(h1), combine(kTVMFFIInt, 1) + 1);
+  for (TVMFFIAny *v = (TVMFFIAny[]){h1, h1b, h2}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
 /* REC-009: reflected objects compare, hash and print by their fields. */
 Test(recursive, REC_009_reflected_objects) {
   TVMFFIAny p12 = int_pair(1, 2), q12 = int_pair(1, 2), p13 = int_pair(1, 3);
