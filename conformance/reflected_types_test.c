@@ -604,6 +604,65 @@ Test(reflected_types, RTY_007_plain_field_getters) {
             "device field read as %d", v.type_index);
 }
 
+/* Calls the type attribute `attr` of type_index with n arguments: its
+ * return code, the result in *out. */
+static int call_attr(const char* attr, int32_t type_index, TVMFFIAny* args, int n, TVMFFIAny* out) {
+  TVMFFIByteArray name = {attr, strlen(attr)};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  cr_assert_not_null(col, "no %s column", attr);
+  *out = host_none();
+  return API(TVMFFIFunctionCall)(col->data[type_index - col->begin_index].v_obj, args, n, out);
+}
+
+/* RTY-007: `__ffi_shallow_copy__` gives the copy a reference of its own to
+ * what object and Any fields hold, an object made by `__ffi_new__` gives
+ * its fields' references back when it goes, and both refuse arguments
+ * they do not take. */
+Test(reflected_types, RTY_007_py_class_references) {
+  TVMFFIByteArray key = {"conformance.PyRefs", 18};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  static const char* const names[] = {"o", "a"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = i ? 16 : 8;
+    f.alignment = 8;
+    f.offset = i ? 32 : 24;
+    f.getter = getter_for(i ? -1 : kTVMFFIObject);
+    f.field_static_type_index = i ? -1 : kTVMFFIObject;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  TVMFFIAny args[2] = {core_int(index), core_int(48)}, made, copied, extra = core_int(1);
+  host_ok("ffi._PyClassRegisterTypeAttrColumns", args, 2);
+  conf_expect_ok(call_attr("__ffi_new__", index, NULL, 0, &made), "__ffi_new__()");
+  TVMFFIAny held_o = host_ok("ffi.Array", NULL, 0), held_a = host_ok("ffi.List", NULL, 0);
+  uint32_t base_o = core_strong(held_o.v_obj), base_a = core_strong(held_a.v_obj);
+  char* fields = (char*)made.v_obj;
+  API(TVMFFIObjectIncRef)(held_o.v_obj);
+  API(TVMFFIObjectIncRef)(held_a.v_obj);
+  memcpy(fields + 24, &held_o.v_obj, sizeof(void*));
+  memcpy(fields + 32, &held_a, sizeof held_a);
+  conf_expect_ok(call_attr("__ffi_shallow_copy__", index, &made, 1, &copied),
+                 "__ffi_shallow_copy__");
+  cr_expect_eq(core_strong(held_o.v_obj), base_o + 2, "the copy's object field holds no reference");
+  cr_expect_eq(core_strong(held_a.v_obj), base_a + 2, "the copy's Any field holds no reference");
+  core_release(&copied);
+  cr_expect_eq(core_strong(held_o.v_obj), base_o + 1);
+  cr_expect_eq(core_strong(held_a.v_obj), base_a + 1);
+  core_release(&made);
+  cr_expect_eq(core_strong(held_o.v_obj), base_o, "the object field's reference was kept");
+  cr_expect_eq(core_strong(held_a.v_obj), base_a, "the Any field's reference was kept");
+  TVMFFIAny out;
+  cr_expect_eq(call_attr("__ffi_new__", index, &extra, 1, &out), -1, "__ffi_new__(1) accepted");
+  cr_expect_neq(conf_take_error().kind[0], '\0');
+  cr_expect_eq(call_attr("__ffi_shallow_copy__", index, NULL, 0, &out), -1,
+               "__ffi_shallow_copy__() accepted");
+  cr_expect_neq(conf_take_error().kind[0], '\0');
+  core_release(&held_o);
+  core_release(&held_a);
+}
+
 /* ffi.BigInt's entry in the type attribute column `name` (None if none). */
 static TVMFFIAny big_attr(const char* name) {
   TVMFFIByteArray n = {name, strlen(name)};
