@@ -733,9 +733,18 @@ Test(recursive, REC_009_field_flags) {
 /* The field x of a RecThing value, as an int value. */
 static TVMFFIAny x_of(const TVMFFIAny* v) { return core_int(((RecThing*)v->v_obj)->x); }
 
-/* Calls the recursion Function with n values; its result. */
+/* How many recursion Functions refused a call without arguments with a
+ * TypeError, and how many were tried. */
+static int recursion_refusals, recursion_tries;
+
+/* Calls the recursion Function with n values; its result. It is first
+ * called with no arguments, which it must refuse. */
 static TVMFFIAny recurse(const TVMFFIAny* fn, TVMFFIAny* args, int n) {
   TVMFFIAny out = host_none();
+  recursion_tries += 1;
+  if (API(TVMFFIFunctionCall)(fn->v_obj, NULL, 0, &out) == -1)
+    recursion_refusals += strcmp(conf_take_error().kind, "TypeError") == 0;
+  out = host_none();
   conf_expect_ok(API(TVMFFIFunctionCall)(fn->v_obj, args, n, &out), "the recursion");
   return out;
 }
@@ -808,7 +817,8 @@ static TVMFFIAny hooked(int64_t x) {
 /* REC-009: a type's __ffi_hash__, __ffi_eq__, __ffi_compare__ and
  * __ffi_repr__ hooks decide, each given a Function that recurses into
  * values: hash (value) -> int, equality (a, b) -> bool, order (a, b) ->
- * int, repr (value) -> str. */
+ * int, repr (value) -> str; called without arguments, it refuses with a
+ * TypeError. */
 Test(recursive, REC_009_hooks) {
   TVMFFIAny h1 = hooked(1), h1b = hooked(1), h2 = hooked(2);
   expect_repr(h1, "H<[1]>");
@@ -817,6 +827,9 @@ Test(recursive, REC_009_hooks) {
   cr_expect(truth("ffi.RecursiveGt", h1, h2), "the __ffi_compare__ hook was not used");
   cr_expect(!truth("ffi.RecursiveLt", h1, h2), "the __ffi_compare__ hook was not used");
   cr_expect_eq(hash_of(h1), combine(kTVMFFIInt, 1) + 1);
+  cr_expect(recursion_tries > 0 && recursion_refusals == recursion_tries,
+            "%d of %d recursion Functions refused a call without arguments", recursion_refusals,
+            recursion_tries);
   for (TVMFFIAny *v = (TVMFFIAny[]){h1, h1b, h2}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
