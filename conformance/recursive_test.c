@@ -999,6 +999,36 @@ Test(recursive, REC_011_json_graph_read_kinds) {
   core_release(&back);
 }
 
+/* The value of a one-node graph {"type": type, "data": data}, printed. */
+static void expect_node_repr(const char* type, const char* data, const char* want) {
+  char text[256];
+  snprintf(text, sizeof text, "{\"root_index\":0,\"nodes\":[{\"type\":\"%s\",\"data\":%s}]}", type,
+           data);
+  TVMFFIAny graph = core_c_str(text), back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  expect_repr(back, want);
+  core_release(&back);
+}
+
+/* REC-011: big ints of either sign and of 1 to 3 words, dtypes with
+ * lanes, devices, floats in exponent form, and bytes of each padding. */
+Test(recursive, REC_011_json_graph_read_values) {
+  expect_node_repr("ffi.BigInt", "\"-18446744073709551621\"", "-18446744073709551621");
+  expect_node_repr("ffi.BigInt", "\"340282366920938463463374607431768211457\"",
+                   "340282366920938463463374607431768211457");
+  expect_node_repr("ffi.BigInt", "\"-9223372036854775809\"", "-9223372036854775809");
+  expect_node_repr("ffi.BigInt", "\"9223372036854775808\"", "9223372036854775808");
+  expect_node_repr("DataType", "\"int8x4\"", "int8x4");
+  expect_node_repr("Device", "[1, 0]", "cpu:0");
+  expect_node_repr("float", "1e3", "1000");
+  expect_node_repr("float", "-0.5", "-0.5");
+  expect_node_repr("ffi.Bytes", "\"YQ==\"", "b\"a\"");
+  expect_node_repr("ffi.Bytes", "\"YWI=\"", "b\"ab\"");
+  expect_node_repr("ffi.Bytes", "\"YWJj\"", "b\"abc\"");
+  expect_node_repr("ffi.Bytes", "\"\"", "b\"\"");
+  expect_node_repr("ffi.String", "\"\"", "\"\"");
+  expect_node_repr("ffi.Shape", "[]", "Shape()");
+}
+
 /* Expects FromJSONGraphString(text) to return -1 with an error of `kind`
  * (NULL: any kind). */
 static void expect_graph_refused(const char* text, const char* kind) {
