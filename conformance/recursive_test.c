@@ -978,6 +978,35 @@ Test(recursive, REC_010_json_graph_kinds) {
   for (TVMFFIAny *v = (TVMFFIAny[]){shape, b, d, a}, *end = v + 4; v < end; ++v) core_release(v);
 }
 
+/* REC-010: equal values and one object are one node: [1, 1, true, 1.5,
+ * 1.5, "a", "a", L, L, M] with L an empty list and M a map {None: L} */
+Test(recursive, REC_010_json_graph_shared_nodes) {
+  TVMFFIAny l = lst(NULL, 0), kv[2] = {host_none(), l}, m = host_ok("ffi.Map", kv, 2);
+  TVMFFIAny heap_a = host_str("a");
+  TVMFFIAny items[10] = {core_int(1),
+                         core_int(1),
+                         host_bool(1),
+                         host_float(1.5),
+                         host_float(1.5),
+                         core_c_str("a"),
+                         heap_a,
+                         l,
+                         l,
+                         m};
+  TVMFFIAny a = arr(items, 10);
+  expect_graph(a,
+               "{\"root_index\":7,\"nodes\":["
+               "{\"type\":\"int\",\"data\":1},"
+               "{\"type\":\"bool\",\"data\":true},"
+               "{\"type\":\"float\",\"data\":1.5},"
+               "{\"type\":\"ffi.String\",\"data\":\"a\"},"
+               "{\"type\":\"ffi.List\",\"data\":[]},"
+               "{\"type\":\"None\"},"
+               "{\"type\":\"ffi.Map\",\"data\":[5,4]},"
+               "{\"type\":\"ffi.Array\",\"data\":[0,0,1,2,2,3,3,4,4,6]}]}");
+  for (TVMFFIAny *v = (TVMFFIAny[]){l, m, heap_a, a}, *end = v + 4; v < end; ++v) core_release(v);
+}
+
 /* REC-011: the reader takes whitespace between tokens, keys it does not
  * know (of any JSON kind), a node's data before its type, every JSON
  * escape, padded base64, big ints past 64 bits and the extreme int64. */
