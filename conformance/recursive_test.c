@@ -93,6 +93,28 @@ Test(recursive, REC_001_values_equal) {
   core_release(&s1);
 }
 
+/* REC-001, REC-003: values of different kinds are unequal and cannot be
+ * ordered whichever comes first (an int and a big int can be). */
+Test(recursive, REC_001_kinds_both_ways) {
+  TVMFFIAny values[] = {core_int(1), host_bool(1), host_float(1.0), core_c_str("1")};
+  TVMFFIAny shape = host_ok("ffi.Shape", values, 1), list = lst(values, 1);
+  TVMFFIAny all[6] = {values[0], values[1], values[2], values[3], shape, list};
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) {
+      if (i == j) continue;
+      cr_expect(!eq(all[i], all[j]), "values %d and %d are equal", i, j);
+      TVMFFIAny args[2] = {all[i], all[j]};
+      host_refused("ffi.RecursiveLt", args, 2, "TypeError", "different types");
+    }
+  uint64_t w[2] = {0, 1};
+  TVMFFIAny b = big(w, 2);
+  cr_expect(truth("ffi.RecursiveGt", b, core_int(1)));
+  cr_expect(truth("ffi.RecursiveLt", core_int(1), b));
+  core_release(&b);
+  core_release(&shape);
+  core_release(&list);
+}
+
 /* REC-002: containers compare element by element (sequences in order,
  * maps by the values of equal keys, whatever their order); an array is
  * never equal to a list. */
