@@ -301,6 +301,31 @@ Test(map, MAP_015_key_kinds_found_by_cpp) {
   for (int i = n - 5; i < n; ++i) core_release(&keys[i]);
 }
 
+/* MAP-001: the iteration functor's f(1) is the value of the current key,
+ * in small and dense maps and dicts alike. */
+Test(map, MAP_001_iteration_values) {
+  static const int64_t sizes[] = {3, 9};
+  for (int k = 0; k < 4; ++k) {
+    int dict = k & 1;
+    int64_t n = sizes[k >> 1];
+    TVMFFIAny m = make_range(dict ? "ffi.Dict" : "ffi.Map", n);
+    TVMFFIAny f = host_ok(dict ? "ffi.DictForwardIterFunctor" : "ffi.MapForwardIterFunctor", &m, 1);
+    for (int64_t i = 0; i < n; ++i) {
+      TVMFFIAny key = call_fn(f, 0), value = call_fn(f, 1), want = key_of(i);
+      cr_expect(same_key(&key, &want), "%lld entries: key %lld", (long long)n, (long long)i);
+      cr_expect(value.type_index == kTVMFFIInt && value.v_int64 == i * 10,
+                "%lld entries: value %lld", (long long)n, (long long)i);
+      TVMFFIAny more = call_fn(f, 2);
+      cr_expect_eq(more.v_int64, i + 1 < n);
+      core_release(&key);
+      core_release(&value);
+      core_release(&want);
+    }
+    core_release(&f);
+    core_release(&m);
+  }
+}
+
 /* MAP-007: maps and dicts made by C++ code (small and dense) are read by
  * the runtime's functions. */
 Test(map, MAP_007_cpp_maps_read_by_runtime) {
