@@ -119,6 +119,74 @@ Test(reflected_types, RTY_001_enum_records) {
   }
 }
 
+/* Sets the field `name` of type key `type` on obj through its plain
+ * setter; the setter's return code (the error left raised). */
+static int set_field(void* obj, const char* type, const char* name, TVMFFIAny value) {
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
+  cr_assert(f->setter && !(f->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj),
+            "%s.%s has no plain setter", type, name);
+  return ((TVMFFIFieldSetter)f->setter)((char*)obj + f->offset, &value);
+}
+
+static TVMFFIAny get_field(void* obj, const char* type, const char* name) {
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
+  TVMFFIAny v = host_none();
+  cr_assert_eq(f->getter((char*)obj + f->offset, &v), 0);
+  return v;
+}
+
+/* RTY-001: the setters of the enum fields store what their getters read
+ * back (an int, a str, an object with a reference of its own) and refuse
+ * a value of another kind with a TypeError. */
+Test(reflected_types, RTY_001_enum_setters) {
+  const TVMFFITypeInfo* ints = API(TVMFFIGetTypeInfo)(core_type_index("ffi.IntEnum"));
+  const TVMFFITypeInfo* strs = API(TVMFFIGetTypeInfo)(core_type_index("ffi.StrEnum"));
+  const TVMFFITypeInfo* state = API(TVMFFIGetTypeInfo)(core_type_index("ffi.EnumState"));
+  TVMFFIObjectHandle e = NULL, s = NULL, st = NULL;
+  cr_assert_eq(ints->metadata->creator(&e), 0);
+  cr_assert_eq(strs->metadata->creator(&s), 0);
+  cr_assert_eq(state->metadata->creator(&st), 0);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_int_index", core_int(7)), 0);
+  TVMFFIAny v = get_field(e, "ffi.Enum", "_int_index");
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 7, "_int_index read back as %d",
+            v.type_index);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_int_index", core_c_str("seven")), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  cr_expect_eq(set_field(e, "ffi.Enum", "_str_index", core_c_str("a name longer than seven")), 0);
+  v = get_field(e, "ffi.Enum", "_str_index");
+  cr_expect(host_is_str(&v, "a name longer than seven"), "_str_index read back as %d",
+            v.type_index);
+  core_release(&v);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_str_index", core_int(3)), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  cr_expect_eq(set_field(e, "ffi.IntEnum", "value", core_int(-4)), 0);
+  v = get_field(e, "ffi.IntEnum", "value");
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == -4);
+  cr_expect_eq(set_field(s, "ffi.StrEnum", "value", core_c_str("v")), 0);
+  v = get_field(s, "ffi.StrEnum", "value");
+  cr_expect(host_is_str(&v, "v"));
+  core_release(&v);
+  TVMFFIAny l = host_ok("ffi.List", NULL, 0), d = host_ok("ffi.Dict", NULL, 0);
+  uint32_t base = core_strong(l.v_obj);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "entries", l), 0);
+  cr_expect_eq(core_strong(l.v_obj), base + 1, "the state holds no reference of its own");
+  v = get_field(st, "ffi.EnumState", "entries");
+  cr_expect_eq(v.v_obj, l.v_obj);
+  core_release(&v);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "indexes", d), 0);
+  v = get_field(st, "ffi.EnumState", "indexes");
+  cr_expect_eq(v.v_obj, d.v_obj);
+  core_release(&v);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "entries", core_int(1)), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  API(TVMFFIObjectDecRef)(st);
+  cr_expect_eq(core_strong(l.v_obj), base, "the state kept its reference");
+  API(TVMFFIObjectDecRef)(e);
+  API(TVMFFIObjectDecRef)(s);
+  core_release(&l);
+  core_release(&d);
+}
+
 /* RTY-002: EnumState's __ffi_init__ makes a state of an empty list and two
  * empty dicts, read through the fields' getters. */
 Test(reflected_types, RTY_002_enum_state_init) {
