@@ -122,6 +122,33 @@ Test(list, LST_002_ranges) {
   core_release(&l);
 }
 
+/* LST-002: an index outside the list is an IndexError for ListSetItem,
+ * ListPop and ListErase (the list unchanged), and for ListInsert below 0
+ * or past the end; a reservation below the size changes nothing. */
+Test(list, LST_002_index_refusals) {
+  TVMFFIAny l = make_list(3), empty = make_list(0);
+  static const char* const fns[] = {"ffi.ListSetItem", "ffi.ListPop", "ffi.ListErase",
+                                    "ffi.ListInsert"};
+  static const int32_t arity[] = {3, 2, 2, 3};
+  static const int64_t bad[] = {3, -1, 100};
+  for (int f = 0; f < 4; ++f)
+    for (int b = 0; b < 3; ++b) {
+      if (f == 3 && bad[b] == 3) continue; /* inserting at the end is fine */
+      TVMFFIAny q[3] = {l, core_int(bad[b]), core_int(5)};
+      host_refused(fns[f], q, arity[f], "IndexError", NULL);
+      expect_ints(l, (int64_t[]){0, 10, 20}, 3, fns[f]);
+    }
+  TVMFFIAny q[2] = {empty, core_int(0)};
+  host_refused("ffi.ListPop", q, 2, "IndexError", NULL);
+  q[0] = l;
+  q[1] = core_int(1);
+  host_ok("ffi.ListReserve", q, 2);
+  expect_ints(l, (int64_t[]){0, 10, 20}, 3, "after reserving 1");
+  cr_expect_geq(TVMFFISeqGetCellPtr(l.v_obj)->capacity, 3);
+  core_release(&l);
+  core_release(&empty);
+}
+
 /* LST-003: ListReplaceSlice puts another list's elements in place of a
  * range, also when the other list is the list itself. */
 Test(list, LST_003_replace_slice) {
