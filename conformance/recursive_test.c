@@ -395,6 +395,10 @@ Test(recursive, REC_007_repr_values) {
   expect_repr(host_float(1e20), "1e+20");
   expect_repr(host_float(1.0 / 3), "0.333333");
   expect_repr(host_float(100.0), "100");
+  expect_repr(host_float(1e-5), "1e-05");
+  expect_repr(host_float(INFINITY), "inf");
+  expect_repr(host_float(-INFINITY), "-inf");
+  expect_repr(core_int(INT64_MIN), "-9223372036854775808");
   static const struct {
     int type, id;
     const char* text;
