@@ -240,14 +240,17 @@ static void point_delete(void* self, int flags) {
 
 static int32_t point_index;
 
-static int point_create(TVMFFIObjectHandle* out) {
+/* A zeroed object of Point's layout and the given type. */
+static int point_new(int32_t type_index, TVMFFIObjectHandle* out) {
   Point* p = calloc(1, sizeof *p);
   p->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
-  p->header.type_index = point_index;
+  p->header.type_index = type_index;
   p->header.deleter = point_delete;
   *out = p;
   return 0;
 }
+
+static int point_create(TVMFFIObjectHandle* out) { return point_new(point_index, out); }
 
 static int get_i64(void* field, TVMFFIAny* out) {
   memset(out, 0, sizeof *out);
@@ -265,29 +268,38 @@ static int set_i64(void* field, const TVMFFIAny* v) {
   return 0;
 }
 
+/* Registers `key` below ffi.Object with Point's layout and `create`. */
+static int32_t define_point_type(const char* key, int (*create)(TVMFFIObjectHandle*)) {
+  TVMFFIByteArray k = {key, strlen(key)};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  TVMFFITypeMetadata meta = {{"", 0}, create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(index, &meta), 0);
+  return index;
+}
+
+/* Registers the int64 field `name` at `offset` of the type. */
+static void add_i64_field(int32_t index, const char* name, int64_t offset, int64_t flags,
+                          void* setter, TVMFFIAny default_value) {
+  TVMFFIFieldInfo f;
+  memset(&f, 0, sizeof f);
+  f.name = (TVMFFIByteArray){name, strlen(name)};
+  f.size = 8;
+  f.alignment = 8;
+  f.offset = offset;
+  f.flags = flags;
+  f.getter = get_i64;
+  f.setter = setter;
+  f.default_value_or_factory = default_value;
+  f.field_static_type_index = kTVMFFIInt;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+}
+
 static void define_point(void) {
-  TVMFFIByteArray key = {"conformance.Point", 17};
-  point_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
-  cr_assert_geq(point_index, 0);
-  TVMFFITypeMetadata meta = {
-      {"", 0}, point_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
-  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(point_index, &meta), 0);
-  for (int i = 0; i < 2; ++i) {
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){i ? "y" : "x", 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = i ? 32 : 24;
-    f.getter = get_i64;
-    f.setter = (void*)set_i64;
-    f.field_static_type_index = kTVMFFIInt;
-    if (i) {
-      f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
-      f.default_value_or_factory = core_int(5);
-    }
-    cr_assert_eq(API(TVMFFITypeRegisterField)(point_index, &f), 0);
-  }
+  point_index = define_point_type("conformance.Point", point_create);
+  add_i64_field(point_index, "x", 24, 0, (void*)set_i64, host_none());
+  add_i64_field(point_index, "y", 32, kTVMFFIFieldFlagBitMaskHasDefault, (void*)set_i64,
+                core_int(5));
   TVMFFIAny idx = core_int(point_index);
   host_ok("ffi._RegisterFFIInit", &idx, 1);
 }
@@ -388,14 +400,7 @@ Test(reflected_types, RTY_004_auto_init_keywords) {
  * Function returning 42. */
 static int32_t factory_index;
 
-static int factory_create(TVMFFIObjectHandle* out) {
-  Point* p = calloc(1, sizeof *p);
-  p->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
-  p->header.type_index = factory_index;
-  p->header.deleter = point_delete;
-  *out = p;
-  return 0;
-}
+static int factory_create(TVMFFIObjectHandle* out) { return point_new(factory_index, out); }
 
 static int setter_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
   (void)self;
@@ -422,28 +427,13 @@ static TVMFFIAny make_function(TVMFFISafeCallType call) {
 
 static void define_factory(void) {
   if (factory_index > 0) return;
-  TVMFFIByteArray key = {"conformance.Factory", 19};
-  factory_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
-  cr_assert_geq(factory_index, 0);
-  TVMFFITypeMetadata meta = {
-      {"", 0}, factory_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
-  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(factory_index, &meta), 0);
+  factory_index = define_point_type("conformance.Factory", factory_create);
   TVMFFIAny setter = make_function(setter_call), factory = make_function(factory_call);
-  for (int i = 0; i < 2; ++i) {
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){i ? "b" : "a", 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = i ? 32 : 24;
-    f.getter = get_i64;
-    f.setter = i ? (void*)set_i64 : setter.v_obj;
-    f.flags = i ? kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory
-                : kTVMFFIFieldFlagBitSetterIsFunctionObj;
-    if (i) f.default_value_or_factory = factory;
-    f.field_static_type_index = kTVMFFIInt;
-    cr_assert_eq(API(TVMFFITypeRegisterField)(factory_index, &f), 0);
-  }
+  add_i64_field(factory_index, "a", 24, kTVMFFIFieldFlagBitSetterIsFunctionObj, setter.v_obj,
+                host_none());
+  add_i64_field(factory_index, "b", 32,
+                kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory,
+                (void*)set_i64, factory);
   core_release(&setter);
   core_release(&factory);
   TVMFFIAny idx = core_int(factory_index);
