@@ -756,6 +756,57 @@ Test(recursive, REC_009_field_flags) {
     core_release(v);
 }
 
+/* conformance.RecChild below conformance.RecThing: fields v (new) at 56
+ * and x (a second x) at 64, after the parent's. */
+typedef struct {
+  RecThing parent;
+  int64_t v, x2;
+} RecChild;
+
+static int32_t child_type(void) {
+  static int32_t index = -1;
+  if (index >= 0) return index;
+  int32_t parent = thing_type(0);
+  TVMFFIByteArray key = {"conformance.RecChild", 20};
+  index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 2, 0, 1, parent);
+  cr_assert_geq(index, 0);
+  static const char* const names[] = {"v", "x"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 56 + 8 * i;
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  return index;
+}
+
+static TVMFFIAny child(int64_t x, int64_t v, int64_t x2) {
+  RecChild* c = calloc(1, sizeof *c);
+  c->parent.header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  c->parent.header.type_index = child_type();
+  c->parent.header.deleter = thing_delete;
+  c->parent.x = x, c->parent.y = 2, c->parent.z = 3, c->parent.w = 4;
+  c->v = v, c->x2 = x2;
+  return core_obj(c);
+}
+
+/* REC-009: an object of a derived type prints its parent's fields first,
+ * then its own, a name its parent has printed once; it compares by the
+ * fields of both. */
+Test(recursive, REC_009_derived_fields) {
+  TVMFFIAny a = child(1, 5, 6), b = child(1, 7, 6);
+  expect_repr(a, "conformance.RecChild(x=1, y=2, w=4, v=5)");
+  cr_expect(!eq(a, b), "the derived type's own field was not compared");
+  cr_expect(truth("ffi.RecursiveLt", a, b));
+  core_release(&a);
+  core_release(&b);
+}
+
 /* The field x of a RecThing value, as an int value. */
 static TVMFFIAny x_of(const TVMFFIAny* v) { return core_int(((RecThing*)v->v_obj)->x); }
 
