@@ -891,6 +891,27 @@ static TVMFFIAny hooked(int64_t x) {
   return v;
 }
 
+/* REC-009: a type with an __ffi_eq__ hook and no __ffi_hash__ cannot be
+ * hashed (ValueError naming __ffi_hash__): its equal values could hash
+ * apart. */
+Test(recursive, REC_009_eq_without_hash) {
+  TVMFFIByteArray key = {"conformance.RecEqOnly", 21};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  TVMFFIObjectHandle f = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, hook_eq, NULL, &f), 0);
+  TVMFFIAny fv = core_obj(f);
+  TVMFFIByteArray name = {"__ffi_eq__", 10};
+  cr_assert_eq(API(TVMFFITypeRegisterAttr)(index, &name, &fv), 0);
+  core_release(&fv);
+  TVMFFIAny v = thing(0, 1, 0, 0, 0);
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = index;
+  TVMFFIAny items[1] = {v}, a = arr(items, 1);
+  host_refused("ffi.RecursiveHash", &a, 1, "ValueError", "__ffi_hash__");
+  core_release(&a);
+  core_release(&v);
+}
+
 /* REC-009: a type's __ffi_hash__, __ffi_eq__, __ffi_compare__ and
  * __ffi_repr__ hooks decide, each given a Function that recurses into
  * values: hash (value) -> int, equality (a, b) -> bool, order (a, b) ->
