@@ -1105,6 +1105,15 @@ Test(recursive, REC_010_json_graph_shared_nodes) {
   for (TVMFFIAny *v = (TVMFFIAny[]){l, m, heap_a, a}, *end = v + 4; v < end; ++v) core_release(v);
 }
 
+/* REC-017: an object value whose pointer is NULL (a null reference) is
+ * None: printed as None, written as a None node. */
+Test(recursive, REC_017_null_object_values) {
+  TVMFFIAny null_array = host_none();
+  null_array.type_index = kTVMFFIArray;
+  expect_repr(null_array, "None");
+  expect_graph(null_array, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
+}
+
 /* REC-011: the reader takes whitespace between tokens, keys it does not
  * know (of any JSON kind), a node's data before its type, every JSON
  * escape, padded base64, big ints past 64 bits and the extreme int64. */
