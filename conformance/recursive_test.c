@@ -1108,10 +1108,13 @@ Test(recursive, REC_010_json_graph_shared_nodes) {
 /* REC-017: an object value whose pointer is NULL (a null reference) is
  * None: printed as None, written as a None node. */
 Test(recursive, REC_017_null_object_values) {
-  TVMFFIAny null_array = host_none();
-  null_array.type_index = kTVMFFIArray;
-  expect_repr(null_array, "None");
-  expect_graph(null_array, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
+  static const int32_t kinds[] = {kTVMFFIArray, kTVMFFIObject};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny null_ref = host_none();
+    null_ref.type_index = kinds[i];
+    expect_repr(null_ref, "None");
+    expect_graph(null_ref, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
+  }
 }
 
 /* REC-011: the reader takes whitespace between tokens, keys it does not
