@@ -258,6 +258,23 @@ Test(list, LST_007_refusals) {
   core_release(&a);
 }
 
+/* LST-007: the list functions that only read refuse an array in place
+ * of the list (upstream turns an array into a new list for the functions
+ * that change one, so those are not held to a refusal). */
+Test(list, LST_007_readers_refuse_an_array) {
+  static const struct {
+    const char* name;
+    int32_t arity;
+  } fns[] = {{"ffi.ListSize", 1}, {"ffi.ListGetItem", 2}, {"ffi.ListContains", 2}};
+  TVMFFIAny a = host_ok("ffi.Array", NULL, 0), l = make_list(2);
+  for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
+    TVMFFIAny args[2] = {a, core_int(0)};
+    host_refused(fns[i].name, args, fns[i].arity, "TypeError", NULL);
+  }
+  core_release(&a);
+  core_release(&l);
+}
+
 /* LST-008: ListReserve makes room without changing the content. */
 Test(list, LST_008_reserve) {
   TVMFFIAny l = make_list(2), q[2] = {l, core_int(100)};

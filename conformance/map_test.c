@@ -546,6 +546,16 @@ Test(map, MAP_012_refusals) {
   for (TVMFFIAny *v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
+/* MAP-012: the iteration functor of dicts refuses a map and that of maps
+ * a dict (TypeError). */
+Test(map, MAP_012_functors_refuse_the_other_kind) {
+  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2);
+  host_refused("ffi.DictForwardIterFunctor", &m, 1, "TypeError", NULL);
+  host_refused("ffi.MapForwardIterFunctor", &d, 1, "TypeError", NULL);
+  core_release(&m);
+  core_release(&d);
+}
+
 /* MAP-013: a map holds a reference to each object key and value, and gives
  * them back when it goes. */
 Test(map, MAP_013_owned_entries) {
