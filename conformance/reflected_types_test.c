@@ -406,7 +406,7 @@ static int setter_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
   (void)self;
   memset(out, 0, sizeof *out);
   if (n != 2 || args[0].type_index != kTVMFFIOpaquePtr || args[1].type_index != kTVMFFIInt) {
-    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "the setter wants (field address, int)");
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "the setter wants\n(field address, int)");
     return -1;
   }
   memcpy(args[0].v_ptr, &args[1].v_int64, 8);
@@ -466,7 +466,7 @@ Test(reflected_types, RTY_004_function_setters_and_factories) {
   cr_expect_eq(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), -1);
   ConfError e = conf_take_error();
   cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'a'") != NULL &&
-                strstr(e.message, "the setter wants (field address, int)") != NULL,
+                strstr(e.message, "the setter wants\n  (field address, int)") != NULL,
             "%s: %s", e.kind, e.message);
 }
 
