@@ -713,7 +713,9 @@ Test(reflected_types, RTY_007_py_class_references) {
   cr_expect_eq(core_strong(held_a.v_obj), base_a, "the Any field's reference was kept");
   TVMFFIAny out;
   cr_expect_eq(call_attr("__ffi_new__", index, &extra, 1, &out), -1, "__ffi_new__(1) accepted");
-  cr_expect_neq(conf_take_error().kind[0], '\0');
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "xpected 0") != NULL,
+            "__ffi_new__(1): %s: %s", e.kind, e.message);
   cr_expect_eq(call_attr("__ffi_shallow_copy__", index, NULL, 0, &out), -1,
                "__ffi_shallow_copy__() accepted");
   cr_expect_neq(conf_take_error().kind[0], '\0');
