@@ -795,12 +795,47 @@ static TVMFFIAny child(int64_t x, int64_t v, int64_t x2) {
   return core_obj(c);
 }
 
+/* conformance.RecGrand below conformance.RecChild: a field v (a name its
+ * parent has) at 72. */
+typedef struct {
+  RecChild parent;
+  int64_t v2;
+} RecGrand;
+
+static TVMFFIAny grand(int64_t x, int64_t v) {
+  static int32_t index = -1;
+  if (index < 0) {
+    TVMFFIByteArray key = {"conformance.RecGrand", 20};
+    index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 3, 0, 1, child_type());
+    cr_assert_geq(index, 0);
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){"v", 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 72;
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  RecGrand* g = calloc(1, sizeof *g);
+  g->parent.parent.header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  g->parent.parent.header.type_index = index;
+  g->parent.parent.header.deleter = thing_delete;
+  g->parent.parent.x = x, g->parent.parent.y = 2, g->parent.parent.z = 3, g->parent.parent.w = 4;
+  g->parent.v = v, g->parent.x2 = 8, g->v2 = 9;
+  return core_obj(g);
+}
+
 /* REC-009: an object of a derived type prints its parent's fields first,
  * then its own, a name its parent has printed once; it compares by the
  * fields of both. */
 Test(recursive, REC_009_derived_fields) {
   TVMFFIAny a = child(1, 5, 6), b = child(1, 7, 6);
   expect_repr(a, "conformance.RecChild(x=1, y=2, w=4, v=5)");
+  TVMFFIAny g = grand(1, 5);
+  expect_repr(g, "conformance.RecGrand(x=1, y=2, w=4, v=5)");
+  core_release(&g);
   cr_expect(!eq(a, b), "the derived type's own field was not compared");
   cr_expect(truth("ffi.RecursiveLt", a, b));
   core_release(&a);
