@@ -627,6 +627,31 @@ Test(recursive, REC_008_deep_copy_kinds) {
     core_release(v);
 }
 
+/* REC-008: an array holding a function, an error, a module, a plain
+ * ffi.Object or a tensor is not copied: none of them can be. */
+Test(recursive, REC_008_deep_copy_refuses_other_objects) {
+  TVMFFIObjectHandle fn = core_global("ffi.ReprPrint", 0), err = NULL;
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "kept as it is");
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  TVMFFIAny path = core_c_str(conf_runfile("conformance/testlibs/libmod_basic.so"));
+  TVMFFIAny mod = host_ok("ffi.ModuleLoadFromFile", &path, 1);
+  TVMFFIAny obj = host_ok("ffi.GetInvalidObject", NULL, 0);
+  Producer p;
+  producer_init(&p);
+  TVMFFIAny t = core_obj(tensor_import_v(&p, 0, 0));
+  TVMFFIAny items[5] = {core_obj(fn), core_obj(err), mod, obj, t};
+  for (int i = 0; i < 5; ++i) {
+    TVMFFIAny a = arr(&items[i], 1), out;
+    int rc = host_call("ffi.DeepCopy", &a, 1, &out);
+    if (rc == 0) core_release(&out);
+    ConfError e = conf_take_error();
+    cr_expect(rc == -1 && e.kind[0], "DeepCopy of an array holding type index %d returned %d",
+              items[i].type_index, rc);
+    core_release(&a);
+  }
+  for (int i = 0; i < 5; ++i) core_release(&items[i]);
+}
+
 /* REC-014: a list or dict inside an array or map that leads back to it is
  * copied into one that holds the array's or map's copy, not the original. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {

@@ -2,9 +2,10 @@
  * Dict) whose sharing and cycles the copy keeps (each container is copied
  * once; a list or dict that contains itself, directly or not, is copied
  * into a copy that contains itself). Values and immutable leaf objects
- * (str, bytes, shapes, tensors, functions, ...) are shared, as upstream
- * shares them. Other objects would need their type's copy constructor,
- * which this runtime does not have: they are refused with TypeError.
+ * (str, bytes, shapes, big ints) are shared, as upstream shares them.
+ * Other objects (functions, errors, modules, tensors, reflected objects)
+ * would need their type's copy constructor, which this runtime does not
+ * have: they are refused with TypeError.
  *
  * An array or map can only be made once its elements are, so a list or
  * dict inside it that leads back to it first holds the original; when the
@@ -38,11 +39,13 @@ static int tffi_is_container(int32_t t) {
   return t == kTVMFFIArray || t == kTVMFFIList || t == kTVMFFIMap || t == kTVMFFIDict;
 }
 
-/* Objects with no children that can change: shared, not copied. */
+/* Objects with no children that can change and that upstream shares:
+ * text, shapes, big ints (and Python objects). Functions, errors, modules,
+ * tensors and plain objects have no copy constructor there, and are
+ * refused as other objects are. */
 static int tffi_is_leaf(int32_t t) {
-  return t == kTVMFFIStr || t == kTVMFFIBytes || t == kTVMFFIShape || t == kTVMFFITensor ||
-         t == kTVMFFIFunction || t == kTVMFFIError || t == kTVMFFIModule ||
-         t == kTVMFFIOpaquePyObject || t == kTVMFFIBigInt || t == kTVMFFIObject;
+  return t == kTVMFFIStr || t == kTVMFFIBytes || t == kTVMFFIShape || t == kTVMFFIBigInt ||
+         t == kTVMFFIOpaquePyObject;
 }
 
 /* Copies the elements of a sequence cell into owned copies in `into`. */
@@ -147,10 +150,11 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
     return tffi_any_copy_owned(value, out);
   if (!tffi_is_container(t)) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(t);
-    return tffi_raise(TFFI_TYPE_ERROR,
-                      "%s: objects of type `%.*s` are not copied by this runtime, which deep-copies "
-                      "containers and values only",
-                      c->fn, info ? (int)info->type_key.size : 1, info ? info->type_key.data : "?");
+    return tffi_raise(
+        TFFI_TYPE_ERROR,
+        "%s: objects of type `%.*s` are not copied by this runtime, which deep-copies "
+        "containers and values only",
+        c->fn, info ? (int)info->type_key.size : 1, info ? info->type_key.data : "?");
   }
   TffiKV* seen;
   int rc = tffi_map_find(c->memo, value, &seen);
@@ -162,8 +166,7 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   if (c->depth >= TFFI_COPY_MAX_DEPTH)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: containers nested deeper than %d", c->fn,
                       TFFI_COPY_MAX_DEPTH);
-  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0)
-    return -1;
+  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0) return -1;
   c->depth += 1;
   rc = (t == kTVMFFIMap || t == kTVMFFIDict) ? tffi_copy_map(c, value, out)
                                              : tffi_copy_seq(c, value, out);
@@ -219,8 +222,7 @@ static int tffi_fix_dict(TffiCopier* c, const TVMFFIAny* dict) {
     const TVMFFIAny *key, *value;
     rc = tffi_copy_made(c, &moves[i].key, &key) || tffi_copy_made(c, &moves[i].value, &value);
     if (rc == 0) rc = tffi_map_erase(d, &moves[i].key) < 0;
-    if (rc == 0)
-      rc = tffi_map_set(d, key ? key : &moves[i].key, value ? value : &moves[i].value);
+    if (rc == 0) rc = tffi_map_set(d, key ? key : &moves[i].key, value ? value : &moves[i].value);
   }
   for (uint64_t i = 0; i < n; ++i) {
     tffi_any_release(&moves[i].key);
