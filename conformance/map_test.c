@@ -456,6 +456,22 @@ Test(map, MAP_008_dict_grows_and_shrinks) {
   core_release(&d);
 }
 
+/* MAP-010: a dict grown by "ffi.DictSetItem" to 20000 entries, through
+ * every growth of its table, holds every key where C++ code finds it. */
+Test(map, MAP_010_large_dict_found_by_cpp) {
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0);
+  for (int64_t i = 0; i < 20000; ++i) {
+    TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+    host_ok("ffi.DictSetItem", set, 3);
+    core_release(&k);
+  }
+  TVMFFIAny range[3] = {d, core_int(0), core_int(20000)};
+  cr_expect_eq(size_of("ffi.DictSize", d), 20000);
+  cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), 20000);
+  cr_expect_eq(count_range("Dict", d, 0, 20000), 20000);
+  core_release(&d);
+}
+
 /* MAP-009: C++ code grows a dict the runtime made (3 entries) to 100 in
  * place, turning it dense itself, and erases from it; the runtime reads
  * every state back. */
