@@ -1,4 +1,4 @@
-/* Clauses GLB-001 to GLB-010 of spec/host.md (the global functions a host
+/* Clauses GLB-001 to GLB-010 and GLB-012 of spec/host.md (the global functions a host
  * such as upstream's Python package looks up before anything else) and
  * FN-130 of spec/functions.md (no NULL function handle is ever called). */
 #include <stdint.h>

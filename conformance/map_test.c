@@ -1,4 +1,4 @@
-/* Clauses MAP-001 to MAP-014 of spec/host.md: maps and dicts made and used
+/* Clauses MAP-001 to MAP-015 of spec/host.md: maps and dicts made and used
  * through the runtime's global functions, in the layout of upstream's
  * headers, shared in both directions with C++ code built on those headers
  * (conformance/testlibs/container_interop.cc). */

@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-014 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-017 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".

@@ -1,4 +1,4 @@
-/* Clauses RTY-001 to RTY-008 of spec/host.md: the reflected types a
+/* Clauses RTY-001 to RTY-009 of spec/host.md: the reflected types a
  * runtime registers itself (enum types, the type keys Python binds at
  * import), the constructors made from reflection ("ffi._RegisterFFIInit",
  * "ffi.MakeObjectFromPackedArgs"), the `__ffi_convert__` attributes of the
