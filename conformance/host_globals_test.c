@@ -1,4 +1,4 @@
-/* Clauses GLB-001 to GLB-010 of spec/host.md (the global functions a host
+/* Clauses GLB-001 to GLB-010 and GLB-012 of spec/host.md (the global functions a host
  * such as upstream's Python package looks up before anything else) and
  * FN-130 of spec/functions.md (no NULL function handle is ever called). */
 #include <stdint.h>
@@ -318,4 +318,71 @@ Test(host_globals, GLB_010_refusals_name_the_parameter) {
   expect_param(iter.v_obj, "ffi.MapForwardIterFunctor", &text, 1, 0, "command");
   for (TVMFFIAny *v = (TVMFFIAny[]){list, names, map, iter}, *end = v + 4; v < end; ++v)
     core_release(v);
+}
+
+/* GLB-012: every host global refuses one argument too many, and one too
+ * few, with -1 and a TypeError, before it reads any. */
+Test(host_globals, GLB_012_argument_counts) {
+  static const struct {
+    const char* name;
+    int32_t arity;
+  } fns[] = {{"ffi.GetInvalidObject", 0},
+             {"ffi.GetKwargsObject", 0},
+             {"ffi.String", 1},
+             {"ffi.Bytes", 1},
+             {"ffi.ReprPrint", 1},
+             {"ffi.RecursiveHash", 1},
+             {"ffi.RecursiveEq", 2},
+             {"ffi.RecursiveLt", 2},
+             {"ffi.RecursiveLe", 2},
+             {"ffi.RecursiveGt", 2},
+             {"ffi.RecursiveGe", 2},
+             {"ffi.DeepCopy", 1},
+             {"ffi.ToJSONGraphString", 2},
+             {"ffi.FromJSONGraphString", 1},
+             {"ffi.ListSize", 1},
+             {"ffi.ListGetItem", 2},
+             {"ffi.ListSetItem", 3},
+             {"ffi.ListAppend", 2},
+             {"ffi.ListInsert", 3},
+             {"ffi.ListPop", 2},
+             {"ffi.ListErase", 2},
+             {"ffi.ListEraseRange", 3},
+             {"ffi.ListReplaceSlice", 4},
+             {"ffi.ListReverse", 1},
+             {"ffi.ListClear", 1},
+             {"ffi.ListReserve", 2},
+             {"ffi.ListContains", 2},
+             {"ffi.MapSize", 1},
+             {"ffi.MapGetItem", 2},
+             {"ffi.MapCount", 2},
+             {"ffi.MapGetItemOrMissing", 2},
+             {"ffi.MapForwardIterFunctor", 1},
+             {"ffi.DictSize", 1},
+             {"ffi.DictGetItem", 2},
+             {"ffi.DictCount", 2},
+             {"ffi.DictGetItemOrMissing", 2},
+             {"ffi.DictForwardIterFunctor", 1},
+             {"ffi.DictSetItem", 3},
+             {"ffi.DictErase", 2},
+             {"ffi.DictClear", 1},
+             {"ffi.MakeFieldGetter", 1},
+             {"ffi.MakeFieldSetter", 3},
+             {"ffi._PyClassRegisterTypeAttrColumns", 2},
+             {"ffi._RegisterFFIInit", 1}};
+  TVMFFIAny args[8];
+  for (int i = 0; i < 8; ++i) args[i] = core_int(0);
+  for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
+    for (int delta = -1; delta <= 1; delta += 2) {
+      int32_t n = fns[i].arity + delta;
+      if (n < 0) continue;
+      TVMFFIAny out;
+      int rc = host_call(fns[i].name, args, n, &out);
+      if (rc == 0) core_release(&out);
+      ConfError e = conf_take_error();
+      cr_expect(rc == -1 && strcmp(e.kind, "TypeError") == 0,
+                "%s with %d arguments: returned %d, raised %s: %s", fns[i].name, n, rc,
+                e.kind[0] ? e.kind : "nothing", e.message);
+    }
+  }
 }

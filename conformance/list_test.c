@@ -82,6 +82,73 @@ Test(list, LST_002_mutations) {
   core_release(&l);
 }
 
+/* LST-002: ranges as Python slices take them: a long range erased whole
+ * (the later elements moved down in order), an empty range anywhere a
+ * no-op, a range reversed or past the end an IndexError; lists of odd and
+ * even length reversed; a list grown by single appends past its
+ * capacity keeps every element. */
+Test(list, LST_002_ranges) {
+  TVMFFIAny l = make_list(50);
+  call3("ffi.ListEraseRange", l, core_int(3), core_int(45), 3);
+  expect_ints(l, (int64_t[]){0, 10, 20, 450, 460, 470, 480, 490}, 8, "after erasing [3, 45)");
+  call3("ffi.ListEraseRange", l, core_int(5), core_int(5), 3);
+  expect_ints(l, (int64_t[]){0, 10, 20, 450, 460, 470, 480, 490}, 8, "after erasing [5, 5)");
+  static const int64_t bad[][2] = {{2, 1}, {-1, 2}, {0, 9}, {8, 9}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    TVMFFIAny q[3] = {l, core_int(bad[i][0]), core_int(bad[i][1])};
+    host_refused("ffi.ListEraseRange", q, 3, "IndexError", NULL);
+  }
+  call3("ffi.ListEraseRange", l, core_int(0), core_int(3), 3);
+  host_ok("ffi.ListReverse", &l, 1);
+  expect_ints(l, (int64_t[]){490, 480, 470, 460, 450}, 5, "odd length reversed");
+  call3("ffi.ListErase", l, core_int(4), host_none(), 2);
+  host_ok("ffi.ListReverse", &l, 1);
+  expect_ints(l, (int64_t[]){460, 470, 480, 490}, 4, "even length reversed");
+  TVMFFIAny q[2] = {l, core_int(3)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListPop", q, 2), "pop of the last"), 490);
+  expect_ints(l, (int64_t[]){460, 470, 480}, 3, "after popping the last");
+  host_ok("ffi.ListClear", &l, 1);
+  int64_t want[40];
+  for (int64_t i = 0; i < 40; ++i) {
+    call3("ffi.ListAppend", l, core_int(i), host_none(), 2);
+    want[i] = i;
+  }
+  expect_ints(l, want, 40, "40 appends");
+  call3("ffi.ListInsert", l, core_int(40), core_int(40), 3);
+  TVMFFIAny at[2] = {l, core_int(39)};
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", at, 2), "[39]"), 39);
+  at[1] = core_int(40);
+  cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", at, 2), "[40]"), 40);
+  core_release(&l);
+}
+
+/* LST-002: an index outside the list is an IndexError for ListSetItem,
+ * ListPop and ListErase (the list unchanged), and for ListInsert below 0
+ * or past the end; a reservation below the size changes nothing. */
+Test(list, LST_002_index_refusals) {
+  TVMFFIAny l = make_list(3), empty = make_list(0);
+  static const char* const fns[] = {"ffi.ListSetItem", "ffi.ListPop", "ffi.ListErase",
+                                    "ffi.ListInsert"};
+  static const int32_t arity[] = {3, 2, 2, 3};
+  static const int64_t bad[] = {3, -1, 100};
+  for (int f = 0; f < 4; ++f)
+    for (int b = 0; b < 3; ++b) {
+      if (f == 3 && bad[b] == 3) continue; /* inserting at the end is fine */
+      TVMFFIAny q[3] = {l, core_int(bad[b]), core_int(5)};
+      host_refused(fns[f], q, arity[f], "IndexError", NULL);
+      expect_ints(l, (int64_t[]){0, 10, 20}, 3, fns[f]);
+    }
+  TVMFFIAny q[2] = {empty, core_int(0)};
+  host_refused("ffi.ListPop", q, 2, "IndexError", NULL);
+  q[0] = l;
+  q[1] = core_int(1);
+  host_ok("ffi.ListReserve", q, 2);
+  expect_ints(l, (int64_t[]){0, 10, 20}, 3, "after reserving 1");
+  cr_expect_geq(TVMFFISeqGetCellPtr(l.v_obj)->capacity, 3);
+  core_release(&l);
+  core_release(&empty);
+}
+
 /* LST-003: ListReplaceSlice puts another list's elements in place of a
  * range, also when the other list is the list itself. */
 Test(list, LST_003_replace_slice) {
@@ -96,6 +163,30 @@ Test(list, LST_003_replace_slice) {
   expect_ints(l, (int64_t[]){0, 0, 10, 30, 0, 10, 30}, 7, "[0:1] = itself");
   core_release(&r);
   core_release(&l);
+}
+
+/* LST-003: a replacement longer or shorter than the range grows or
+ * shrinks the list; an empty one erases the range. */
+Test(list, LST_003_replace_slice_lengths) {
+  TVMFFIAny l = make_list(5), longer = make_list(3), empty = make_list(0);
+  TVMFFIAny args[4] = {l, core_int(1), core_int(2), longer};
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 10, 20, 20, 30, 40}, 7, "[1:2] = [0, 10, 20]");
+  args[1] = core_int(2);
+  args[2] = core_int(6);
+  args[3] = empty;
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 40}, 3, "[2:6] = []");
+  args[1] = core_int(3);
+  args[2] = core_int(3);
+  args[3] = longer;
+  host_ok("ffi.ListReplaceSlice", args, 4);
+  expect_ints(l, (int64_t[]){0, 0, 40, 0, 10, 20}, 6, "[3:3] = [0, 10, 20]");
+  args[1] = core_int(5);
+  args[2] = core_int(7);
+  host_refused("ffi.ListReplaceSlice", args, 4, "IndexError", NULL);
+  expect_ints(l, (int64_t[]){0, 0, 40, 0, 10, 20}, 6, "after a refused replacement");
+  for (TVMFFIAny *v = (TVMFFIAny[]){l, longer, empty}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* LST-004: ListContains and ArrayContains compare as map keys do (text by
@@ -165,6 +256,23 @@ Test(list, LST_007_refusals) {
   q[0] = core_int(3);
   host_refused("ffi.ListSize", q, 1, "TypeError", NULL);
   core_release(&a);
+}
+
+/* LST-007: the list functions that only read refuse an array in place
+ * of the list (upstream turns an array into a new list for the functions
+ * that change one, so those are not held to a refusal). */
+Test(list, LST_007_readers_refuse_an_array) {
+  static const struct {
+    const char* name;
+    int32_t arity;
+  } fns[] = {{"ffi.ListSize", 1}, {"ffi.ListGetItem", 2}, {"ffi.ListContains", 2}};
+  TVMFFIAny a = host_ok("ffi.Array", NULL, 0), l = make_list(2);
+  for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
+    TVMFFIAny args[2] = {a, core_int(0)};
+    host_refused(fns[i].name, args, fns[i].arity, "TypeError", NULL);
+  }
+  core_release(&a);
+  core_release(&l);
 }
 
 /* LST-008: ListReserve makes room without changing the content. */

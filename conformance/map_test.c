@@ -1,7 +1,8 @@
-/* Clauses MAP-001 to MAP-014 of spec/host.md: maps and dicts made and used
+/* Clauses MAP-001 to MAP-015 of spec/host.md: maps and dicts made and used
  * through the runtime's global functions, in the layout of upstream's
  * headers, shared in both directions with C++ code built on those headers
  * (conformance/testlibs/container_interop.cc). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,90 @@ Test(map, MAP_006_runtime_maps_read_by_cpp) {
   core_release(&m);
 }
 
+/* MAP-015: C++ code finds keys of every kind in maps the runtime made,
+ * small and dense, by its own hashing: floats (0.0 and -0.0 two keys),
+ * bools, None, dtypes, devices, bytes and str of lengths around the
+ * 8-byte word (small and heap forms), and an opaque pointer. */
+Test(map, MAP_015_key_kinds_found_by_cpp) {
+  static char target;
+  TVMFFIAny keys[20];
+  int n = 0;
+  keys[n++] = host_float(1.5);
+  keys[n++] = host_float(0.0);
+  keys[n++] = host_float(-0.0);
+  keys[n++] = host_float(NAN);
+  keys[n++] = host_bool(1);
+  keys[n++] = host_bool(0);
+  keys[n++] = host_none();
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIDataType;
+  keys[n++].v_dtype = (DLDataType){kDLFloat, 16, 2};
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIDevice;
+  keys[n++].v_device = (DLDevice){kDLCUDA, 2};
+  keys[n] = host_none();
+  keys[n].type_index = kTVMFFIOpaquePtr;
+  keys[n++].v_ptr = &target;
+  static const char text[] = "0123456789abcdefghij";
+  static const size_t lengths[] = {2, 8, 13, 16, 20};
+  static TVMFFIByteArray bytes[5];
+  for (size_t i = 0; i < 5; ++i) {
+    bytes[i] = (TVMFFIByteArray){text, lengths[i]};
+    keys[n] = host_none();
+    keys[n].type_index = kTVMFFIByteArrayPtr;
+    keys[n++].v_ptr = &bytes[i];
+  }
+  for (size_t i = 0; i < 5; ++i) {
+    TVMFFIByteArray b = {text + 1, lengths[i]};
+    cr_assert_eq(API(TVMFFIStringFromByteArray)(&b, &keys[n++]), 0);
+  }
+  for (int small = 0; small < 2; ++small) {
+    int count = small ? 4 : n;
+    TVMFFIAny args[40];
+    for (int i = 0; i < count; ++i) args[2 * i] = keys[i], args[2 * i + 1] = core_int(i);
+    TVMFFIAny m = host_ok("ffi.Map", args, 2 * count), fresh = host_ok("ffi.Array", keys, count);
+    cr_expect_eq(size_of("ffi.MapSize", m), count, "%d keys made %lld entries", count,
+                 (long long)size_of("ffi.MapSize", m));
+    TVMFFIAny q[2] = {m, fresh};
+    int64_t found = host_int_of(host_interop("map_count_keys", q, 2), "found");
+    cr_expect_eq(found, count, "C++ found %lld of the %d keys of a %s map", (long long)found, count,
+                 small ? "small" : "dense");
+    for (int i = 0; i < count; ++i) {
+      TVMFFIAny v = get("ffi.MapGetItemOrMissing", m, keys[i]);
+      cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == i, "the runtime lost key %d", i);
+      core_release(&v);
+    }
+    core_release(&fresh);
+    core_release(&m);
+  }
+  for (int i = n - 5; i < n; ++i) core_release(&keys[i]);
+}
+
+/* MAP-001: the iteration functor's f(1) is the value of the current key,
+ * in small and dense maps and dicts alike. */
+Test(map, MAP_001_iteration_values) {
+  static const int64_t sizes[] = {3, 9};
+  for (int k = 0; k < 4; ++k) {
+    int dict = k & 1;
+    int64_t n = sizes[k >> 1];
+    TVMFFIAny m = make_range(dict ? "ffi.Dict" : "ffi.Map", n);
+    TVMFFIAny f = host_ok(dict ? "ffi.DictForwardIterFunctor" : "ffi.MapForwardIterFunctor", &m, 1);
+    for (int64_t i = 0; i < n; ++i) {
+      TVMFFIAny key = call_fn(f, 0), value = call_fn(f, 1), want = key_of(i);
+      cr_expect(same_key(&key, &want), "%lld entries: key %lld", (long long)n, (long long)i);
+      cr_expect(value.type_index == kTVMFFIInt && value.v_int64 == i * 10,
+                "%lld entries: value %lld", (long long)n, (long long)i);
+      TVMFFIAny more = call_fn(f, 2);
+      cr_expect_eq(more.v_int64, i + 1 < n);
+      core_release(&key);
+      core_release(&value);
+      core_release(&want);
+    }
+    core_release(&f);
+    core_release(&m);
+  }
+}
+
 /* MAP-007: maps and dicts made by C++ code (small and dense) are read by
  * the runtime's functions. */
 Test(map, MAP_007_cpp_maps_read_by_runtime) {
@@ -290,6 +375,100 @@ Test(map, MAP_008_dict_in_place) {
   host_refused("ffi.DictGetItem", erase, 2, "KeyError", NULL);
   host_ok("ffi.DictClear", &d, 1);
   cr_expect_eq(size_of("ffi.DictSize", alias), 0);
+  core_release(&d);
+}
+
+/* Expects the dict's keys, in iteration order, to be key_of(i) for the
+ * i in want[0..n), each found with its value i * 10. */
+static void expect_dict_keys(TVMFFIAny d, const int64_t* want, int64_t n, const char* what) {
+  cr_assert_eq(size_of("ffi.DictSize", d), n, "%s: size", what);
+  if (n == 0) return;
+  TVMFFIAny keys[64];
+  int64_t got = iterate_keys("ffi.DictForwardIterFunctor", d, keys, 64);
+  cr_expect_eq(got, n, "%s: iterated %lld keys", what, (long long)got);
+  for (int64_t i = 0; i < got; ++i) {
+    TVMFFIAny k = key_of(want[i]), v = get("ffi.DictGetItemOrMissing", d, k);
+    cr_expect(same_key(&keys[i], &k), "%s: key %lld is not key_of(%lld)", what, (long long)i,
+              (long long)want[i]);
+    cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == want[i] * 10, "%s: key_of(%lld) not found",
+              what, (long long)want[i]);
+    core_release(&v);
+    core_release(&k);
+    core_release(&keys[i]);
+  }
+}
+
+/* MAP-008: a dict grown one key at a time from empty (small, then dense)
+ * finds every key and iterates in insertion order after each addition;
+ * erasing keys (from the small form and the dense one) keeps the others
+ * in order. */
+Test(map, MAP_008_dict_grows_and_shrinks) {
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0);
+  int64_t want[40];
+  for (int64_t i = 0; i < 40; ++i) {
+    TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+    host_ok("ffi.DictSetItem", set, 3);
+    core_release(&k);
+    want[i] = i;
+    char what[32];
+    snprintf(what, sizeof what, "after %lld additions", (long long)i + 1);
+    expect_dict_keys(d, want, i + 1, what);
+    if (i == 3) {
+      cr_expect(base_of(d)->slots & SMALL_TAG, "a dict of 4 is not small");
+      cr_expect_geq(base_of(d)->slots & ~SMALL_TAG, 4);
+      TVMFFIAny small = make_range("ffi.Dict", 4), er[2] = {small, core_int(2)};
+      host_ok("ffi.DictErase", er, 2);
+      expect_dict_keys(small, (int64_t[]){0, 1, 3}, 3, "small dict less key_of(2)");
+      core_release(&small);
+    }
+  }
+  int64_t left[40], n = 0;
+  for (int64_t i = 0; i < 40; ++i) {
+    if (i % 3 == 1) {
+      TVMFFIAny k = key_of(i), er[2] = {d, k};
+      host_ok("ffi.DictErase", er, 2);
+      core_release(&k);
+    } else {
+      left[n++] = i;
+    }
+  }
+  expect_dict_keys(d, left, n, "after erasing every third key");
+  TVMFFIAny range[3] = {d, core_int(0), core_int(40)};
+  cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), n,
+               "C++ lost keys after the erasures");
+  for (int64_t i = 0; i < n; ++i) {
+    TVMFFIAny k = key_of(left[i]), er[2] = {d, k};
+    host_ok("ffi.DictErase", er, 2);
+    core_release(&k);
+  }
+  expect_dict_keys(d, NULL, 0, "after erasing every key");
+  for (int round = 0; round < 2; ++round) {
+    for (int64_t i = 0; i < 20; ++i) {
+      TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+      host_ok("ffi.DictSetItem", set, 3);
+      core_release(&k);
+    }
+    expect_dict_keys(d, want, 20, round ? "refilled after a clear" : "refilled after erasures");
+    cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), 20,
+                 "C++ lost keys of the refilled dict");
+    host_ok("ffi.DictClear", &d, 1);
+  }
+  core_release(&d);
+}
+
+/* MAP-010: a dict grown by "ffi.DictSetItem" to 20000 entries, through
+ * every growth of its table, holds every key where C++ code finds it. */
+Test(map, MAP_010_large_dict_found_by_cpp) {
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0);
+  for (int64_t i = 0; i < 20000; ++i) {
+    TVMFFIAny k = key_of(i), set[3] = {d, k, core_int(i * 10)};
+    host_ok("ffi.DictSetItem", set, 3);
+    core_release(&k);
+  }
+  TVMFFIAny range[3] = {d, core_int(0), core_int(20000)};
+  cr_expect_eq(size_of("ffi.DictSize", d), 20000);
+  cr_expect_eq(host_int_of(host_interop("dict_count_range", range, 3), "found"), 20000);
+  cr_expect_eq(count_range("Dict", d, 0, 20000), 20000);
   core_release(&d);
 }
 
@@ -381,6 +560,16 @@ Test(map, MAP_012_refusals) {
   ConfError e = conf_take_error();
   cr_expect(e.kind[0] != '\0', "an odd argument count raised nothing");
   for (TVMFFIAny *v = (TVMFFIAny[]){m, d, arr}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
+/* MAP-012: the iteration functor of dicts refuses a map and that of maps
+ * a dict (TypeError). */
+Test(map, MAP_012_functors_refuse_the_other_kind) {
+  TVMFFIAny m = make_range("ffi.Map", 2), d = make_range("ffi.Dict", 2);
+  host_refused("ffi.DictForwardIterFunctor", &m, 1, "TypeError", NULL);
+  host_refused("ffi.MapForwardIterFunctor", &d, 1, "TypeError", NULL);
+  core_release(&m);
+  core_release(&d);
 }
 
 /* MAP-013: a map holds a reference to each object key and value, and gives

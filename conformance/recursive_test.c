@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-014 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-017 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
@@ -7,9 +7,11 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_support.h"
+#include "tensor_support.h"
 
 static int truth(const char* fn, TVMFFIAny a, TVMFFIAny b) {
   TVMFFIAny args[2] = {a, b}, r = host_ok(fn, args, 2);
@@ -36,6 +38,46 @@ static uint64_t combine(uint64_t key, uint64_t value) {
   return key ^ (value + 0x9e3779b9ull + (key << 6) + (key >> 2));
 }
 
+/* A testing.TestIntPair(a, b) of upstream's testing library. */
+static TVMFFIAny int_pair(int64_t a, int64_t b) {
+  static int loaded;
+  if (!loaded) {
+    loaded = dlopen(conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"),
+                    RTLD_NOW | RTLD_LOCAL) != NULL;
+    cr_assert(loaded, "cannot load libtvm_ffi_testing.so: %s", dlerror());
+  }
+  int32_t index;
+  TVMFFIByteArray key = {"testing.TestIntPair", 19};
+  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&key, &index), 0);
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+  const TVMFFIAny* init = NULL;
+  for (int32_t i = 0; i < info->num_methods; ++i)
+    if (info->methods[i].name.size == 12 &&
+        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
+      init = &info->methods[i].method;
+  cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
+  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
+  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
+  return out;
+}
+
+/* A value of kind type_index whose payload is the byte array (bytes are
+ * copied into an owned object by the call that receives it). */
+static TVMFFIAny byte_ptr(const TVMFFIByteArray* b) {
+  TVMFFIAny v = host_none();
+  v.type_index = kTVMFFIByteArrayPtr;
+  v.v_ptr = (void*)b;
+  return v;
+}
+
+/* A big int from its little-endian two's complement 64-bit words. */
+static TVMFFIAny big(const uint64_t* words, size_t n) {
+  TVMFFIByteArray bytes = {(const char*)words, n * 8};
+  TVMFFIAny v;
+  cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
+  return v;
+}
+
 /* REC-001: equality of values: kinds must match (1 is not true, not 1.0),
  * text compares by content in any form, NaN equals NaN. */
 Test(recursive, REC_001_values_equal) {
@@ -49,6 +91,28 @@ Test(recursive, REC_001_values_equal) {
   cr_expect(eq(host_none(), host_none()));
   cr_expect(!eq(host_none(), core_int(0)));
   core_release(&s1);
+}
+
+/* REC-001, REC-003: values of different kinds are unequal and cannot be
+ * ordered whichever comes first (an int and a big int can be). */
+Test(recursive, REC_001_kinds_both_ways) {
+  TVMFFIAny values[] = {core_int(1), host_bool(1), host_float(1.0), core_c_str("1")};
+  TVMFFIAny shape = host_ok("ffi.Shape", values, 1), list = lst(values, 1);
+  TVMFFIAny all[6] = {values[0], values[1], values[2], values[3], shape, list};
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) {
+      if (i == j) continue;
+      cr_expect(!eq(all[i], all[j]), "values %d and %d are equal", i, j);
+      TVMFFIAny args[2] = {all[i], all[j]};
+      host_refused("ffi.RecursiveLt", args, 2, "TypeError", "different types");
+    }
+  uint64_t w[2] = {0, 1};
+  TVMFFIAny b = big(w, 2);
+  cr_expect(truth("ffi.RecursiveGt", b, core_int(1)));
+  cr_expect(truth("ffi.RecursiveLt", core_int(1), b));
+  core_release(&b);
+  core_release(&shape);
+  core_release(&list);
 }
 
 /* REC-002: containers compare element by element (sequences in order,
@@ -104,6 +168,89 @@ Test(recursive, REC_003_ordering) {
     core_release(v);
 }
 
+/* Expects the five comparisons of (a, b) and of (b, a) to agree with
+ * a <=> b being `sign`. */
+static void expect_order(TVMFFIAny a, TVMFFIAny b, int sign, const char* what) {
+  static const char* const fns[] = {"ffi.RecursiveEq", "ffi.RecursiveLt", "ffi.RecursiveLe",
+                                    "ffi.RecursiveGt", "ffi.RecursiveGe"};
+  for (int swap = 0; swap < 2; ++swap) {
+    int s = swap ? -sign : sign;
+    int want[5] = {s == 0, s<0, s <= 0, s> 0, s >= 0};
+    for (int f = 0; f < 5; ++f) {
+      int got = swap ? truth(fns[f], b, a) : truth(fns[f], a, b);
+      cr_expect_eq(got, want[f], "%s%s: %s gave %d", what, swap ? " (swapped)" : "", fns[f], got);
+    }
+  }
+}
+
+/* REC-003: the order of every kind: None first, false before true, ints,
+ * floats, dtypes (code, bits, lanes) and devices (type, id) field by
+ * field, text and bytes by bytes, ints and big ints by value, shapes,
+ * arrays and lists lexicographically, reflected objects field by field. */
+Test(recursive, REC_003_ordering_of_every_kind) {
+  TVMFFIAny dt[4], dev[3];
+  DLDataType dts[4] = {{kDLInt, 32, 1}, {kDLFloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 32, 4}};
+  DLDevice devs[3] = {{kDLCPU, 5}, {kDLCUDA, 0}, {kDLCUDA, 1}};
+  for (int i = 0; i < 4; ++i)
+    dt[i] = host_none(), dt[i].type_index = kTVMFFIDataType, dt[i].v_dtype = dts[i];
+  for (int i = 0; i < 3; ++i)
+    dev[i] = host_none(), dev[i].type_index = kTVMFFIDevice, dev[i].v_device = devs[i];
+  expect_order(host_none(), core_int(1), -1, "None, 1");
+  expect_order(host_none(), host_none(), 0, "None, None");
+  expect_order(host_bool(0), host_bool(1), -1, "false, true");
+  expect_order(core_int(-5), core_int(3), -1, "-5, 3");
+  expect_order(core_int(7), core_int(7), 0, "7, 7");
+  expect_order(host_float(-1.5), host_float(0.5), -1, "-1.5, 0.5");
+  expect_order(dt[0], dt[1], -1, "int32, float16");
+  expect_order(dt[1], dt[2], -1, "float16, float32");
+  expect_order(dt[2], dt[3], -1, "float32, float32x4");
+  expect_order(dt[3], dt[3], 0, "float32x4, float32x4");
+  expect_order(dev[0], dev[1], -1, "cpu:5, cuda:0");
+  expect_order(dev[1], dev[2], -1, "cuda:0, cuda:1");
+  expect_order(dev[2], dev[2], 0, "cuda:1, cuda:1");
+  expect_order(core_c_str("abc"), core_c_str("abd"), -1, "abc, abd");
+  expect_order(core_c_str("ab"), core_c_str("abc"), -1, "ab, abc");
+  TVMFFIAny heap = host_str("a heap string of some length");
+  expect_order(heap, core_c_str("a heap string of some length"), 0, "heap, C string");
+  expect_order(heap, core_c_str("a heap string of some lengtH"), 1, "heap, C string less");
+  TVMFFIByteArray ba = {"a\0b", 3}, bb = {"a\0c", 3}, bc = {"a", 1};
+  expect_order(byte_ptr(&ba), byte_ptr(&bb), -1, "b\"a\\0b\", b\"a\\0c\"");
+  expect_order(byte_ptr(&bc), byte_ptr(&ba), -1, "b\"a\", b\"a\\0b\"");
+  uint64_t w[][3] = {{0, 1, 0},         {5, 1, 0},     {6, 1, 0}, {0, 0, 1},
+                     {0, ~0ull, ~0ull}, {0, 0, ~0ull}, {0, 0, 0}};
+  TVMFFIAny big64 = big(w[0], 2), big64p5 = big(w[1], 2), big64p6 = big(w[2], 2);
+  TVMFFIAny big128 = big(w[3], 3), neg64 = big(w[4], 3), neg128 = big(w[5], 3);
+  TVMFFIAny big64_again = big(w[0], 2);
+  expect_order(core_int(5), big64, -1, "5, 2^64");
+  expect_order(neg64, core_int(5), -1, "-2^64, 5");
+  expect_order(big64p5, big64p6, -1, "2^64 + 5, 2^64 + 6");
+  expect_order(big64, big128, -1, "2^64, 2^128");
+  expect_order(neg128, neg64, -1, "-2^128, -2^64");
+  expect_order(neg64, big64, -1, "-2^64, 2^64");
+  expect_order(big64, big64_again, 0, "2^64, 2^64");
+  TVMFFIAny e23[2] = {core_int(2), core_int(3)}, e24[2] = {core_int(2), core_int(4)};
+  TVMFFIAny s23 = host_ok("ffi.Shape", e23, 2), s24 = host_ok("ffi.Shape", e24, 2);
+  TVMFFIAny s2 = host_ok("ffi.Shape", e23, 1), s23b = host_ok("ffi.Shape", e23, 2);
+  expect_order(s23, s24, -1, "Shape(2, 3), Shape(2, 4)");
+  expect_order(s2, s23, -1, "Shape(2), Shape(2, 3)");
+  expect_order(s23, s23b, 0, "two Shape(2, 3)");
+  TVMFFIAny l12 = ints("ffi.List", 1, 2, 2), l13 = ints("ffi.List", 1, 3, 2),
+            l1 = ints("ffi.List", 1, 0, 1);
+  TVMFFIAny l12b = ints("ffi.List", 1, 2, 2);
+  expect_order(l12, l13, -1, "[1, 2], [1, 3]");
+  expect_order(l1, l12, -1, "[1], [1, 2]");
+  expect_order(l12, l12b, 0, "two [1, 2]");
+  TVMFFIAny p12 = int_pair(1, 2), p21 = int_pair(2, 1), p13 = int_pair(1, 3);
+  expect_order(p12, p21, -1, "pair(1, 2), pair(2, 1)");
+  expect_order(p12, p13, -1, "pair(1, 2), pair(1, 3)");
+  for (TVMFFIAny *
+           v = (TVMFFIAny[]){heap, big64, big64p5, big64p6, big128, neg64, neg128, big64_again, s23,
+                             s24, s2, s23b, l12, l13, l1, l12b, p12, p21, p13},
+          *end = v + 19;
+       v < end; ++v)
+    core_release(v);
+}
+
 /* REC-003: opaque pointers are equal by address and cannot be ordered. */
 Test(recursive, REC_003_opaque_pointers) {
   int x, y;
@@ -149,6 +296,62 @@ Test(recursive, REC_005_value_hashes) {
   TVMFFIAny heap = host_str("text longer than seven");
   cr_expect_eq(hash_of(heap), hash_of(core_c_str("text longer than seven")));
   core_release(&heap);
+}
+
+/* The type_key_hash the implementation registered for type_index. */
+static uint64_t key_hash(int32_t type_index) {
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(type_index);
+  cr_assert_not_null(info, "no type info for type index %d", type_index);
+  return info->type_key_hash;
+}
+
+static uint64_t bits_of(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/* REC-005: floats (every NaN alike, -0.0 as 0.0), dtypes, devices and
+ * bytes from their parts; shapes, sequences and maps from their type's
+ * key hash, their length and their elements (a sequence's with their
+ * positions, a map's entries sorted); reflected objects from the key hash
+ * and each field; a list met again inside itself as its key hash. */
+Test(recursive, REC_005_hashes_of_every_kind) {
+  cr_expect_eq(hash_of(host_float(1.5)), combine(kTVMFFIFloat, bits_of(1.5)));
+  cr_expect_eq(hash_of(host_float(-0.0)), combine(kTVMFFIFloat, bits_of(0.0)));
+  cr_expect_eq(hash_of(host_float(-__builtin_nan("7"))), combine(kTVMFFIFloat, bits_of(NAN)));
+  TVMFFIAny dt = host_none(), dev = host_none();
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLFloat, 32, 4};
+  dev.type_index = kTVMFFIDevice;
+  dev.v_device = (DLDevice){kDLCUDA, 3};
+  cr_expect_eq(hash_of(dt), combine(combine(combine(kTVMFFIDataType, kDLFloat), 32), 4));
+  cr_expect_eq(hash_of(dev), combine(combine(kTVMFFIDevice, kDLCUDA), 3));
+  TVMFFIByteArray ab = {"ab", 2};
+  cr_expect_eq(hash_of(byte_ptr(&ab)), combine(kTVMFFIBytes, ('a' | ('b' << 8)) % 2147483647ull));
+  uint64_t h5 = combine(kTVMFFIInt, 5), h6 = combine(kTVMFFIInt, 6);
+  TVMFFIAny a56 = ints("ffi.Array", 5, 6, 2), l5 = ints("ffi.List", 5, 0, 1);
+  cr_expect_eq(hash_of(a56), combine(combine(combine(key_hash(kTVMFFIArray), 2), combine(h5, 0)),
+                                     combine(h6, 1)));
+  cr_expect_eq(hash_of(l5), combine(combine(key_hash(kTVMFFIList), 1), combine(h5, 0)));
+  TVMFFIAny kv[4] = {core_int(5), core_int(6), core_int(6), core_int(5)};
+  TVMFFIAny m1 = host_ok("ffi.Map", kv, 2), m2 = host_ok("ffi.Map", kv, 4);
+  cr_expect_eq(hash_of(m1), combine(combine(key_hash(kTVMFFIMap), 1), combine(h5, h6)));
+  uint64_t e1 = combine(h5, h6), e2 = combine(h6, h5);
+  cr_expect_eq(hash_of(m2), combine(combine(combine(key_hash(kTVMFFIMap), 2), e1 < e2 ? e1 : e2),
+                                    e1 < e2 ? e2 : e1));
+  TVMFFIAny ext[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", ext, 2);
+  cr_expect_eq(hash_of(shape), combine(combine(combine(key_hash(kTVMFFIShape), 2), 2), 3));
+  TVMFFIAny pair = int_pair(1, 2);
+  cr_expect_eq(hash_of(pair), combine(combine(key_hash(pair.type_index), combine(kTVMFFIInt, 1)),
+                                      combine(kTVMFFIInt, 2)));
+  TVMFFIAny self = lst(NULL, 0), ap[2] = {self, self};
+  host_ok("ffi.ListAppend", ap, 2);
+  uint64_t lk = key_hash(kTVMFFIList);
+  cr_expect_eq(hash_of(self), combine(combine(lk, 1), combine(lk, 0)));
+  host_ok("ffi.ListClear", &self, 1);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a56, l5, m1, m2, shape, pair, self}, *end = v + 7; v < end; ++v)
+    core_release(v);
 }
 
 /* REC-006: equal values hash alike: containers with equal elements, maps
@@ -198,6 +401,148 @@ Test(recursive, REC_007_repr) {
   expect_repr(missing, "<MISSING>");
   for (TVMFFIAny *v = (TVMFFIAny[]){one, two, l, m, shape, missing}, *end = v + 6; v < end; ++v)
     core_release(v);
+}
+
+/* REC-007: floats as a C++ stream prints doubles, devices and dtypes by
+ * name, text with every escape, bytes as b"..." literals. */
+Test(recursive, REC_007_repr_values) {
+  expect_repr(host_bool(1), "True");
+  expect_repr(host_float(1e20), "1e+20");
+  expect_repr(host_float(1.0 / 3), "0.333333");
+  expect_repr(host_float(100.0), "100");
+  expect_repr(host_float(1e-5), "1e-05");
+  expect_repr(host_float(INFINITY), "inf");
+  expect_repr(host_float(-INFINITY), "-inf");
+  expect_repr(core_int(INT64_MIN), "-9223372036854775808");
+  static const struct {
+    int type, id;
+    const char* text;
+  } devices[] = {{kDLCPU, 0, "cpu:0"},
+                 {kDLCUDA, 3, "cuda:3"},
+                 {kDLCUDAHost, 0, "cuda_host:0"},
+                 {kDLOpenCL, 0, "opencl:0"},
+                 {kDLVulkan, 1, "vulkan:1"},
+                 {kDLMetal, 2, "metal:2"},
+                 {kDLVPI, 0, "vpi:0"},
+                 {kDLROCM, 0, "rocm:0"},
+                 {kDLROCMHost, 0, "rocm_host:0"},
+                 {kDLExtDev, 0, "ext_dev:0"},
+                 {kDLCUDAManaged, 0, "cuda_managed:0"},
+                 {kDLOneAPI, 0, "oneapi:0"},
+                 {kDLWebGPU, 0, "webgpu:0"},
+                 {kDLHexagon, 0, "hexagon:0"},
+                 {kDLMAIA, 0, "maia:0"},
+                 {kDLTrn, 0, "trn:0"}};
+  for (size_t i = 0; i < sizeof devices / sizeof *devices; ++i) {
+    TVMFFIAny d = host_none();
+    d.type_index = kTVMFFIDevice;
+    d.v_device.device_type = devices[i].type;
+    d.v_device.device_id = devices[i].id;
+    expect_repr(d, devices[i].text);
+  }
+  TVMFFIAny dt = host_none();
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLInt, 8, 4};
+  expect_repr(dt, "int8x4");
+  expect_repr(core_c_str("\t\r\\"), "\"\\t\\r\\\\\"");
+  expect_repr(core_c_str("\x01\x1f\x7f~ "), "\"\\x01\\x1f\\x7f~ \"");
+  expect_repr(core_c_str("\xff\xc3"
+                         "a\xe2\x82"
+                         "b"),
+              "\"\\xff\\xc3a\\xe2\\x82b\"");
+  expect_repr(core_c_str("\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf"), "\"\\u07ff\\uffff\\U0010ffff\"");
+  expect_repr(core_c_str("\x1b[1;31mred\x1b[0m\x1b[K"), "\"\\x1b[1;31mred\\x1b[0m\\x1b[K\"");
+  expect_repr(core_c_str("\x1b[3x\x1b"), "\"\\x1b[3x\\x1b\"");
+  TVMFFIByteArray raw = {"a\"\\\0\x7f\x80 ~", 8};
+  expect_repr(byte_ptr(&raw), "b\"a\\x22\\x5c\\x00\\x7f\\x80 ~\"");
+}
+
+/* REC-007: big ints in decimal, whatever their size and sign. */
+Test(recursive, REC_007_repr_big_ints) {
+  unsigned __int128 e36 = (unsigned __int128)1000000000000000000ull * 1000000000000000000ull;
+  static const char* const want[] = {"0",
+                                     "-1",
+                                     "1000000000000000000",
+                                     "18446744073709551616",
+                                     "1000000000000000000000000000000000001",
+                                     "-1000000000000000000000000000000000000"};
+  uint64_t w[][2] = {{0, 0},
+                     {~0ull, ~0ull},
+                     {1000000000000000000ull, 0},
+                     {0, 1},
+                     {(uint64_t)(e36 + 1), (uint64_t)((e36 + 1) >> 64)},
+                     {(uint64_t)-e36, (uint64_t)(-e36 >> 64)}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
+    TVMFFIAny b = big(w[i], 2);
+    expect_repr(b, want[i]);
+    core_release(&b);
+  }
+}
+
+/* REC-007: containers empty and nested, an object met again inside
+ * itself as "...", one held twice printed twice, shapes of any length,
+ * and the keyword marker. */
+Test(recursive, REC_007_repr_containers) {
+  TVMFFIAny empty_a = arr(NULL, 0), empty_l = lst(NULL, 0), d = host_ok("ffi.Dict", NULL, 0);
+  expect_repr(empty_a, "()");
+  expect_repr(empty_l, "[]");
+  expect_repr(d, "{}");
+  TVMFFIAny one = ints("ffi.List", 1, 0, 1), twice[2] = {one, one}, pair = arr(twice, 2);
+  expect_repr(pair, "([1], [1])");
+  TVMFFIAny set[3] = {d, core_c_str("k"), pair};
+  host_ok("ffi.DictSetItem", set, 3);
+  expect_repr(d, "{\"k\": ([1], [1])}");
+  TVMFFIAny self = lst(NULL, 0), ap[2] = {self, self};
+  host_ok("ffi.ListAppend", ap, 2);
+  ap[1] = core_int(2);
+  host_ok("ffi.ListAppend", ap, 2);
+  expect_repr(self, "[..., 2]");
+  host_ok("ffi.ListClear", &self, 1);
+  TVMFFIAny s0 = host_ok("ffi.Shape", NULL, 0), five = core_int(5),
+            s1 = host_ok("ffi.Shape", &five, 1);
+  expect_repr(s0, "Shape()");
+  expect_repr(s1, "Shape(5)");
+  TVMFFIAny kw = host_ok("ffi.GetKwargsObject", NULL, 0);
+  expect_repr(kw, "<KWARGS>");
+  for (TVMFFIAny *v = (TVMFFIAny[]){empty_a, empty_l, d, one, pair, self, s0, s1, kw}, *end = v + 9;
+       v < end; ++v)
+    core_release(v);
+}
+
+/* REC-007: a tensor as "<dtype>[<shape>]@<device>", an enum singleton as
+ * "<type key>.<name>", and with TVM_FFI_REPR_WITH_ADDR=1 a container
+ * followed by "@0x" and its address. */
+Test(recursive, REC_007_repr_objects) {
+  Producer p;
+  producer_init(&p);
+  TVMFFIAny t = core_obj(tensor_import_v(&p, 0, 0));
+  expect_repr(t, "float32[2, 3]@cpu:0");
+  core_release(&t);
+  int32_t index = core_type_index("ffi.IntEnum");
+  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+  cr_assert(info->metadata && info->metadata->creator, "ffi.IntEnum has no creator");
+  TVMFFIObjectHandle e = NULL;
+  cr_assert_eq(info->metadata->creator(&e), 0);
+  const TVMFFIFieldInfo* name =
+      core_field_of(API(TVMFFIGetTypeInfo)(core_type_index("ffi.Enum")), "_str_index");
+  cr_assert(name && !(name->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj),
+            "ffi.Enum._str_index has no plain setter");
+  TVMFFIAny red = core_c_str("RED");
+  cr_assert_eq(((TVMFFIFieldSetter)name->setter)((char*)e + name->offset, &red), 0);
+  TVMFFIAny ev = core_obj(e);
+  expect_repr(ev, "ffi.IntEnum.RED");
+  core_release(&ev);
+  TVMFFIAny l = ints("ffi.List", 1, 0, 1);
+  setenv("TVM_FFI_REPR_WITH_ADDR", "1", 1);
+  TVMFFIAny r = host_ok("ffi.ReprPrint", &l, 1);
+  unsetenv("TVM_FFI_REPR_WITH_ADDR");
+  char want[64];
+  snprintf(want, sizeof want, "[1]@%p", l.v_obj);
+  TVMFFIByteArray b = core_str_bytes(&r);
+  cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "gave %.*s, expected %s",
+            (int)b.size, b.data, want);
+  core_release(&r);
+  core_release(&l);
 }
 
 /* REC-007: a dtype whose type code names no type is refused, not printed. */
@@ -259,6 +604,78 @@ Test(recursive, REC_008_deep_copy_long) {
     }
 }
 
+/* REC-008: values come back as they are, leaves (shapes, big ints, heap
+ * strings) are shared, dicts and maps are copied with their order, and
+ * containers used as keys are copied too; a dict holding itself is
+ * copied into one holding itself. */
+Test(recursive, REC_008_deep_copy_kinds) {
+  TVMFFIAny five = core_int(5), none = host_none();
+  TVMFFIAny c5 = host_ok("ffi.DeepCopy", &five, 1), cn = host_ok("ffi.DeepCopy", &none, 1);
+  cr_expect(c5.type_index == kTVMFFIInt && c5.v_int64 == 5, "DeepCopy(5) gave type %d",
+            c5.type_index);
+  cr_expect_eq(cn.type_index, kTVMFFINone);
+  uint64_t w[2] = {0, 1};
+  TVMFFIAny ext[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", ext, 2),
+            b = big(w, 2);
+  TVMFFIAny leaves[2] = {shape, b};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny copy = host_ok("ffi.DeepCopy", &leaves[i], 1);
+    cr_expect_eq(copy.v_obj, leaves[i].v_obj, "leaf %d was copied", i);
+    core_release(&copy);
+  }
+  TVMFFIAny inner = ints("ffi.List", 1, 2, 2), key = ints("ffi.Array", 7, 0, 1);
+  TVMFFIAny kv[6] = {core_c_str("b"), core_int(1), core_c_str("a"), inner, key, core_int(3)};
+  const char* ctors[2] = {"ffi.Dict", "ffi.Map"};
+  for (int k = 0; k < 2; ++k) {
+    TVMFFIAny m = host_ok(ctors[k], kv, 6), copy = host_ok("ffi.DeepCopy", &m, 1);
+    cr_assert_eq(copy.type_index, m.type_index, "%s", ctors[k]);
+    cr_expect_neq(copy.v_obj, m.v_obj, "%s was shared", ctors[k]);
+    expect_repr(copy, "{\"b\": 1, \"a\": [1, 2], (7,): 3}");
+    TVMFFIAny q[2] = {copy, key};
+    cr_expect_eq(host_int_of(host_ok(k ? "ffi.MapCount" : "ffi.DictCount", q, 2), "count"), 0,
+                 "%s: the array key was shared, not copied", ctors[k]);
+    core_release(&m);
+    core_release(&copy);
+  }
+  TVMFFIAny d = host_ok("ffi.Dict", NULL, 0), set[3] = {d, core_c_str("self"), d};
+  host_ok("ffi.DictSetItem", set, 3);
+  TVMFFIAny dc = host_ok("ffi.DeepCopy", &d, 1), get[2] = {dc, core_c_str("self")};
+  cr_expect_neq(dc.v_obj, d.v_obj);
+  TVMFFIAny held = host_ok("ffi.DictGetItem", get, 2);
+  cr_expect_eq(held.v_obj, dc.v_obj, "the copy of a dict holding itself holds %s",
+               held.v_obj == d.v_obj ? "the original" : "another object");
+  core_release(&held);
+  host_ok("ffi.DictClear", &d, 1);
+  host_ok("ffi.DictClear", &dc, 1);
+  for (TVMFFIAny *v = (TVMFFIAny[]){shape, b, inner, key, d, dc}, *end = v + 6; v < end; ++v)
+    core_release(v);
+}
+
+/* REC-008: an array holding a function, an error, a module, a plain
+ * ffi.Object or a tensor is not copied: none of them can be. */
+Test(recursive, REC_008_deep_copy_refuses_other_objects) {
+  TVMFFIObjectHandle fn = core_global("ffi.ReprPrint", 0), err = NULL;
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "kept as it is");
+  API(TVMFFIErrorMoveFromRaised)(&err);
+  TVMFFIAny path = core_c_str(conf_runfile("conformance/testlibs/libmod_basic.so"));
+  TVMFFIAny mod = host_ok("ffi.ModuleLoadFromFile", &path, 1);
+  TVMFFIAny obj = host_ok("ffi.GetInvalidObject", NULL, 0);
+  Producer p;
+  producer_init(&p);
+  TVMFFIAny t = core_obj(tensor_import_v(&p, 0, 0));
+  TVMFFIAny items[5] = {core_obj(fn), core_obj(err), mod, obj, t};
+  for (int i = 0; i < 5; ++i) {
+    TVMFFIAny a = arr(&items[i], 1), out;
+    int rc = host_call("ffi.DeepCopy", &a, 1, &out);
+    if (rc == 0) core_release(&out);
+    ConfError e = conf_take_error();
+    cr_expect(rc == -1 && e.kind[0], "DeepCopy of an array holding type index %d returned %d",
+              items[i].type_index, rc);
+    core_release(&a);
+  }
+  for (int i = 0; i < 5; ++i) core_release(&items[i]);
+}
+
 /* REC-014: a list or dict inside an array or map that leads back to it is
  * copied into one that holds the array's or map's copy, not the original. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {
@@ -309,27 +726,293 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
     core_release(v);
 }
 
-/* A testing.TestIntPair(a, b) of upstream's testing library. */
-static TVMFFIAny int_pair(int64_t a, int64_t b) {
-  static int loaded;
-  if (!loaded) {
-    loaded = dlopen(conf_runfile("../tvm_ffi_upstream/lib/libtvm_ffi_testing.so"),
-                    RTLD_NOW | RTLD_LOCAL) != NULL;
-    cr_assert(loaded, "cannot load libtvm_ffi_testing.so: %s", dlerror());
+/* conformance.RecThing {int64 x; int64 y (compare off); int64 z (repr
+ * off); int64 w (hash off)} and conformance.RecBare (no fields), types of
+ * the test's own. */
+typedef struct {
+  TVMFFIObject header;
+  int64_t x, y, z, w;
+} RecThing;
+
+static void thing_delete(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int get_i64(void* field, TVMFFIAny* out) {
+  memset(out, 0, sizeof *out);
+  out->type_index = kTVMFFIInt;
+  memcpy(&out->v_int64, field, 8);
+  return 0;
+}
+
+static int32_t thing_type(int bare) {
+  static int32_t index[2] = {-1, -1};
+  if (index[bare] >= 0) return index[bare];
+  TVMFFIByteArray key = {bare ? "conformance.RecBare" : "conformance.RecThing", bare ? 19 : 20};
+  index[bare] = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index[bare], 0);
+  static const char* const names[] = {"x", "y", "z", "w"};
+  static const int64_t flags[] = {0, kTVMFFIFieldFlagBitMaskCompareOff,
+                                  kTVMFFIFieldFlagBitMaskReprOff, kTVMFFIFieldFlagBitMaskHashOff};
+  for (int i = 0; i < 4 && !bare; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 24 + 8 * i;
+    f.flags = flags[i];
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index[bare], &f), 0);
   }
-  int32_t index;
-  TVMFFIByteArray key = {"testing.TestIntPair", 19};
-  cr_assert_eq(API(TVMFFITypeKeyToIndex)(&key, &index), 0);
-  const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
-  const TVMFFIAny* init = NULL;
-  for (int32_t i = 0; i < info->num_methods; ++i)
-    if (info->methods[i].name.size == 12 &&
-        memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
-      init = &info->methods[i].method;
-  cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
-  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
-  cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
+  return index[bare];
+}
+
+static TVMFFIAny thing(int bare, int64_t x, int64_t y, int64_t z, int64_t w) {
+  RecThing* t = calloc(1, sizeof *t);
+  t->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  t->header.type_index = thing_type(bare);
+  t->header.deleter = thing_delete;
+  t->x = x, t->y = y, t->z = z, t->w = w;
+  return core_obj(t);
+}
+
+/* REC-009: a reflected object's repr leaves out repr-off fields, its
+ * comparison compare-off ones, its hash hash-off and compare-off ones;
+ * an object of a type without fields prints as its type key, equals
+ * another of its type and hashes as its key hash. */
+Test(recursive, REC_009_field_flags) {
+  TVMFFIAny a = thing(0, 1, 2, 3, 4), b = thing(0, 1, 9, 3, 4), c = thing(0, 1, 2, 8, 4);
+  TVMFFIAny d = thing(0, 1, 2, 3, 7), e = thing(0, 0, 2, 3, 4);
+  expect_repr(a, "conformance.RecThing(x=1, y=2, w=4)");
+  cr_expect(eq(a, b), "a compare-off field was compared");
+  cr_expect(!eq(a, c), "a repr-off field was not compared");
+  cr_expect(!eq(a, d), "a hash-off field was not compared");
+  cr_expect(truth("ffi.RecursiveLt", e, a));
+  cr_expect(truth("ffi.RecursiveLt", a, c));
+  uint64_t h1 = combine(kTVMFFIInt, 1), h3 = combine(kTVMFFIInt, 3);
+  uint64_t want = combine(combine(key_hash(a.type_index), h1), h3);
+  cr_expect_eq(hash_of(a), want, "the hash of x and z alone");
+  cr_expect_eq(hash_of(b), want);
+  cr_expect_eq(hash_of(d), want);
+  cr_expect_neq(hash_of(c), want);
+  TVMFFIAny bare1 = thing(1, 0, 0, 0, 0), bare2 = thing(1, 0, 0, 0, 0);
+  expect_repr(bare1, "conformance.RecBare");
+  cr_expect(eq(bare1, bare2));
+  cr_expect_eq(hash_of(bare1), key_hash(bare1.type_index));
+  for (TVMFFIAny *v = (TVMFFIAny[]){a, b, c, d, e, bare1, bare2}, *end = v + 7; v < end; ++v)
+    core_release(v);
+}
+
+/* conformance.RecChild below conformance.RecThing: fields v (new) at 56
+ * and x (a second x) at 64, after the parent's. */
+typedef struct {
+  RecThing parent;
+  int64_t v, x2;
+} RecChild;
+
+static int32_t child_type(void) {
+  static int32_t index = -1;
+  if (index >= 0) return index;
+  int32_t parent = thing_type(0);
+  TVMFFIByteArray key = {"conformance.RecChild", 20};
+  index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 2, 0, 1, parent);
+  cr_assert_geq(index, 0);
+  static const char* const names[] = {"v", "x"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 56 + 8 * i;
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  return index;
+}
+
+static TVMFFIAny child(int64_t x, int64_t v, int64_t x2) {
+  RecChild* c = calloc(1, sizeof *c);
+  c->parent.header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  c->parent.header.type_index = child_type();
+  c->parent.header.deleter = thing_delete;
+  c->parent.x = x, c->parent.y = 2, c->parent.z = 3, c->parent.w = 4;
+  c->v = v, c->x2 = x2;
+  return core_obj(c);
+}
+
+/* conformance.RecGrand below conformance.RecChild: a field v (a name its
+ * parent has) at 72. */
+typedef struct {
+  RecChild parent;
+  int64_t v2;
+} RecGrand;
+
+static TVMFFIAny grand(int64_t x, int64_t v) {
+  static int32_t index = -1;
+  if (index < 0) {
+    TVMFFIByteArray key = {"conformance.RecGrand", 20};
+    index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 3, 0, 1, child_type());
+    cr_assert_geq(index, 0);
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){"v", 1};
+    f.size = 8;
+    f.alignment = 8;
+    f.offset = 72;
+    f.getter = get_i64;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  RecGrand* g = calloc(1, sizeof *g);
+  g->parent.parent.header.combined_ref_count = 1 | ((uint64_t)1 << 32);
+  g->parent.parent.header.type_index = index;
+  g->parent.parent.header.deleter = thing_delete;
+  g->parent.parent.x = x, g->parent.parent.y = 2, g->parent.parent.z = 3, g->parent.parent.w = 4;
+  g->parent.v = v, g->parent.x2 = 8, g->v2 = 9;
+  return core_obj(g);
+}
+
+/* REC-009: an object of a derived type prints its parent's fields first,
+ * then its own, a name its parent has printed once; it compares by the
+ * fields of both. */
+Test(recursive, REC_009_derived_fields) {
+  TVMFFIAny a = child(1, 5, 6), b = child(1, 7, 6);
+  expect_repr(a, "conformance.RecChild(x=1, y=2, w=4, v=5)");
+  TVMFFIAny g = grand(1, 5);
+  expect_repr(g, "conformance.RecGrand(x=1, y=2, w=4, v=5)");
+  core_release(&g);
+  cr_expect(!eq(a, b), "the derived type's own field was not compared");
+  cr_expect(truth("ffi.RecursiveLt", a, b));
+  core_release(&a);
+  core_release(&b);
+}
+
+/* The field x of a RecThing value, as an int value. */
+static TVMFFIAny x_of(const TVMFFIAny* v) { return core_int(((RecThing*)v->v_obj)->x); }
+
+/* How many recursion Functions refused a call without arguments with a
+ * TypeError, and how many were tried. */
+static int recursion_refusals, recursion_tries;
+
+/* Calls the recursion Function with n values; its result. It is first
+ * called with no arguments, which it must refuse. */
+static TVMFFIAny recurse(const TVMFFIAny* fn, TVMFFIAny* args, int n) {
+  TVMFFIAny out = host_none();
+  recursion_tries += 1;
+  if (API(TVMFFIFunctionCall)(fn->v_obj, NULL, 0, &out) == -1)
+    recursion_refusals += strcmp(conf_take_error().kind, "TypeError") == 0;
+  out = host_none();
+  conf_expect_ok(API(TVMFFIFunctionCall)(fn->v_obj, args, n, &out), "the recursion");
   return out;
+}
+
+/* __ffi_hash__(v, recurse): recurse(x) + 1. */
+static int hook_hash(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny x = x_of(&args[0]), h = recurse(&args[1], &x, 1);
+  *out = core_int(h.v_int64 + 1);
+  return 0;
+}
+
+/* __ffi_eq__(a, b, recurse): recurse(a.x, b.x). */
+static int hook_eq(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny xs[2] = {x_of(&args[0]), x_of(&args[1])};
+  *out = recurse(&args[2], xs, 2);
+  return 0;
+}
+
+/* __ffi_compare__(a, b, recurse): recurse(b.x, a.x), the order reversed. */
+static int hook_compare(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny xs[2] = {x_of(&args[1]), x_of(&args[0])};
+  *out = recurse(&args[2], xs, 2);
+  return 0;
+}
+
+/* __ffi_repr__(v, recurse): "H<" recurse([x]) ">". */
+static int hook_repr(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)n;
+  TVMFFIAny x = x_of(&args[0]), l = lst(&x, 1), text = recurse(&args[1], &l, 1);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  char buf[64];
+  snprintf(buf, sizeof buf, "H<%.*s>", (int)b.size, b.data);
+  core_release(&text);
+  core_release(&l);
+  *out = host_str(buf);
+  return 0;
+}
+
+/* conformance.RecHooked: a RecThing type whose hash, equality, order and
+ * repr are hooks of the test's own. */
+static int32_t hooked_type(void) {
+  static int32_t index = -1;
+  if (index >= 0) return index;
+  TVMFFIByteArray key = {"conformance.RecHooked", 21};
+  index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  static const char* const names[] = {"__ffi_hash__", "__ffi_eq__", "__ffi_compare__",
+                                      "__ffi_repr__"};
+  TVMFFISafeCallType calls[] = {hook_hash, hook_eq, hook_compare, hook_repr};
+  for (int i = 0; i < 4; ++i) {
+    TVMFFIObjectHandle f = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, calls[i], NULL, &f), 0);
+    TVMFFIAny fv = core_obj(f);
+    TVMFFIByteArray name = {names[i], strlen(names[i])};
+    cr_assert_eq(API(TVMFFITypeRegisterAttr)(index, &name, &fv), 0);
+    core_release(&fv);
+  }
+  return index;
+}
+
+static TVMFFIAny hooked(int64_t x) {
+  TVMFFIAny v = thing(0, x, 0, 0, 0);
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = hooked_type();
+  return v;
+}
+
+/* REC-009: a type with an __ffi_eq__ hook and no __ffi_hash__ cannot be
+ * hashed (ValueError naming __ffi_hash__): its equal values could hash
+ * apart. */
+Test(recursive, REC_009_eq_without_hash) {
+  TVMFFIByteArray key = {"conformance.RecEqOnly", 21};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  TVMFFIObjectHandle f = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, hook_eq, NULL, &f), 0);
+  TVMFFIAny fv = core_obj(f);
+  TVMFFIByteArray name = {"__ffi_eq__", 10};
+  cr_assert_eq(API(TVMFFITypeRegisterAttr)(index, &name, &fv), 0);
+  core_release(&fv);
+  TVMFFIAny v = thing(0, 1, 0, 0, 0);
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = index;
+  TVMFFIAny items[1] = {v}, a = arr(items, 1);
+  host_refused("ffi.RecursiveHash", &a, 1, "ValueError", "__ffi_hash__");
+  core_release(&a);
+  core_release(&v);
+}
+
+/* REC-009: a type's __ffi_hash__, __ffi_eq__, __ffi_compare__ and
+ * __ffi_repr__ hooks decide, each given a Function that recurses into
+ * values: hash (value) -> int, equality (a, b) -> bool, order (a, b) ->
+ * int, repr (value) -> str; called without arguments, it refuses with a
+ * TypeError. */
+Test(recursive, REC_009_hooks) {
+  TVMFFIAny h1 = hooked(1), h1b = hooked(1), h2 = hooked(2);
+  expect_repr(h1, "H<[1]>");
+  cr_expect(eq(h1, h1b));
+  cr_expect(!eq(h1, h2));
+  cr_expect(truth("ffi.RecursiveGt", h1, h2), "the __ffi_compare__ hook was not used");
+  cr_expect(!truth("ffi.RecursiveLt", h1, h2), "the __ffi_compare__ hook was not used");
+  cr_expect_eq(hash_of(h1), combine(kTVMFFIInt, 1) + 1);
+  cr_expect(recursion_tries > 0 && recursion_refusals == recursion_tries,
+            "%d of %d recursion Functions refused a call without arguments", recursion_refusals,
+            recursion_tries);
+  for (TVMFFIAny *v = (TVMFFIAny[]){h1, h1b, h2}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* REC-009: reflected objects compare, hash and print by their fields. */
@@ -431,22 +1114,195 @@ Test(recursive, REC_011_json_graph_read) {
                         "b\n"),
             "escapes read as %.*s", (int)got.size, got.data);
   core_release(&back);
-  /* base64 with its two symbols: 0xfb 0xff is "+/8=". */
-  graph = core_c_str("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Bytes\",\"data\":\"+/8=\"}]}");
-  back = host_ok("ffi.FromJSONGraphString", &graph, 1);
-  got = core_str_bytes(&back);
-  cr_expect(got.size == 2 && memcmp(got.data, "\xfb\xff", 2) == 0, "\"+/8=\" read as %zu bytes",
-            got.size);
+}
+
+/* The JSON graph ToJSONGraphString writes for v (as a C string to free). */
+static void expect_graph(TVMFFIAny v, const char* want) {
+  TVMFFIAny args[2] = {v, host_none()}, text = host_ok("ffi.ToJSONGraphString", args, 2);
+  TVMFFIByteArray b = core_str_bytes(&text);
+  cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "wrote %.*s, expected %s",
+            (int)b.size, b.data, want);
+  core_release(&text);
+}
+
+/* REC-010: every kind of node as upstream writes it: shapes, devices,
+ * dtypes, big ints in decimal, dicts, bytes in base64 (padded), ints of
+ * either sign, and text with each JSON escape. */
+Test(recursive, REC_010_json_graph_kinds) {
+  uint64_t w[2] = {5, 1};
+  TVMFFIAny shape_args[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", shape_args, 2);
+  TVMFFIAny dev = host_none(), dt = host_none(), b = big(w, 2);
+  dev.type_index = kTVMFFIDevice;
+  dev.v_device = (DLDevice){kDLCUDA, 1};
+  dt.type_index = kTVMFFIDataType;
+  dt.v_dtype = (DLDataType){kDLFloat, 32, 1};
+  TVMFFIAny kv[2] = {core_c_str("k"), core_int(-5)}, d = host_ok("ffi.Dict", kv, 2);
+  TVMFFIByteArray b1 = {"\xfb", 1}, b2 = {"\xfb\xff", 2}, b3 = {"\xfb\xff\xbf", 3};
+  TVMFFIAny items[9] = {shape,
+                        dev,
+                        dt,
+                        b,
+                        d,
+                        byte_ptr(&b1),
+                        byte_ptr(&b2),
+                        byte_ptr(&b3),
+                        core_c_str("q\"\\\n\r\t\b\f\x01/\xc3\xa9")};
+  TVMFFIAny a = arr(items, 9);
+  expect_graph(a,
+               "{\"root_index\":11,\"nodes\":["
+               "{\"type\":\"ffi.Shape\",\"data\":[2,3]},"
+               "{\"type\":\"Device\",\"data\":[2,1]},"
+               "{\"type\":\"DataType\",\"data\":\"float32\"},"
+               "{\"type\":\"ffi.BigInt\",\"data\":\"18446744073709551621\"},"
+               "{\"type\":\"ffi.String\",\"data\":\"k\"},"
+               "{\"type\":\"int\",\"data\":-5},"
+               "{\"type\":\"ffi.Dict\",\"data\":[4,5]},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+w==\"},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+\\/8=\"},"
+               "{\"type\":\"ffi.Bytes\",\"data\":\"+\\/+\\/\"},"
+               "{\"type\":\"ffi.String\",\"data\":\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\/\xc3\xa9\"},"
+               "{\"type\":\"ffi.Array\",\"data\":[0,1,2,3,6,7,8,9,10]}]}");
+  for (TVMFFIAny *v = (TVMFFIAny[]){shape, b, d, a}, *end = v + 4; v < end; ++v) core_release(v);
+}
+
+/* REC-010: equal values and one object are one node: [1, 1, true, 1.5,
+ * 1.5, "a", "a", L, L, M] with L an empty list and M a map {None: L} */
+Test(recursive, REC_010_json_graph_shared_nodes) {
+  TVMFFIAny l = lst(NULL, 0), kv[2] = {host_none(), l}, m = host_ok("ffi.Map", kv, 2);
+  TVMFFIAny heap_a = host_str("a");
+  TVMFFIAny items[10] = {core_int(1),
+                         core_int(1),
+                         host_bool(1),
+                         host_float(1.5),
+                         host_float(1.5),
+                         core_c_str("a"),
+                         heap_a,
+                         l,
+                         l,
+                         m};
+  TVMFFIAny a = arr(items, 10);
+  expect_graph(a,
+               "{\"root_index\":7,\"nodes\":["
+               "{\"type\":\"int\",\"data\":1},"
+               "{\"type\":\"bool\",\"data\":true},"
+               "{\"type\":\"float\",\"data\":1.5},"
+               "{\"type\":\"ffi.String\",\"data\":\"a\"},"
+               "{\"type\":\"ffi.List\",\"data\":[]},"
+               "{\"type\":\"None\"},"
+               "{\"type\":\"ffi.Map\",\"data\":[5,4]},"
+               "{\"type\":\"ffi.Array\",\"data\":[0,0,1,2,2,3,3,4,4,6]}]}");
+  for (TVMFFIAny *v = (TVMFFIAny[]){l, m, heap_a, a}, *end = v + 4; v < end; ++v) core_release(v);
+}
+
+/* REC-017: an object value whose pointer is NULL (a null reference) is
+ * None: printed as None, written as a None node. */
+Test(recursive, REC_017_null_object_values) {
+  static const int32_t kinds[] = {kTVMFFIArray, kTVMFFIObject};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny null_ref = host_none();
+    null_ref.type_index = kinds[i];
+    expect_repr(null_ref, "None");
+    expect_graph(null_ref, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
+  }
+}
+
+/* REC-011: the reader takes whitespace between tokens, keys it does not
+ * know (of any JSON kind), a node's data before its type, every JSON
+ * escape, padded base64, big ints past 64 bits and the extreme int64. */
+Test(recursive, REC_011_json_graph_read_kinds) {
+  TVMFFIAny graph = core_c_str(
+      " {\"extra\" : [1, {\"a\": \"b\"}, true, null, -2.5e3] ,\r\n \"root_index\" :\t7 , "
+      "\"nodes\" : [ { \"type\" : \"ffi.String\" , \"data\" : \"q\\\"\\\\\\/\\b\\f\\r\\t\\n\" ,"
+      " \"note\" : {\"x\": [1, \"y\"]} } ,\n {\"data\": \"+/8=\", \"type\": \"ffi.Bytes\"}, "
+      "{\"type\": \"ffi.BigInt\", \"data\": \"18446744073709551621\"}, "
+      "{\"type\": \"int\", \"data\": -9223372036854775808}, "
+      "{\"type\": \"ffi.Dict\", \"data\": [0, 1]}, {\"type\": \"float\", \"data\": -2.5e-3}, "
+      "{\"type\": \"ffi.Map\", \"data\": []}, "
+      "{\"type\": \"ffi.Array\", \"data\": [0, 1, 2, 3, 4, 5, 6]} ] } ");
+  TVMFFIAny back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  expect_repr(
+      back,
+      "(\"q\\\"\\\\/\\x08\\x0c\\r\\t\\n\", b\"\\xfb\\xff\", 18446744073709551621, "
+      "-9223372036854775808, {\"q\\\"\\\\/\\x08\\x0c\\r\\t\\n\": b\"\\xfb\\xff\"}, -0.0025, {})");
   core_release(&back);
 }
 
-/* REC-012: text that is no JSON graph is refused with an error, not read. */
+/* The value of a one-node graph {"type": type, "data": data}, printed. */
+static void expect_node_repr(const char* type, const char* data, const char* want) {
+  char text[256];
+  snprintf(text, sizeof text, "{\"root_index\":0,\"nodes\":[{\"type\":\"%s\",\"data\":%s}]}", type,
+           data);
+  TVMFFIAny graph = core_c_str(text), back = host_ok("ffi.FromJSONGraphString", &graph, 1);
+  expect_repr(back, want);
+  core_release(&back);
+}
+
+/* REC-011: big ints of either sign and of 1 to 3 words, dtypes with
+ * lanes, devices, floats in exponent form, and bytes of each padding. */
+Test(recursive, REC_011_json_graph_read_values) {
+  expect_node_repr("ffi.BigInt", "\"-18446744073709551621\"", "-18446744073709551621");
+  expect_node_repr("ffi.BigInt", "\"340282366920938463463374607431768211457\"",
+                   "340282366920938463463374607431768211457");
+  expect_node_repr("ffi.BigInt", "\"-9223372036854775809\"", "-9223372036854775809");
+  expect_node_repr("ffi.BigInt", "\"9223372036854775808\"", "9223372036854775808");
+  expect_node_repr("DataType", "\"int8x4\"", "int8x4");
+  expect_node_repr("Device", "[1, 0]", "cpu:0");
+  expect_node_repr("float", "1e3", "1000");
+  expect_node_repr("float", "-0.5", "-0.5");
+  expect_node_repr("ffi.Bytes", "\"YQ==\"", "b\"a\"");
+  expect_node_repr("ffi.Bytes", "\"YWI=\"", "b\"ab\"");
+  expect_node_repr("ffi.Bytes", "\"YWJj\"", "b\"abc\"");
+  expect_node_repr("ffi.Bytes", "\"\"", "b\"\"");
+  expect_node_repr("ffi.String", "\"\"", "\"\"");
+  expect_node_repr("ffi.Shape", "[]", "Shape()");
+}
+
+/* Expects FromJSONGraphString(text) to return -1 with an error of `kind`
+ * (NULL: any kind). */
+static void expect_graph_refused(const char* text, const char* kind) {
+  TVMFFIAny arg = core_c_str(text), out;
+  int rc = host_call("ffi.FromJSONGraphString", &arg, 1, &out);
+  if (rc == 0) core_release(&out);
+  ConfError e = conf_take_error();
+  cr_expect(rc == -1 && e.kind[0] && (kind == NULL || strcmp(e.kind, kind) == 0),
+            "%s: returned %d, raised %s: %s (expected -1 and %s)", text, rc,
+            e.kind[0] ? e.kind : "nothing", e.message, kind ? kind : "an error");
+}
+
+/* REC-012: text that is no JSON graph (malformed, a root or a reference
+ * naming no node before it) is refused with a ValueError, not read. */
 Test(recursive, REC_012_json_graph_refusals) {
-  static const char* const bad[] = {"{", "[1]", "{\"root_index\":3,\"nodes\":[]}"};
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
-    TVMFFIAny text = core_c_str(bad[i]);
-    host_refused("ffi.FromJSONGraphString", &text, 1, "ValueError", NULL);
-  }
+  static const char* const bad[] = {
+      "{",
+      "[1]",
+      "{\"root_index\":3,\"nodes\":[]}",
+      "{\"root_index\":-1,\"nodes\":[]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":\"abc}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.String\",\"data\":\"a\\qb\"}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[}]}",
+      "{\"root_index\":1,\"nodes\":[{\"type\":\"int\",\"data\":1},"
+      "{\"type\":\"ffi.Array\",\"data\":[0,2]}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[-1]}]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) expect_graph_refused(bad[i], "ValueError");
+}
+
+/* REC-015: a node without its type or data, or whose data is not of its
+ * type, is refused with an error (upstream: KeyError, TypeError). */
+Test(recursive, REC_015_json_graph_bad_nodes) {
+  static const char* const bad[] = {
+      "{\"root_index\":0,\"nodes\":[{\"data\":1}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\"}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\",\"data\":99999999999999999999}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"int\",\"data\":1.5}]}",
+      "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":\"x\"}]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) expect_graph_refused(bad[i], NULL);
+}
+
+/* REC-016: a container node that names itself is refused with a
+ * ValueError, not built (it is not yet made). */
+Test(recursive, REC_016_json_graph_self_reference) {
+  expect_graph_refused("{\"root_index\":0,\"nodes\":[{\"type\":\"ffi.Array\",\"data\":[0]}]}",
+                       "ValueError");
 }
 
 /* REC-013: the walks give back every object they make but their result:

@@ -1,9 +1,10 @@
-/* Clauses RTY-001 to RTY-008 of spec/host.md: the reflected types a
+/* Clauses RTY-001 to RTY-009 of spec/host.md: the reflected types a
  * runtime registers itself (enum types, the type keys Python binds at
  * import), the constructors made from reflection ("ffi._RegisterFFIInit",
  * "ffi.MakeObjectFromPackedArgs"), the `__ffi_convert__` attributes of the
  * built-in types, and the storage pieces of Python-defined classes. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_support.h"
@@ -52,6 +53,138 @@ Test(reflected_types, RTY_001_enum_types) {
   expect_field("ffi.Enum", "_str_index", 32, 16, "{\"type\":\"ffi.String\"}");
   expect_field("ffi.IntEnum", "value", 24, 8, "{\"type\":\"int\"}");
   expect_field("ffi.StrEnum", "value", 32, 16, "{\"type\":\"ffi.String\"}");
+}
+
+/* RTY-001: the rest of the records: attrs' schema, each field's flags,
+ * static type index and setter, each type's structural kind, and
+ * creators that make a blank singleton (index 0, name "") of their own
+ * type. */
+Test(reflected_types, RTY_001_enum_records) {
+  expect_field("ffi.EnumState", "attrs", 40, 8,
+               "{\"type\":\"ffi.Dict\",\"args\":[{\"type\":\"ffi.String\"},{\"type\":\"ffi.Dict\","
+               "\"args\":[{\"type\":\"ffi.Object\"},{\"type\":\"Any\"}]}]}");
+  static const struct {
+    const char *type, *name;
+    int64_t flags;
+    int32_t static_index;
+  } fields[] = {
+      {"ffi.EnumState", "entries", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIList},
+      {"ffi.EnumState", "indexes", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIObject},
+      {"ffi.EnumState", "attrs", kTVMFFIFieldFlagBitMaskInitOff, kTVMFFIObject},
+      {"ffi.Enum", "_int_index", kTVMFFIFieldFlagBitMaskSEqHashIgnore, kTVMFFIInt},
+      {"ffi.IntEnum", "value",
+       kTVMFFIFieldFlagBitMaskInitOff | kTVMFFIFieldFlagBitMaskSEqHashIgnore, kTVMFFIInt},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof *fields; ++i) {
+    const TVMFFIFieldInfo* f =
+        field_of(API(TVMFFIGetTypeInfo)(core_type_index(fields[i].type)), fields[i].name);
+    cr_expect_eq(f->flags & ~kTVMFFIFieldFlagBitMaskWritable, fields[i].flags, "%s.%s flags %lld",
+                 fields[i].type, fields[i].name, (long long)f->flags);
+    cr_expect_eq(f->field_static_type_index, fields[i].static_index, "%s.%s static type index %d",
+                 fields[i].type, fields[i].name, f->field_static_type_index);
+    cr_expect_not_null(f->setter, "%s.%s has no setter", fields[i].type, fields[i].name);
+  }
+  static const struct {
+    const char* type;
+    int32_t kind;
+  } kinds[] = {{"ffi.EnumState", kTVMFFISEqHashKindUnsupported},
+               {"ffi.Enum", kTVMFFISEqHashKindUniqueInstance},
+               {"ffi.IntEnum", kTVMFFISEqHashKindUniqueInstance},
+               {"ffi.StrEnum", kTVMFFISEqHashKindUniqueInstance}};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; ++i) {
+    int32_t index = core_type_index(kinds[i].type);
+    const TVMFFITypeInfo* info = API(TVMFFIGetTypeInfo)(index);
+    cr_assert_not_null(info->metadata, "%s has no metadata", kinds[i].type);
+    cr_expect_eq(info->metadata->structural_eq_hash_kind, kinds[i].kind, "%s kind %d",
+                 kinds[i].type, info->metadata->structural_eq_hash_kind);
+    cr_expect_eq(info->metadata->total_size, 48, "%s total size", kinds[i].type);
+    cr_expect_eq(info->type_depth, i == 0 ? 1 : i == 1 ? 1 : 2, "%s depth", kinds[i].type);
+    if (i == 0) continue;
+    cr_assert_not_null(info->metadata->creator, "%s has no creator", kinds[i].type);
+    TVMFFIObjectHandle made = NULL;
+    cr_assert_eq(info->metadata->creator(&made), 0);
+    cr_assert_eq(TVMFFIObjectGetTypeIndex(made), index, "%s's creator made another type",
+                 kinds[i].type);
+    const TVMFFITypeInfo* base = API(TVMFFIGetTypeInfo)(core_type_index("ffi.Enum"));
+    TVMFFIAny iv = host_none(), sv = host_none();
+    const TVMFFIFieldInfo *fi = field_of(base, "_int_index"), *fs = field_of(base, "_str_index");
+    cr_assert_eq(fi->getter((char*)made + fi->offset, &iv), 0);
+    cr_assert_eq(fs->getter((char*)made + fs->offset, &sv), 0);
+    cr_expect(iv.type_index == kTVMFFIInt && iv.v_int64 == 0, "%s: blank _int_index",
+              kinds[i].type);
+    cr_expect(host_is_str(&sv, ""), "%s: blank _str_index of type index %d", kinds[i].type,
+              sv.type_index);
+    core_release(&sv);
+    API(TVMFFIObjectDecRef)(made);
+  }
+}
+
+/* Sets the field `name` of type key `type` on obj through its plain
+ * setter; the setter's return code (the error left raised). */
+static int set_field(void* obj, const char* type, const char* name, TVMFFIAny value) {
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
+  cr_assert(f->setter && !(f->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj),
+            "%s.%s has no plain setter", type, name);
+  return ((TVMFFIFieldSetter)f->setter)((char*)obj + f->offset, &value);
+}
+
+static TVMFFIAny get_field(void* obj, const char* type, const char* name) {
+  const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
+  TVMFFIAny v = host_none();
+  cr_assert_eq(f->getter((char*)obj + f->offset, &v), 0);
+  return v;
+}
+
+/* RTY-001: the setters of the enum fields store what their getters read
+ * back (an int, a str, an object with a reference of its own) and refuse
+ * a value of another kind with a TypeError. */
+Test(reflected_types, RTY_001_enum_setters) {
+  const TVMFFITypeInfo* ints = API(TVMFFIGetTypeInfo)(core_type_index("ffi.IntEnum"));
+  const TVMFFITypeInfo* strs = API(TVMFFIGetTypeInfo)(core_type_index("ffi.StrEnum"));
+  const TVMFFITypeInfo* state = API(TVMFFIGetTypeInfo)(core_type_index("ffi.EnumState"));
+  TVMFFIObjectHandle e = NULL, s = NULL, st = NULL;
+  cr_assert_eq(ints->metadata->creator(&e), 0);
+  cr_assert_eq(strs->metadata->creator(&s), 0);
+  cr_assert_eq(state->metadata->creator(&st), 0);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_int_index", core_int(7)), 0);
+  TVMFFIAny v = get_field(e, "ffi.Enum", "_int_index");
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 7, "_int_index read back as %d",
+            v.type_index);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_int_index", core_c_str("seven")), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  cr_expect_eq(set_field(e, "ffi.Enum", "_str_index", core_c_str("a name longer than seven")), 0);
+  v = get_field(e, "ffi.Enum", "_str_index");
+  cr_expect(host_is_str(&v, "a name longer than seven"), "_str_index read back as %d",
+            v.type_index);
+  core_release(&v);
+  cr_expect_eq(set_field(e, "ffi.Enum", "_str_index", core_int(3)), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  cr_expect_eq(set_field(e, "ffi.IntEnum", "value", core_int(-4)), 0);
+  v = get_field(e, "ffi.IntEnum", "value");
+  cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == -4);
+  cr_expect_eq(set_field(s, "ffi.StrEnum", "value", core_c_str("v")), 0);
+  v = get_field(s, "ffi.StrEnum", "value");
+  cr_expect(host_is_str(&v, "v"));
+  core_release(&v);
+  TVMFFIAny l = host_ok("ffi.List", NULL, 0), d = host_ok("ffi.Dict", NULL, 0);
+  uint32_t base = core_strong(l.v_obj);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "entries", l), 0);
+  cr_expect_eq(core_strong(l.v_obj), base + 1, "the state holds no reference of its own");
+  v = get_field(st, "ffi.EnumState", "entries");
+  cr_expect_eq(v.v_obj, l.v_obj);
+  core_release(&v);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "indexes", d), 0);
+  v = get_field(st, "ffi.EnumState", "indexes");
+  cr_expect_eq(v.v_obj, d.v_obj);
+  core_release(&v);
+  cr_expect_eq(set_field(st, "ffi.EnumState", "entries", core_int(1)), -1);
+  EXPECT_RAISED(.kind = "TypeError");
+  API(TVMFFIObjectDecRef)(st);
+  cr_expect_eq(core_strong(l.v_obj), base, "the state kept its reference");
+  API(TVMFFIObjectDecRef)(e);
+  API(TVMFFIObjectDecRef)(s);
+  core_release(&l);
+  core_release(&d);
 }
 
 /* RTY-002: EnumState's __ffi_init__ makes a state of an empty list and two
@@ -107,14 +240,17 @@ static void point_delete(void* self, int flags) {
 
 static int32_t point_index;
 
-static int point_create(TVMFFIObjectHandle* out) {
+/* A zeroed object of Point's layout and the given type. */
+static int point_new(int32_t type_index, TVMFFIObjectHandle* out) {
   Point* p = calloc(1, sizeof *p);
   p->header.combined_ref_count = 1 | ((uint64_t)1 << 32);
-  p->header.type_index = point_index;
+  p->header.type_index = type_index;
   p->header.deleter = point_delete;
   *out = p;
   return 0;
 }
+
+static int point_create(TVMFFIObjectHandle* out) { return point_new(point_index, out); }
 
 static int get_i64(void* field, TVMFFIAny* out) {
   memset(out, 0, sizeof *out);
@@ -132,29 +268,38 @@ static int set_i64(void* field, const TVMFFIAny* v) {
   return 0;
 }
 
+/* Registers `key` below ffi.Object with Point's layout and `create`. */
+static int32_t define_point_type(const char* key, int (*create)(TVMFFIObjectHandle*)) {
+  TVMFFIByteArray k = {key, strlen(key)};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, kTVMFFIObject);
+  cr_assert_geq(index, 0);
+  TVMFFITypeMetadata meta = {{"", 0}, create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
+  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(index, &meta), 0);
+  return index;
+}
+
+/* Registers the int64 field `name` at `offset` of the type. */
+static void add_i64_field(int32_t index, const char* name, int64_t offset, int64_t flags,
+                          void* setter, TVMFFIAny default_value) {
+  TVMFFIFieldInfo f;
+  memset(&f, 0, sizeof f);
+  f.name = (TVMFFIByteArray){name, strlen(name)};
+  f.size = 8;
+  f.alignment = 8;
+  f.offset = offset;
+  f.flags = flags;
+  f.getter = get_i64;
+  f.setter = setter;
+  f.default_value_or_factory = default_value;
+  f.field_static_type_index = kTVMFFIInt;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+}
+
 static void define_point(void) {
-  TVMFFIByteArray key = {"conformance.Point", 17};
-  point_index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
-  cr_assert_geq(point_index, 0);
-  TVMFFITypeMetadata meta = {
-      {"", 0}, point_create, (int32_t)sizeof(Point), kTVMFFISEqHashKindTreeNode};
-  cr_assert_eq(API(TVMFFITypeRegisterMetadata)(point_index, &meta), 0);
-  for (int i = 0; i < 2; ++i) {
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){i ? "y" : "x", 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = i ? 32 : 24;
-    f.getter = get_i64;
-    f.setter = (void*)set_i64;
-    f.field_static_type_index = kTVMFFIInt;
-    if (i) {
-      f.flags = kTVMFFIFieldFlagBitMaskHasDefault;
-      f.default_value_or_factory = core_int(5);
-    }
-    cr_assert_eq(API(TVMFFITypeRegisterField)(point_index, &f), 0);
-  }
+  point_index = define_point_type("conformance.Point", point_create);
+  add_i64_field(point_index, "x", 24, 0, (void*)set_i64, host_none());
+  add_i64_field(point_index, "y", 32, kTVMFFIFieldFlagBitMaskHasDefault, (void*)set_i64,
+                core_int(5));
   TVMFFIAny idx = core_int(point_index);
   host_ok("ffi._RegisterFFIInit", &idx, 1);
 }
@@ -214,6 +359,115 @@ Test(reflected_types, RTY_004_auto_init) {
   cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'x'") != NULL,
             "a setter's refusal: %s: %s", e.kind, e.message);
   core_release(&kw);
+}
+
+/* Expects the Point __ffi_init__ to refuse args with a TypeError saying
+ * `says`. */
+static void expect_init_refused(TVMFFIAny* args, int n, const char* says) {
+  Point* p;
+  cr_expect_eq(init_point(args, n, &p), -1, "%s: accepted", says);
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, says) != NULL,
+            "expected a TypeError saying %s: %s: %s", says, e.kind, e.message);
+}
+
+/* RTY-004: positional and keyword arguments together, keywords in any
+ * order, and the refusals of a field given twice and of a keyword
+ * without its value. */
+Test(reflected_types, RTY_004_auto_init_keywords) {
+  define_point();
+  Point* p;
+  TVMFFIAny kw = host_ok("ffi.GetKwargsObject", NULL, 0);
+  TVMFFIAny mixed[4] = {core_int(1), kw, core_c_str("y"), core_int(7)};
+  cr_assert_eq(init_point(mixed, 4, &p), 0);
+  cr_expect(p->x == 1 && p->y == 7, "(1, y=7) made x=%lld y=%lld", (long long)p->x,
+            (long long)p->y);
+  API(TVMFFIObjectDecRef)(p);
+  TVMFFIAny both[5] = {kw, core_c_str("y"), core_int(8), core_c_str("x"), core_int(6)};
+  cr_assert_eq(init_point(both, 5, &p), 0);
+  cr_expect(p->x == 6 && p->y == 8, "(y=8, x=6) made x=%lld y=%lld", (long long)p->x,
+            (long long)p->y);
+  API(TVMFFIObjectDecRef)(p);
+  TVMFFIAny twice[4] = {core_int(1), kw, core_c_str("x"), core_int(2)};
+  expect_init_refused(twice, 4, "multiple values for argument 'x'");
+  TVMFFIAny only_y[3] = {kw, core_c_str("y"), core_int(2)};
+  expect_init_refused(only_y, 3, "missing required argument: 'x'");
+  core_release(&kw);
+}
+
+/* conformance.Factory {int64 a; int64 b = factory()}: a's setter is a
+ * Function (field address, value), b's default comes from a factory
+ * Function returning 42. */
+static int32_t factory_index;
+
+static int factory_create(TVMFFIObjectHandle* out) { return point_new(factory_index, out); }
+
+static int setter_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self;
+  memset(out, 0, sizeof *out);
+  if (n != 2 || args[0].type_index != kTVMFFIOpaquePtr || args[1].type_index != kTVMFFIInt) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "the setter wants\n(field address, int)");
+    return -1;
+  }
+  memcpy(args[0].v_ptr, &args[1].v_int64, 8);
+  return 0;
+}
+
+static int factory_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)args, (void)n;
+  *out = core_int(42);
+  return 0;
+}
+
+static TVMFFIAny make_function(TVMFFISafeCallType call) {
+  TVMFFIObjectHandle f = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, call, NULL, &f), 0);
+  return core_obj(f);
+}
+
+static void define_factory(void) {
+  if (factory_index > 0) return;
+  factory_index = define_point_type("conformance.Factory", factory_create);
+  TVMFFIAny setter = make_function(setter_call), factory = make_function(factory_call);
+  add_i64_field(factory_index, "a", 24, kTVMFFIFieldFlagBitSetterIsFunctionObj, setter.v_obj,
+                host_none());
+  add_i64_field(factory_index, "b", 32,
+                kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory,
+                (void*)set_i64, factory);
+  core_release(&setter);
+  core_release(&factory);
+  TVMFFIAny idx = core_int(factory_index);
+  host_ok("ffi._RegisterFFIInit", &idx, 1);
+}
+
+/* RTY-004, RTY-005: a setter that is a Function is called with the
+ * field's address and the value; a default from a factory is the
+ * factory's result; a Function setter's refusal names the field. */
+Test(reflected_types, RTY_004_function_setters_and_factories) {
+  define_factory();
+  TVMFFIByteArray name = {"__ffi_init__", 12};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  TVMFFIAny init = col->data[factory_index - col->begin_index], args[1] = {core_int(7)};
+  TVMFFIAny r = host_none();
+  cr_assert_eq(init.type_index, kTVMFFIFunction);
+  conf_expect_ok(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), "Factory(7)");
+  Point* p = (Point*)r.v_obj;
+  cr_expect(p->x == 7 && p->y == 42, "Factory(7) made a=%lld b=%lld", (long long)p->x,
+            (long long)p->y);
+  core_release(&r);
+  TVMFFIAny named[3] = {core_c_str("conformance.Factory"), core_c_str("a"), core_int(3)};
+  r = host_ok("ffi.MakeObjectFromPackedArgs", named, 3);
+  p = (Point*)r.v_obj;
+  cr_expect(p->x == 3 && p->y == 42, "MakeObjectFromPackedArgs made a=%lld b=%lld", (long long)p->x,
+            (long long)p->y);
+  core_release(&r);
+  args[0] = core_c_str("no int");
+  r = host_none();
+  cr_expect_eq(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), -1);
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'a'") != NULL &&
+                strstr(e.message, "the setter wants\n  (field address, int)") != NULL,
+            "%s: %s", e.kind, e.message);
 }
 
 /* RTY-005: ffi.MakeObjectFromPackedArgs sets fields by name, fills
@@ -378,6 +632,101 @@ Test(reflected_types, RTY_007_py_class_storage) {
   cr_expect_eq(*(int64_t*)((char*)copied.v_obj + 32), 8);
   core_release(&made);
   core_release(&copied);
+}
+
+/* RTY-007: getters of the plain field kinds read the field's bytes as a
+ * value of that kind: a double, a one-byte bool, an opaque pointer (NULL
+ * too), a dtype, a device. */
+Test(reflected_types, RTY_007_plain_field_getters) {
+  TVMFFIAny v = host_none();
+  double d = -2.5;
+  cr_assert_eq(getter_for(kTVMFFIFloat)(&d, &v), 0);
+  cr_expect(v.type_index == kTVMFFIFloat && v.v_float64 == -2.5, "float field read as %d",
+            v.type_index);
+  unsigned char flags[2] = {0, 1};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(getter_for(kTVMFFIBool)(&flags[i], &v), 0);
+    cr_expect(v.type_index == kTVMFFIBool && v.v_int64 == (i != 0), "bool byte %d read as %d/%lld",
+              i, v.type_index, (long long)v.v_int64);
+  }
+  void* ptrs[2] = {&d, NULL};
+  cr_assert_eq(getter_for(kTVMFFIOpaquePtr)(&ptrs[0], &v), 0);
+  cr_expect(v.type_index == kTVMFFIOpaquePtr && v.v_ptr == &d, "pointer field read as %d",
+            v.type_index);
+  cr_assert_eq(getter_for(kTVMFFIOpaquePtr)(&ptrs[1], &v), 0);
+  cr_expect(v.type_index == kTVMFFIOpaquePtr && v.v_ptr == NULL, "a NULL pointer field read as %d",
+            v.type_index);
+  DLDataType dt = {kDLFloat, 16, 2};
+  cr_assert_eq(getter_for(kTVMFFIDataType)(&dt, &v), 0);
+  cr_expect(v.type_index == kTVMFFIDataType && v.v_dtype.code == kDLFloat && v.v_dtype.bits == 16 &&
+                v.v_dtype.lanes == 2,
+            "dtype field read as %d", v.type_index);
+  DLDevice dev = {kDLCUDA, 3};
+  cr_assert_eq(getter_for(kTVMFFIDevice)(&dev, &v), 0);
+  cr_expect(v.type_index == kTVMFFIDevice && v.v_device.device_type == kDLCUDA &&
+                v.v_device.device_id == 3,
+            "device field read as %d", v.type_index);
+}
+
+/* Calls the type attribute `attr` of type_index with n arguments: its
+ * return code, the result in *out. */
+static int call_attr(const char* attr, int32_t type_index, TVMFFIAny* args, int n, TVMFFIAny* out) {
+  TVMFFIByteArray name = {attr, strlen(attr)};
+  const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
+  cr_assert_not_null(col, "no %s column", attr);
+  *out = host_none();
+  return API(TVMFFIFunctionCall)(col->data[type_index - col->begin_index].v_obj, args, n, out);
+}
+
+/* RTY-007: `__ffi_shallow_copy__` gives the copy a reference of its own to
+ * what object and Any fields hold, an object made by `__ffi_new__` gives
+ * its fields' references back when it goes, and both refuse arguments
+ * they do not take. */
+Test(reflected_types, RTY_007_py_class_references) {
+  TVMFFIByteArray key = {"conformance.PyRefs", 18};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+  static const char* const names[] = {"o", "a"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){names[i], 1};
+    f.size = i ? 16 : 8;
+    f.alignment = 8;
+    f.offset = i ? 32 : 24;
+    f.getter = getter_for(i ? -1 : kTVMFFIObject);
+    f.field_static_type_index = i ? -1 : kTVMFFIObject;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+  }
+  TVMFFIAny args[2] = {core_int(index), core_int(48)}, made, copied, extra = core_int(1);
+  host_ok("ffi._PyClassRegisterTypeAttrColumns", args, 2);
+  conf_expect_ok(call_attr("__ffi_new__", index, NULL, 0, &made), "__ffi_new__()");
+  TVMFFIAny held_o = host_ok("ffi.Array", NULL, 0), held_a = host_ok("ffi.List", NULL, 0);
+  uint32_t base_o = core_strong(held_o.v_obj), base_a = core_strong(held_a.v_obj);
+  char* fields = (char*)made.v_obj;
+  API(TVMFFIObjectIncRef)(held_o.v_obj);
+  API(TVMFFIObjectIncRef)(held_a.v_obj);
+  memcpy(fields + 24, &held_o.v_obj, sizeof(void*));
+  memcpy(fields + 32, &held_a, sizeof held_a);
+  conf_expect_ok(call_attr("__ffi_shallow_copy__", index, &made, 1, &copied),
+                 "__ffi_shallow_copy__");
+  cr_expect_eq(core_strong(held_o.v_obj), base_o + 2, "the copy's object field holds no reference");
+  cr_expect_eq(core_strong(held_a.v_obj), base_a + 2, "the copy's Any field holds no reference");
+  core_release(&copied);
+  cr_expect_eq(core_strong(held_o.v_obj), base_o + 1);
+  cr_expect_eq(core_strong(held_a.v_obj), base_a + 1);
+  core_release(&made);
+  cr_expect_eq(core_strong(held_o.v_obj), base_o, "the object field's reference was kept");
+  cr_expect_eq(core_strong(held_a.v_obj), base_a, "the Any field's reference was kept");
+  TVMFFIAny out;
+  cr_expect_eq(call_attr("__ffi_new__", index, &extra, 1, &out), -1, "__ffi_new__(1) accepted");
+  ConfError e = conf_take_error();
+  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "xpected 0") != NULL,
+            "__ffi_new__(1): %s: %s", e.kind, e.message);
+  cr_expect_eq(call_attr("__ffi_shallow_copy__", index, NULL, 0, &out), -1,
+               "__ffi_shallow_copy__() accepted");
+  cr_expect_neq(conf_take_error().kind[0], '\0');
+  core_release(&held_o);
+  core_release(&held_a);
 }
 
 /* ffi.BigInt's entry in the type attribute column `name` (None if none). */

@@ -2,9 +2,10 @@
  * Dict) whose sharing and cycles the copy keeps (each container is copied
  * once; a list or dict that contains itself, directly or not, is copied
  * into a copy that contains itself). Values and immutable leaf objects
- * (str, bytes, shapes, tensors, functions, ...) are shared, as upstream
- * shares them. Other objects would need their type's copy constructor,
- * which this runtime does not have: they are refused with TypeError.
+ * (str, bytes, shapes, big ints) are shared, as upstream shares them.
+ * Other objects (functions, errors, modules, tensors, reflected objects)
+ * would need their type's copy constructor, which this runtime does not
+ * have: they are refused with TypeError.
  *
  * An array or map can only be made once its elements are, so a list or
  * dict inside it that leads back to it first holds the original; when the
@@ -38,11 +39,13 @@ static int tffi_is_container(int32_t t) {
   return t == kTVMFFIArray || t == kTVMFFIList || t == kTVMFFIMap || t == kTVMFFIDict;
 }
 
-/* Objects with no children that can change: shared, not copied. */
+/* Objects with no children that can change and that upstream shares:
+ * text, shapes, big ints (and Python objects). Functions, errors, modules,
+ * tensors and plain objects have no copy constructor there, and are
+ * refused as other objects are. */
 static int tffi_is_leaf(int32_t t) {
-  return t == kTVMFFIStr || t == kTVMFFIBytes || t == kTVMFFIShape || t == kTVMFFITensor ||
-         t == kTVMFFIFunction || t == kTVMFFIError || t == kTVMFFIModule ||
-         t == kTVMFFIOpaquePyObject || t == kTVMFFIBigInt || t == kTVMFFIObject;
+  return t == kTVMFFIStr || t == kTVMFFIBytes || t == kTVMFFIShape || t == kTVMFFIBigInt ||
+         t == kTVMFFIOpaquePyObject;
 }
 
 /* Copies the elements of a sequence cell into owned copies in `into`. */

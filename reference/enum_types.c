@@ -145,11 +145,12 @@ static const TffiFieldDef tffi_str_enum_fields[] = {
 #define TFFI_COUNT(a) ((int32_t)(sizeof(a) / sizeof *(a)))
 
 static int tffi_enum_types_define(void) {
+  /* Upstream registers no structural kind for the state (Unsupported). */
   TffiTypeDef state = {"ffi.EnumState",
                        kTVMFFIObject,
                        48,
                        tffi_enum_state_create,
-                       kTVMFFISEqHashKindTreeNode,
+                       kTVMFFISEqHashKindUnsupported,
                        tffi_enum_state_fields,
                        TFFI_COUNT(tffi_enum_state_fields)};
   TffiTypeDef base = {"ffi.Enum",

@@ -7,11 +7,12 @@
  * None), written after the nodes it refers to by index; an equal value (a
  * str, an int) or the same object is written once. Payloads: bool, int,
  * float (NaN, Infinity, an integral value with ".0", else 17 digits), a
- * dtype string, a device [type, id], a str (JSON-escaped), bytes (base64),
- * a big int in decimal, a shape's extents, a sequence's element indices, a
- * map's key and value indices in turn. Objects of other types (their
- * fields) are refused with a TypeError: this runtime serialises values and
- * containers only. A list met again inside itself is a ValueError. */
+ * dtype string, a device [type, id], a str (JSON-escaped, "/" too), bytes
+ * (base64, its "/" escaped too), a big int in decimal, a shape's extents, a
+ * sequence's element indices, a map's key and value indices in turn.
+ * Objects of other types (their fields) are refused with a TypeError: this
+ * runtime serialises values and containers only. A list met again inside
+ * itself is a ValueError. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,7 @@ static void tffi_json_put_string(TffiText* t, const char* s, size_t n) {
     unsigned char c = (unsigned char)s[i];
     const char* esc = c == '"'    ? "\\\""
                       : c == '\\' ? "\\\\"
+                      : c == '/'  ? "\\/"
                       : c == '\n' ? "\\n"
                       : c == '\r' ? "\\r"
                       : c == '\t' ? "\\t"
@@ -68,7 +70,8 @@ static void tffi_json_base64(TffiText* t, const unsigned char* s, size_t n) {
                  (i + 2 < n ? s[i + 2] : 0);
     char out[4] = {digits[w >> 18], digits[(w >> 12) & 63], i + 1 < n ? digits[(w >> 6) & 63] : '=',
                    i + 2 < n ? digits[w & 63] : '='};
-    tffi_text_add(t, out, 4);
+    /* Upstream escapes a slash in every string, base64 text included. */
+    for (int k = 0; k < 4; ++k) tffi_text_str(t, out[k] == '/' ? "\\/" : (char[2]){out[k], 0});
   }
   tffi_text_add(t, "\"", 1);
 }

@@ -78,10 +78,11 @@ static int tffi_get_bool(void* field, TVMFFIAny* out) {
   return 0;
 }
 
+/* A NULL pointer stays an opaque pointer, as upstream's getter reads it. */
 static int tffi_get_ptr(void* field, TVMFFIAny* out) {
   *out = tffi_any_none();
   memcpy(&out->v_ptr, field, sizeof(void*));
-  if (out->v_ptr != NULL) out->type_index = kTVMFFIOpaquePtr;
+  out->type_index = kTVMFFIOpaquePtr;
   return 0;
 }
 

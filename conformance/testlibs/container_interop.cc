@@ -58,6 +58,17 @@ int64_t DictCountRange(ffi::Dict<ffi::Any, ffi::Any> dict, int64_t begin, int64_
   return found;
 }
 
+// The number of i for which the map finds keys[i] mapped to i (through its
+// own hashing and chains, for keys of any kind).
+int64_t MapCountKeys(ffi::Map<ffi::Any, ffi::Any> map, ffi::Array<ffi::Any> keys) {
+  int64_t found = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(keys.size()); ++i) {
+    auto it = map.find(keys[i]);
+    if (it != map.end() && (*it).second.cast<int64_t>() == i) ++found;
+  }
+  return found;
+}
+
 // The keys of a map in its iteration order.
 ffi::Array<ffi::Any> MapKeys(ffi::Map<ffi::Any, ffi::Any> map) {
   ffi::Array<ffi::Any> keys;
@@ -104,6 +115,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(backtrace_here, BacktraceHere);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_insert_range, DictInsertRange);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_erase_range, DictEraseRange);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_count_range, MapCountRange);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_count_keys, MapCountKeys);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(dict_count_range, DictCountRange);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_keys, MapKeys);
 TVM_FFI_DLL_EXPORT_TYPED_FUNC(map_make_range, MapMakeRange);
