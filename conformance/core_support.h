@@ -150,8 +150,29 @@ static inline void core_release(TVMFFIAny* value) {
   memset(value, 0, sizeof *value);
 }
 
-/* Argument views (borrowed, nothing to release) of an int, a C string and
- * an object; the object's kind is read from its header. */
+/* Argument views (borrowed, nothing to release) of None, a bool, an int, a
+ * float, a C string and an object; the object's kind is read from its
+ * header. The suite's one set of value makers. */
+static inline TVMFFIAny core_none(void) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof a);
+  return a;
+}
+
+static inline TVMFFIAny core_bool(int b) {
+  TVMFFIAny a = core_none();
+  a.type_index = kTVMFFIBool;
+  a.v_int64 = b != 0;
+  return a;
+}
+
+static inline TVMFFIAny core_float(double d) {
+  TVMFFIAny a = core_none();
+  a.type_index = kTVMFFIFloat;
+  a.v_float64 = d;
+  return a;
+}
+
 static inline TVMFFIAny core_int(int64_t v) {
   TVMFFIAny a;
   memset(&a, 0, sizeof a);

@@ -39,13 +39,13 @@ Test(host_globals, GLB_001_sentinels) {
 static int64_t list_names(char* seen, size_t cap, const char* want, int* found) {
   TVMFFIAny f = host_ok("ffi.FunctionListGlobalNamesFunctor", NULL, 0);
   cr_assert_eq(f.type_index, kTVMFFIFunction);
-  TVMFFIAny arg = core_int(-1), count = host_none();
+  TVMFFIAny arg = core_int(-1), count = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, &arg, 1, &count), 0);
   int64_t n = host_int_of(count, "functor(-1)");
   *found = 0;
   size_t used = 0;
   for (int64_t i = 0; i < n; ++i) {
-    TVMFFIAny idx = core_int(i), name = host_none();
+    TVMFFIAny idx = core_int(i), name = core_none();
     cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, &idx, 1, &name), 0);
     TVMFFIByteArray b = core_str_bytes(&name);
     cr_assert(name.type_index == kTVMFFIStr || name.type_index == kTVMFFISmallStr);
@@ -58,7 +58,7 @@ static int64_t list_names(char* seen, size_t cap, const char* want, int* found) 
     }
     core_release(&name);
   }
-  TVMFFIAny past = core_int(n), out = host_none();
+  TVMFFIAny past = core_int(n), out = core_none();
   cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, &past, 1, &out), -1, "functor(count) returned 0");
   ConfError e = conf_take_error();
   cr_expect_str_eq(e.kind, "IndexError", "functor(count): %s: %s", e.kind, e.message);
@@ -151,7 +151,7 @@ Test(host_globals, GLB_005_string_bytes) {
   cr_expect(host_is_str(&out, "a string longer than seven"));
   core_release(&out);
   TVMFFIByteArray raw = {"b\0ytes", 6};
-  TVMFFIAny b = host_none();
+  TVMFFIAny b = core_none();
   b.type_index = kTVMFFIByteArrayPtr;
   b.v_ptr = &raw;
   out = host_ok("ffi.Bytes", &b, 1);
@@ -193,14 +193,14 @@ static void count_delete(void* self) { glb_007_deleted += self != NULL; }
 /* GLB-007: ffi.FunctionFromExternC makes a Function of a C callback from
  * raw pointers, as TVMFFIFunctionCreate does. */
 Test(host_globals, GLB_007_function_from_extern_c) {
-  TVMFFIAny args[3] = {host_none(), host_none(), host_none()};
+  TVMFFIAny args[3] = {core_none(), core_none(), core_none()};
   args[0].type_index = args[1].type_index = args[2].type_index = kTVMFFIOpaquePtr;
   args[0].v_ptr = (void*)(intptr_t)40;
   args[1].v_ptr = (void*)echo_self;
   args[2].v_ptr = (void*)count_delete;
   TVMFFIAny f = host_ok("ffi.FunctionFromExternC", args, 3), two[2] = {core_int(0), core_int(0)};
   cr_assert_eq(f.type_index, kTVMFFIFunction);
-  TVMFFIAny out = host_none();
+  TVMFFIAny out = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, two, 2, &out), 0);
   cr_expect_eq(out.v_int64, 42, "the callback saw self %lld", (long long)out.v_int64 - 2);
   core_release(&f);
@@ -257,7 +257,7 @@ static int has_word(const char* text, const char* word) {
  * names the function, the position and `param`. */
 static void expect_param(TVMFFIObjectHandle fn, const char* label, TVMFFIAny* args, int32_t n,
                          int pos, const char* param) {
-  TVMFFIAny out = host_none();
+  TVMFFIAny out = core_none();
   int rc = API(TVMFFIFunctionCall)(fn, args, n, &out);
   if (rc == 0) core_release(&out);
   ConfError e = conf_take_error();
@@ -302,7 +302,7 @@ Test(host_globals, GLB_010_refusals_name_the_parameter) {
   expect_global_param("ffi._PyClassRegisterTypeAttrColumns", columns, 2, 0, "type_index");
   columns[0] = core_int(kTVMFFIObject), columns[1] = text;
   expect_global_param("ffi._PyClassRegisterTypeAttrColumns", columns, 2, 1, "total_size");
-  TVMFFIAny make[3] = {host_float(1.5)};
+  TVMFFIAny make[3] = {core_float(1.5)};
   expect_global_param("ffi.MakeObjectFromPackedArgs", make, 1, 0, "type");
   make[0] = core_c_str("ffi.Object"), make[1] = one, make[2] = one;
   expect_global_param("ffi.MakeObjectFromPackedArgs", make, 3, 1, "name");

@@ -127,7 +127,7 @@ static int step_on_nested(void* ctx) {
   }
   int two = strcmp(fn, "ffi.RecursiveEq") == 0 || strcmp(fn, "ffi.RecursiveLe") == 0;
   TVMFFIAny args[2] = {a, b};
-  if (strcmp(fn, "ffi.ToJSONGraphString") == 0) args[1] = host_none(), two = 1;
+  if (strcmp(fn, "ffi.ToJSONGraphString") == 0) args[1] = core_none(), two = 1;
   int rc = quiet(fn, args, two ? 2 : 1, &out);
   if (rc == 0 && out.type_index == kTVMFFIBool && out.v_int64 != 1) rc = 2;
   drop(&out);

@@ -38,32 +38,48 @@ static inline void host_refused(const char* name, TVMFFIAny* args, int32_t n, co
   EXPECT_RAISED(.kind = kind, .says = {part});
 }
 
-static inline TVMFFIAny host_none(void) {
-  TVMFFIAny v;
-  memset(&v, 0, sizeof v);
-  return v;
-}
-
-static inline TVMFFIAny host_bool(int b) {
-  TVMFFIAny v = host_none();
-  v.type_index = kTVMFFIBool;
-  v.v_int64 = b != 0;
-  return v;
-}
-
-static inline TVMFFIAny host_float(double d) {
-  TVMFFIAny v = host_none();
-  v.type_index = kTVMFFIFloat;
-  v.v_float64 = d;
-  return v;
-}
-
 /* An owned string value (small or heap as the implementation makes it). */
 static inline TVMFFIAny host_str(const char* s) {
   TVMFFIByteArray b = {s, strlen(s)};
   TVMFFIAny v;
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&b, &v), 0);
   return v;
+}
+
+/* A getter and a setter of an int64 field, for the test types the host
+ * clauses register. */
+static inline int host_get_i64(void* field, TVMFFIAny* out) {
+  memset(out, 0, sizeof *out);
+  out->type_index = kTVMFFIInt;
+  memcpy(&out->v_int64, field, 8);
+  return 0;
+}
+
+static inline int host_set_i64(void* field, const TVMFFIAny* v) {
+  if (v->type_index != kTVMFFIInt) {
+    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "an int is needed");
+    return -1;
+  }
+  memcpy(field, &v->v_int64, 8);
+  return 0;
+}
+
+/* Registers the int64 field `name` at `offset` of the type (setter NULL:
+ * read-only; default_value None: none). */
+static inline void host_add_i64_field(int32_t index, const char* name, int64_t offset,
+                                      int64_t flags, void* setter, TVMFFIAny default_value) {
+  TVMFFIFieldInfo f;
+  memset(&f, 0, sizeof f);
+  f.name = (TVMFFIByteArray){name, strlen(name)};
+  f.size = 8;
+  f.alignment = 8;
+  f.offset = offset;
+  f.flags = flags;
+  f.getter = host_get_i64;
+  f.setter = setter;
+  f.default_value_or_factory = default_value;
+  f.field_static_type_index = kTVMFFIInt;
+  cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
 }
 
 /* Whether value is a str (any form) equal to s. */
@@ -98,7 +114,7 @@ static inline TVMFFIAny host_interop(const char* name, TVMFFIAny* args, int32_t 
   char symbol[128];
   snprintf(symbol, sizeof symbol, "__tvm_ffi_%s", name);
   HostSafeCall f = host_export("conformance/testlibs/libcontainer_interop.so", symbol);
-  TVMFFIAny out = host_none();
+  TVMFFIAny out = core_none();
   conf_expect_ok(f(NULL, args, n, &out), symbol);
   return out;
 }

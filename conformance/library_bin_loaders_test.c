@@ -56,7 +56,7 @@ TEST(library_bin_loaders, LIB_086_missing_loader_names_kind) {
                 "the kind is not named apart from the loader's name: %s", err.message);
   char kind[301];
   register_long_kind(kind, 300, "conf086", "conf086___tvm_ffi__library_bin");
-  TVMFFIAny a = mod_str("conf086_"), r;
+  TVMFFIAny a = core_c_str("conf086_"), r;
   cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without loader was loaded");
   kind[200] = '\0'; /* its first 200 bytes, twice at least */
   ConfError refusal = conf_take_error();
@@ -93,10 +93,10 @@ TEST(library_bin_loaders, LIB_087_load_keeps_no_loader) {
   cr_assert_eq(
       API(TVMFFIEnvModRegisterSystemLibSymbol)("conf087___tvm_ffi__library_bin", mod_premade_blob),
       0);
-  TVMFFIAny a = mod_str("conf087_"), r;
+  TVMFFIAny a = core_c_str("conf087_"), r;
   EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
   cr_expect_eq(mod_implements(r.v_obj, "other_fn", 1), 1, "the loaders' modules are not imported");
-  mod_release(&r);
+  core_release(&r);
   TVMFFIObjectHandle fresh = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, fresh_function, NULL, &fresh), 0);
   for (int i = 0; i < 2; ++i) {
@@ -126,7 +126,7 @@ typedef struct {
 } Lib088Run;
 
 static int lib088_load_once(void) {
-  TVMFFIAny a = mod_str("conf088_"), r;
+  TVMFFIAny a = core_c_str("conf088_"), r;
   TVMFFIObjectHandle fn = NULL;
   TVMFFIByteArray n = {"ffi.SystemLib", 13};
   if (conf_api.TVMFFIFunctionGetGlobal(&n, &fn) != 0 || fn == NULL) return 0;
@@ -205,12 +205,12 @@ TEST(library_bin_loaders, LIB_089_long_kinds_stay_in_bounds) {
     snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
     make_kind_blob(lib089_blob, kind, lens[i]);
     cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, lib089_blob), 0);
-    TVMFFIAny a = mod_str(prefix), r;
+    TVMFFIAny a = core_c_str(prefix), r;
     conf_alloc_guard(1);
     int rc = mod_call("ffi.SystemLib", &a, 1, &r);
     conf_alloc_guard(0);
     cr_expect_eq(rc, -1, "a kind of %zu bytes without a loader was loaded", lens[i]);
-    if (rc == 0) mod_release(&r);
+    if (rc == 0) core_release(&r);
     ConfError err = conf_take_error();
     cr_expect_neq(err.kind[0], '\0', "-1 with no error raised for a kind of %zu bytes", lens[i]);
   }
@@ -233,7 +233,7 @@ static int lib090_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny
   lib090_calls++;
   lib090_last = (intptr_t)self;
   API(TVMFFIObjectIncRef)(mod_premade_module);
-  *result = mod_obj(mod_premade_module);
+  *result = core_obj(mod_premade_module);
   return 0;
 }
 
@@ -259,10 +259,10 @@ TEST(library_bin_loaders, LIB_090_loader_of_the_exact_kind) {
     make_kind_blob(lib089_blob, kind, lens[i]);
     cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, lib089_blob), 0);
     int before = lib090_calls;
-    TVMFFIAny a = mod_str(prefix), r;
+    TVMFFIAny a = core_c_str(prefix), r;
     int rc = mod_call("ffi.SystemLib", &a, 1, &r);
     EXPECT_OK(rc);
-    if (rc == 0) mod_release(&r);
+    if (rc == 0) core_release(&r);
     cr_expect_eq(lib090_calls - before, 1, "a kind of %zu bytes: its loader ran %d times", lens[i],
                  lib090_calls - before);
     cr_expect_eq(lib090_last, (intptr_t)lens[i], "a kind of %zu bytes got the loader of %ld bytes",

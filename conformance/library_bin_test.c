@@ -37,7 +37,7 @@ static int testkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIA
     memcpy(seen.data[k], b->data, seen.size[k]);
   }
   TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
-  TVMFFIAny path = mod_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
+  TVMFFIAny path = core_c_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
   int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
   API(TVMFFIObjectDecRef)(fn);
   if (rc == 0) {
@@ -89,7 +89,7 @@ TEST(library_bin, LIB_002_lib_entry_is_the_library) {
   TVMFFIObjectHandle root = mod_load("libmod_packed.so");
   TVMFFIObjectHandle fn = mod_get_function(root, "add_one", 0);
   cr_assert_not_null(fn, "the library's add_one is not on the root");
-  TVMFFIAny arg = mod_int(9);
+  TVMFFIAny arg = core_int(9);
   cr_expect_eq(mod_call_int(fn, &arg, 1), 10);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(root);
@@ -166,9 +166,9 @@ TEST(library_bin, LIB_005_ctx_is_lib_module) {
   cr_assert_eq(seen.calls, 2);
   TVMFFIObjectHandle call = mod_get_function(root, "call_import", 1);
   cr_assert_not_null(call, "the library's call_import is not reachable from the root");
-  TVMFFIAny arg = mod_str("third_fn"), r;
+  TVMFFIAny arg = core_c_str("third_fn"), r;
   cr_expect_eq(mod_call_int(call, &arg, 1), 43); /* an import of _lib */
-  arg = mod_str("other_fn");                     /* the root's own: not an import */
+  arg = core_c_str("other_fn");                  /* the root's own: not an import */
   cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1, "lookup searched the root's functions");
   EXPECT_RAISED(.kind = "RuntimeError");
   API(TVMFFIObjectDecRef)(call);
@@ -314,7 +314,7 @@ TEST(library_bin, LIB_084_zero_size_allocations) {
   conf_alloc_require(); /* the interposer owns malloc */
   TVMFFIObjectHandle mod;
   setenv("CONF_TEST_LIBRARY_BIN", blob_path("padded.bin"), 1);
-  TVMFFIAny arg = mod_str(mod_lib_path("libmod_blob_env.so")), r = mod_none();
+  TVMFFIAny arg = core_c_str(mod_lib_path("libmod_blob_env.so")), r = core_none();
   TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
   conf_alloc_zero_null(1);
   int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &r);
@@ -352,7 +352,7 @@ static int dagkind_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
   (void)self, (void)args, (void)n;
   int k = dag_calls++;
   TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
-  TVMFFIAny path = mod_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
+  TVMFFIAny path = core_c_str(mod_lib_path(k % 2 == 0 ? "libmod_other.so" : "libmod_third.so"));
   int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
   API(TVMFFIObjectDecRef)(fn);
   return rc;
@@ -637,12 +637,12 @@ TEST(library_bin, LIB_083_refusal_out_of_memory) {
       snprintf(prefix, sizeof prefix, "lib83_%d_%ld_", sticky, w.n);
       snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
       cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, mod_premade_blob), 0);
-      TVMFFIAny a = mod_str(prefix), r = mod_none();
+      TVMFFIAny a = core_c_str(prefix), r = core_none();
       conf_alloc_arm(&w);
       int rc = conf_api.TVMFFIFunctionCall(fn, &a, 1, &r);
       conf_alloc_disarm(&w);
       int32_t got = r.type_index;
-      if (rc == 0) mod_release(&r);
+      if (rc == 0) core_release(&r);
       cr_assert_eq(rc, -1,
                    "allocation %ld failed (%ld injected): the load succeeded (type index "
                    "%d)",
@@ -671,7 +671,7 @@ enum { LOAD_ROUNDS = 200 };
  * error released; returns the call's return code. No cr_ calls: they
  * allocate. */
 static int load_once(TVMFFIObjectHandle load, const char* path) {
-  TVMFFIAny arg = mod_str(path), result = mod_none();
+  TVMFFIAny arg = core_c_str(path), result = core_none();
   int rc = conf_api.TVMFFIFunctionCall(load, &arg, 1, &result);
   if (rc == 0 && result.type_index >= kTVMFFIStaticObjectBegin && result.v_obj != NULL)
     conf_api.TVMFFIObjectDecRef(result.v_obj);

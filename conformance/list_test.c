@@ -62,14 +62,14 @@ Test(list, LST_001_make_and_read) {
  * change the list in place as Python's list does. */
 Test(list, LST_002_mutations) {
   TVMFFIAny l = make_list(3);
-  call3("ffi.ListAppend", l, core_int(30), host_none(), 2);
+  call3("ffi.ListAppend", l, core_int(30), core_none(), 2);
   call3("ffi.ListInsert", l, core_int(0), core_int(-10), 3);
   call3("ffi.ListInsert", l, core_int(5), core_int(40), 3);
   expect_ints(l, (int64_t[]){-10, 0, 10, 20, 30, 40}, 6, "after inserts");
   call3("ffi.ListSetItem", l, core_int(1), core_int(5), 3);
   TVMFFIAny q[2] = {l, core_int(2)};
   cr_expect_eq(host_int_of(host_ok("ffi.ListPop", q, 2), "pop"), 10);
-  call3("ffi.ListErase", l, core_int(0), host_none(), 2);
+  call3("ffi.ListErase", l, core_int(0), core_none(), 2);
   expect_ints(l, (int64_t[]){5, 20, 30, 40}, 4, "after pop and erase");
   call3("ffi.ListEraseRange", l, core_int(1), core_int(3), 3);
   expect_ints(l, (int64_t[]){5, 40}, 2, "after erasing [1, 3)");
@@ -101,7 +101,7 @@ Test(list, LST_002_ranges) {
   call3("ffi.ListEraseRange", l, core_int(0), core_int(3), 3);
   host_ok("ffi.ListReverse", &l, 1);
   expect_ints(l, (int64_t[]){490, 480, 470, 460, 450}, 5, "odd length reversed");
-  call3("ffi.ListErase", l, core_int(4), host_none(), 2);
+  call3("ffi.ListErase", l, core_int(4), core_none(), 2);
   host_ok("ffi.ListReverse", &l, 1);
   expect_ints(l, (int64_t[]){460, 470, 480, 490}, 4, "even length reversed");
   TVMFFIAny q[2] = {l, core_int(3)};
@@ -110,7 +110,7 @@ Test(list, LST_002_ranges) {
   host_ok("ffi.ListClear", &l, 1);
   int64_t want[40];
   for (int64_t i = 0; i < 40; ++i) {
-    call3("ffi.ListAppend", l, core_int(i), host_none(), 2);
+    call3("ffi.ListAppend", l, core_int(i), core_none(), 2);
     want[i] = i;
   }
   expect_ints(l, want, 40, "40 appends");
@@ -201,7 +201,7 @@ Test(list, LST_004_contains) {
     TVMFFIAny r = host_ok(fns[k], q, 2);
     cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 1, "%s: a C string of the content",
               fns[k]);
-    q[1] = host_bool(1);
+    q[1] = core_bool(1);
     r = host_ok(fns[k], q, 2);
     cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 0, "%s: true found as 1", fns[k]);
     q[1] = core_int(1);
@@ -222,7 +222,7 @@ Test(list, LST_005_shared_with_cpp) {
   cr_expect_eq(host_int_of(host_ok("ffi.ListGetItem", q, 2), "[101]"), 990);
   core_release(&l);
   TVMFFIAny n = core_int(3), c = host_interop("list_make_range", &n, 1);
-  for (int i = 0; i < 40; ++i) call3("ffi.ListAppend", c, core_int(i), host_none(), 2);
+  for (int i = 0; i < 40; ++i) call3("ffi.ListAppend", c, core_int(i), core_none(), 2);
   cr_expect_eq(host_int_of(host_ok("ffi.ListSize", &c, 1), "size"), 43);
   q[0] = c;
   q[1] = core_int(42);
@@ -236,13 +236,13 @@ Test(list, LST_006_owned_elements) {
   TVMFFIAny obj = host_ok("ffi.Array", NULL, 0);
   uint32_t base = core_strong(obj.v_obj);
   TVMFFIAny l = host_ok("ffi.List", &obj, 1);
-  call3("ffi.ListAppend", l, obj, host_none(), 2);
+  call3("ffi.ListAppend", l, obj, core_none(), 2);
   cr_expect_eq(core_strong(obj.v_obj), base + 2);
   call3("ffi.ListSetItem", l, core_int(0), core_int(1), 3);
   cr_expect_eq(core_strong(obj.v_obj), base + 1);
   host_ok("ffi.ListClear", &l, 1);
   cr_expect_eq(core_strong(obj.v_obj), base);
-  call3("ffi.ListAppend", l, obj, host_none(), 2);
+  call3("ffi.ListAppend", l, obj, core_none(), 2);
   core_release(&l);
   cr_expect_eq(core_strong(obj.v_obj), base);
   core_release(&obj);

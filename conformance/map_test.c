@@ -67,7 +67,7 @@ static int64_t count_range(const char* prefix, TVMFFIAny m, int64_t begin, int64
 
 /* Calls a Function value with one int argument. */
 static TVMFFIAny call_fn(TVMFFIAny f, int64_t arg) {
-  TVMFFIAny a = core_int(arg), out = host_none();
+  TVMFFIAny a = core_int(arg), out = core_none();
   int rc = API(TVMFFIFunctionCall)(f.v_obj, &a, 1, &out);
   ConfError e;
   if (rc != 0) e = conf_take_error();
@@ -144,15 +144,15 @@ Test(map, MAP_003_key_equality) {
   TVMFFIAny heap = host_str("a-heap-string-key"), small = host_str("sk");
   TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), arr2 = host_ok("ffi.Array", NULL, 0);
   TVMFFIAny args[12] = {heap,        core_int(1), small,           core_int(2),
-                        core_int(1), core_int(3), host_bool(1),    core_int(4),
-                        arr,         core_int(5), host_float(1.0), core_int(6)};
+                        core_int(1), core_int(3), core_bool(1),    core_int(4),
+                        arr,         core_int(5), core_float(1.0), core_int(6)};
   TVMFFIAny m = host_ok("ffi.Map", args, 12);
   cr_expect_eq(size_of("ffi.MapSize", m), 6);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("a-heap-string-key")), "heap"), 1);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_c_str("sk")), "small"), 2);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_int(1)), "int"), 3);
-  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, host_bool(1)), "bool"), 4);
-  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, host_float(1.0)), "float"), 6);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_bool(1)), "bool"), 4);
+  cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, core_float(1.0)), "float"), 6);
   cr_expect_eq(host_int_of(get("ffi.MapGetItem", m, arr), "array"), 5);
   TVMFFIAny q[2] = {m, arr2};
   cr_expect_eq(host_int_of(host_ok("ffi.MapCount", q, 2), "other array"), 0);
@@ -250,20 +250,20 @@ Test(map, MAP_015_key_kinds_found_by_cpp) {
   static char target;
   TVMFFIAny keys[20];
   int n = 0;
-  keys[n++] = host_float(1.5);
-  keys[n++] = host_float(0.0);
-  keys[n++] = host_float(-0.0);
-  keys[n++] = host_float(NAN);
-  keys[n++] = host_bool(1);
-  keys[n++] = host_bool(0);
-  keys[n++] = host_none();
-  keys[n] = host_none();
+  keys[n++] = core_float(1.5);
+  keys[n++] = core_float(0.0);
+  keys[n++] = core_float(-0.0);
+  keys[n++] = core_float(NAN);
+  keys[n++] = core_bool(1);
+  keys[n++] = core_bool(0);
+  keys[n++] = core_none();
+  keys[n] = core_none();
   keys[n].type_index = kTVMFFIDataType;
   keys[n++].v_dtype = (DLDataType){kDLFloat, 16, 2};
-  keys[n] = host_none();
+  keys[n] = core_none();
   keys[n].type_index = kTVMFFIDevice;
   keys[n++].v_device = (DLDevice){kDLCUDA, 2};
-  keys[n] = host_none();
+  keys[n] = core_none();
   keys[n].type_index = kTVMFFIOpaquePtr;
   keys[n++].v_ptr = &target;
   static const char text[] = "0123456789abcdefghij";
@@ -271,7 +271,7 @@ Test(map, MAP_015_key_kinds_found_by_cpp) {
   static TVMFFIByteArray bytes[5];
   for (size_t i = 0; i < 5; ++i) {
     bytes[i] = (TVMFFIByteArray){text, lengths[i]};
-    keys[n] = host_none();
+    keys[n] = core_none();
     keys[n].type_index = kTVMFFIByteArrayPtr;
     keys[n++].v_ptr = &bytes[i];
   }

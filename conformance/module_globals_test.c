@@ -48,7 +48,7 @@ TEST(module_globals, MOD_001_globals_registered) {
 }
 
 static int64_t call_int_global(const char* name, TVMFFIObjectHandle mod) {
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call(name, &a, 1, &r));
   cr_assert_eq(r.type_index, kTVMFFIInt, "%s returned type index %d", name, r.type_index);
   return r.v_int64;
@@ -64,7 +64,7 @@ TEST(module_globals, MOD_017_property_mask) {
 /* MOD-018: InspectSource "", GetWriteFormats [], WriteToFile RuntimeError. */
 TEST(module_globals, MOD_018_source_and_write) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
-  TVMFFIAny a[3] = {mod_obj(mod), mod_str("asm"), mod_none()}, r;
+  TVMFFIAny a[3] = {core_obj(mod), core_c_str("asm"), core_none()}, r;
   char buf[64];
   EXPECT_OK(mod_call("ffi.ModuleInspectSource", a, 2, &r));
   const char* s = mod_take_str(&r, buf, sizeof buf);
@@ -73,9 +73,9 @@ TEST(module_globals, MOD_018_source_and_write) {
   EXPECT_OK(mod_call("ffi.ModuleGetWriteFormats", a, 1, &r));
   cr_assert_eq(r.type_index, kTVMFFIArray, "GetWriteFormats returned type index %d", r.type_index);
   cr_expect_eq(((TVMFFISeqCell*)((char*)r.v_obj + sizeof(TVMFFIObject)))->size, 0);
-  mod_release(&r);
-  a[1] = mod_str("/tmp/conf_never_written.so");
-  a[2] = mod_str("so");
+  core_release(&r);
+  a[1] = core_c_str("/tmp/conf_never_written.so");
+  a[2] = core_c_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
   EXPECT_RAISED(.kind = "RuntimeError");
   API(TVMFFIObjectDecRef)(mod);
@@ -86,7 +86,7 @@ TEST(module_globals, MOD_018_source_and_write) {
 TEST(module_globals, MOD_019_globals_keep_alive) {
   const char* path = mod_lib_path("libmod_other.so");
   TVMFFIObjectHandle mod = mod_load("libmod_other.so");
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
   EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
@@ -95,7 +95,7 @@ TEST(module_globals, MOD_019_globals_keep_alive) {
   cr_expect(!mod_is_loaded(path), "still loaded after ffi.ModuleGlobalsRemove and release");
   /* Added and released by the host: the runtime keeps it. */
   mod = mod_load("libmod_other.so");
-  a = mod_obj(mod);
+  a = core_obj(mod);
   EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
   API(TVMFFIObjectDecRef)(mod);
   cr_expect(mod_is_loaded(path), "unloaded although ffi.ModuleGlobalsAdd holds the module");
@@ -106,11 +106,11 @@ TEST(module_globals, MOD_020_non_module_is_type_error) {
   const char* names[] = {"ffi.ModuleGetKind", "ffi.ModuleGetPropertyMask", "ffi.ModuleClearImports",
                          "ffi.ModuleGlobalsAdd"};
   for (int i = 0; i < 4; ++i) {
-    TVMFFIAny a = mod_int(5), r;
+    TVMFFIAny a = core_int(5), r;
     cr_expect_eq(mod_call(names[i], &a, 1, &r), -1, "%s accepted an int", names[i]);
     EXPECT_RAISED(.kind = "TypeError", .says = {"#0"});
   }
-  TVMFFIAny a[3] = {mod_str("x"), mod_str("add_one"), mod_bool(0)}, r;
+  TVMFFIAny a[3] = {core_c_str("x"), core_c_str("add_one"), core_bool(0)}, r;
   cr_expect_eq(mod_call("ffi.ModuleGetFunction", a, 3, &r), -1);
   EXPECT_RAISED(.kind = "TypeError");
 }
@@ -122,24 +122,24 @@ TEST(module_globals, MOD_114_refusals_name_the_parameter) {
   const char* lookups[] = {"ffi.ModuleGetFunction", "ffi.ModuleImplementsFunction",
                            "ffi.ModuleGetFunctionMetadata", "ffi.ModuleGetFunctionDoc"};
   for (int i = 0; i < 4; ++i) {
-    TVMFFIAny a[3] = {mod_int(1), mod_str("add_one"), mod_bool(1)};
+    TVMFFIAny a[3] = {core_int(1), core_c_str("add_one"), core_bool(1)};
     mod_expect_names_param(lookups[i], a, 3, 0, "mod", "TypeError");
-    a[0] = mod_obj(mod);
-    a[1] = mod_int(2);
+    a[0] = core_obj(mod);
+    a[1] = core_int(2);
     mod_expect_names_param(lookups[i], a, 3, 1, "name", "TypeError");
-    a[1] = mod_str("add_one");
-    a[2] = mod_str("yes");
+    a[1] = core_c_str("add_one");
+    a[2] = core_c_str("yes");
     mod_expect_names_param(lookups[i], a, 3, 2, "query_imports", "TypeError");
   }
-  TVMFFIAny a[3] = {mod_obj(mod), mod_int(1), mod_str("so")};
+  TVMFFIAny a[3] = {core_obj(mod), core_int(1), core_c_str("so")};
   mod_expect_names_param("ffi.ModuleInspectSource", a, 2, 1, "format", "TypeError");
   mod_expect_names_param("ffi.ModuleWriteToFile", a, 3, 1, "file_name", "TypeError");
-  a[1] = mod_str("/tmp/conf_mod114_never_written.so");
-  a[2] = mod_int(1);
+  a[1] = core_c_str("/tmp/conf_mod114_never_written.so");
+  a[2] = core_int(1);
   mod_expect_names_param("ffi.ModuleWriteToFile", a, 3, 2, "format", "TypeError");
-  a[1] = mod_int(1);
+  a[1] = core_int(1);
   mod_expect_names_param("ffi.ModuleImportModule", a, 2, 1, "other", "TypeError");
-  TVMFFIAny one[2] = {mod_int(1), mod_obj(mod)};
+  TVMFFIAny one[2] = {core_int(1), core_obj(mod)};
   mod_expect_names_param("ffi.ModuleImportModule", one, 2, 0, "mod", "TypeError");
   const char* single[] = {"ffi.ModuleGetKind",         "ffi.ModuleGetPropertyMask",
                           "ffi.ModuleGetWriteFormats", "ffi.ModuleClearImports",
@@ -147,10 +147,10 @@ TEST(module_globals, MOD_114_refusals_name_the_parameter) {
   for (int i = 0; i < 6; ++i) mod_expect_names_param(single[i], one, 1, 0, "mod", "TypeError");
   mod_expect_names_param("ffi.ModuleLoadFromFile", one, 1, 0, "file_name", "TypeError");
   mod_expect_names_param("ffi.SystemLib", one, 1, 0, "symbol_prefix", "TypeError");
-  TVMFFIAny so[2] = {mod_int(1), mod_str("so")};
+  TVMFFIAny so[2] = {core_int(1), core_c_str("so")};
   mod_expect_names_param("ffi.Module.load_from_file.so", so, 2, 0, "path", "TypeError");
-  so[0] = mod_str("/no/such/lib.so");
-  so[1] = mod_int(1);
+  so[0] = core_c_str("/no/such/lib.so");
+  so[1] = core_int(1);
   mod_expect_names_param("ffi.Module.load_from_file.so", so, 2, 1, "format", "TypeError");
   API(TVMFFIObjectDecRef)(mod);
 }
@@ -166,9 +166,9 @@ static int gives_int(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* re
  * that returns something other than a module is refused by a TypeError
  * saying a Module was expected. */
 TEST(module_globals, MOD_121_system_lib_count_and_loader_type) {
-  TVMFFIAny two[2] = {mod_str("conf121_"), mod_str("x")}, r;
+  TVMFFIAny two[2] = {core_c_str("conf121_"), core_c_str("x")}, r;
   cr_expect_eq(mod_call("ffi.SystemLib", two, 2, &r), -1, "ffi.SystemLib took two arguments");
-  mod_release(&r);
+  core_release(&r);
   EXPECT_RAISED(.kind = "TypeError", .says = {"ffi.SystemLib"});
   TVMFFIObjectHandle loader = NULL;
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, gives_int, NULL, &loader), 0);
@@ -204,11 +204,11 @@ TEST(module_globals, MOD_033_remove_pins_only_its_module) {
       qsort(m, 3, sizeof m[0], by_address);
       TVMFFIAny a, r;
       for (int k = 0; k < 3; ++k) {
-        a = mod_obj(m[reverse ? 2 - k : k].mod);
+        a = core_obj(m[reverse ? 2 - k : k].mod);
         EXPECT_OK(mod_call("ffi.ModuleGlobalsAdd", &a, 1, &r));
       }
       for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(m[i].mod); /* pinned only */
-      a = mod_obj(m[target].mod);
+      a = core_obj(m[target].mod);
       EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
       for (int i = 0; i < 3; ++i) {
         cr_expect_eq(mod_is_loaded(m[i].path), i != target,
@@ -218,7 +218,7 @@ TEST(module_globals, MOD_033_remove_pins_only_its_module) {
       }
       for (int i = 0; i < 3; ++i) {
         if (i == target || !mod_is_loaded(m[i].path)) continue;
-        a = mod_obj(m[i].mod);
+        a = core_obj(m[i].mod);
         EXPECT_OK(mod_call("ffi.ModuleGlobalsRemove", &a, 1, &r));
       }
     }
@@ -250,7 +250,8 @@ TEST(module_globals, MOD_031_argument_errors) {
       {"ffi.ModuleLoadFromFile", 1},
       {"ffi.Module.load_from_file.so", 2},
   };
-  TVMFFIAny many[5] = {mod_obj(mod), mod_str("add_one"), mod_bool(0), mod_str("x"), mod_str("y")};
+  TVMFFIAny many[5] = {core_obj(mod), core_c_str("add_one"), core_bool(0), core_c_str("x"),
+                       core_c_str("y")};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
     int32_t n = counts[i].want + 1;
     cr_expect_eq(mod_call(counts[i].fn, many, n, &r), -1, "%s accepted %d arguments", counts[i].fn,
@@ -262,17 +263,17 @@ TEST(module_globals, MOD_031_argument_errors) {
     snprintf(got, sizeof got, "got %d", (int)n);
     cr_expect(strcasestr(err.message, want) != NULL && strstr(err.message, got) != NULL,
               "%s: the message does not say %s, %s: %s", counts[i].fn, want, got, err.message);
-    mod_release(&r);
+    core_release(&r);
   }
   /* A wrong type at each position of (mod, name, query_imports). */
   const char* lookups[] = {"ffi.ModuleGetFunction", "ffi.ModuleImplementsFunction",
                            "ffi.ModuleGetFunctionMetadata", "ffi.ModuleGetFunctionDoc"};
   for (int i = 0; i < 4; ++i) {
-    TVMFFIAny a[3] = {mod_obj(mod), mod_int(7), mod_bool(0)};
+    TVMFFIAny a[3] = {core_obj(mod), core_int(7), core_bool(0)};
     cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted an int name", lookups[i]);
     EXPECT_RAISED(.kind = "TypeError", .says = {"#1"});
-    a[1] = mod_str("add_one");
-    a[2] = mod_str("yes");
+    a[1] = core_c_str("add_one");
+    a[2] = core_c_str("yes");
     cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted a str flag", lookups[i]);
     EXPECT_RAISED(.kind = "TypeError", .says = {"#2", "bool", lookups[i]});
     /* None is no bool either (only bool and int are). */
@@ -280,24 +281,24 @@ TEST(module_globals, MOD_031_argument_errors) {
     cr_expect_eq(mod_call(lookups[i], a, 3, &r), -1, "%s accepted a None flag", lookups[i]);
     EXPECT_RAISED(.kind = "TypeError", .says = {"#2"});
   }
-  TVMFFIAny a[3] = {mod_obj(mod), mod_int(3), mod_str("so")};
+  TVMFFIAny a[3] = {core_obj(mod), core_int(3), core_c_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
   EXPECT_RAISED(.kind = "TypeError", .says = {"#1", "ffi.Module"});
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", a, 2, &r), -1);
   EXPECT_RAISED(.kind = "TypeError", .says = {"#1"});
-  TVMFFIAny no_mod[2] = {mod_int(3), mod_str("so")};
+  TVMFFIAny no_mod[2] = {core_int(3), core_c_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleInspectSource", no_mod, 2, &r), -1,
                "ffi.ModuleInspectSource accepted an int module");
   EXPECT_RAISED(.kind = "TypeError", .says = {"#0"});
-  a[1] = mod_int(1);
-  a[2] = mod_str("so");
+  a[1] = core_int(1);
+  a[2] = core_c_str("so");
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
   EXPECT_RAISED(.kind = "TypeError", .says = {"#1"});
-  a[1] = mod_str("/tmp/conf_never_written.so");
-  a[2] = mod_int(1);
+  a[1] = core_c_str("/tmp/conf_never_written.so");
+  a[2] = core_int(1);
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", a, 3, &r), -1);
   EXPECT_RAISED(.kind = "TypeError", .says = {"#2"});
-  TVMFFIAny not_mod = mod_int(5);
+  TVMFFIAny not_mod = core_int(5);
   const char* pins[] = {"ffi.ModuleGlobalsAdd", "ffi.ModuleGlobalsRemove", "ffi.ModuleGetKind"};
   for (int i = 0; i < 3; ++i) {
     cr_expect_eq(mod_call(pins[i], &not_mod, 1, &r), -1);
@@ -308,7 +309,7 @@ TEST(module_globals, MOD_031_argument_errors) {
                   strstr(err.message, "#0"),
               "%s: %s", pins[i], err.message);
   }
-  TVMFFIAny path = mod_int(1);
+  TVMFFIAny path = core_int(1);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
   EXPECT_RAISED(.kind = "TypeError");
   cr_expect_eq(mod_call("ffi.SystemLib", &path, 1, &r), -1, "ffi.SystemLib accepted an int prefix");
@@ -345,14 +346,14 @@ TEST(module_globals, MOD_033_globals_entries) {
 TEST(module_globals, MOD_045_null_module_argument) {
   HOSTILE_INPUT("upstream calls through the NULL module");
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
-  TVMFFIAny null_mod = mod_none(), r;
+  TVMFFIAny null_mod = core_none(), r;
   null_mod.type_index = kTVMFFIModule;
   const char* one[] = {"ffi.ModuleGetKind", "ffi.ModuleClearImports", "ffi.ModuleGlobalsAdd"};
   for (int i = 0; i < 3; ++i) {
     cr_expect_eq(mod_call(one[i], &null_mod, 1, &r), -1, "%s accepted a NULL module", one[i]);
     EXPECT_RAISED(.kind = "TypeError", .says = {"#0"});
   }
-  TVMFFIAny a[2] = {mod_obj(mod), null_mod};
+  TVMFFIAny a[2] = {core_obj(mod), null_mod};
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
   EXPECT_RAISED(.kind = "TypeError", .says = {"#1"});
   API(TVMFFIObjectDecRef)(mod);

@@ -18,7 +18,7 @@ TEST(module_imports, MOD_015_import_and_clear) {
   TVMFFIObjectHandle basic, other, third;
   mod_load_tree(&basic, &other, &third);
   cr_expect_eq(mod_implements(basic, "third_fn", 1), 1);
-  TVMFFIAny a = mod_obj(basic), r;
+  TVMFFIAny a = core_obj(basic), r;
   EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
   cr_expect_eq(mod_implements(basic, "third_fn", 1), 0);
@@ -32,16 +32,16 @@ TEST(module_imports, MOD_015_import_and_clear) {
 TEST(module_imports, MOD_016_import_cycle_refused) {
   TVMFFIObjectHandle basic, other, third;
   mod_load_tree(&basic, &other, &third);
-  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(basic)}, r;
+  TVMFFIAny a[2] = {core_obj(basic), core_obj(basic)}, r;
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
   EXPECT_RAISED(.kind = "RuntimeError");
-  a[0] = mod_obj(third); /* basic -> third already: third -> basic closes it */
-  a[1] = mod_obj(basic);
+  a[0] = core_obj(third); /* basic -> third already: third -> basic closes it */
+  a[1] = core_obj(basic);
   cr_expect_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), -1);
   EXPECT_RAISED(.kind = "RuntimeError");
   cr_expect_eq(mod_implements(third, "add_one", 1), 0, "the refused import was kept");
   /* Clearing breaks what would otherwise be a reference cycle on exit. */
-  a[0] = mod_obj(basic);
+  a[0] = core_obj(basic);
   mod_call("ffi.ModuleClearImports", a, 1, &r);
   mod_release3(basic, other, third);
 }
@@ -52,9 +52,9 @@ TEST(module_imports, MOD_021_lookup_from_imports) {
   TVMFFIObjectHandle basic, other, third;
   mod_load_tree(&basic, &other, &third);
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
-  TVMFFIAny arg = mod_str("third_fn");
+  TVMFFIAny arg = core_c_str("third_fn");
   cr_expect_eq(mod_call_int(call, &arg, 1), 43);
-  arg = mod_str("other_fn");
+  arg = core_c_str("other_fn");
   cr_expect_eq(mod_call_int(call, &arg, 1), 42);
   TVMFFIObjectHandle twice = mod_get_function(basic, "lookup_twice", 0);
   TVMFFIAny r;
@@ -79,7 +79,7 @@ TEST(module_imports, MOD_022_lookup_falls_back_to_globals) {
   TVMFFIObjectHandle basic, other, third;
   mod_load_tree(&basic, &other, &third);
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
-  TVMFFIAny arg = mod_str("conf_test.mod022");
+  TVMFFIAny arg = core_c_str("conf_test.mod022");
   cr_expect_eq(mod_call_int(call, &arg, 1), 2222);
   API(TVMFFIObjectDecRef)(call);
   mod_release3(basic, other, third);
@@ -90,7 +90,7 @@ TEST(module_imports, MOD_023_lookup_missing_is_runtime_error) {
   TVMFFIObjectHandle basic, other, third;
   mod_load_tree(&basic, &other, &third);
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
-  TVMFFIAny arg = mod_str("conf_no_function_has_this_name"), r;
+  TVMFFIAny arg = core_c_str("conf_no_function_has_this_name"), r;
   cr_expect_eq(mod_call_fn(call, &arg, 1, &r), -1);
   EXPECT_RAISED(.kind = "RuntimeError", .says = {"conf_no_function_has_this_name"});
   API(TVMFFIObjectDecRef)(call);
@@ -107,10 +107,10 @@ TEST(module_imports, MOD_030_first_sibling_import_wins) {
                "not found");
   TVMFFIAny r;
   cr_expect_eq(mod_call_int(fn, NULL, 0), 1, "the second import's function was returned");
-  TVMFFIAny q[3] = {mod_obj(basic), mod_str("which"), mod_bool(1)};
+  TVMFFIAny q[3] = {core_obj(basic), core_c_str("which"), core_bool(1)};
   EXPECT_OK(mod_call("ffi.ModuleGetFunction", q, 3, &r));
   cr_expect_eq(mod_call_int(r.v_obj, NULL, 0), 1, "ffi.ModuleGetFunction took the second import");
-  mod_release(&r);
+  core_release(&r);
   mod_release3(third, other, basic);
 }
 
@@ -120,7 +120,7 @@ TEST(module_imports, MOD_030_first_sibling_import_wins) {
 TEST(module_imports, MOD_034_found_name_needs_no_memory) {
   TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
   TVMFFIObjectHandle other = mod_load("libmod_other.so");
-  TVMFFIAny a[2] = {mod_obj(basic), mod_obj(other)}, r;
+  TVMFFIAny a[2] = {core_obj(basic), core_obj(other)}, r;
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
   void* ctx = mod_library_ctx(basic);
   TVMFFIObjectHandle first = NULL, again = NULL;
@@ -247,12 +247,12 @@ TEST(module_imports, MOD_034_lookup_handles_are_kept) {
   TVMFFIObjectHandle m[2] = {mod_load("libmod_basic.so"), mod_load("libmod_other.so")};
   EXPECT_OK(mod_import(m[0], m[1]));
   TVMFFIObjectHandle twice = mod_get_function(m[0], "lookup_twice", 0);
-  TVMFFIAny arg = mod_str("other_fn"), r1, r2;
+  TVMFFIAny arg = core_c_str("other_fn"), r1, r2;
   EXPECT_OK(mod_call_fn(twice, &arg, 1, &r1));
-  arg = mod_str("which");
+  arg = core_c_str("which");
   EXPECT_OK(mod_call_fn(twice, &arg, 1, &r2));
   cr_expect_neq(r1.v_ptr, r2.v_ptr, "two names gave one handle");
-  arg = mod_str("other_fn");
+  arg = core_c_str("other_fn");
   EXPECT_OK(mod_call_fn(twice, &arg, 1, &r2));
   cr_expect_eq(r1.v_ptr, r2.v_ptr, "a later lookup gave another handle");
   API(TVMFFIObjectDecRef)(twice);

@@ -15,7 +15,7 @@
 #include "module_support.h"
 
 static const char* kind_of(TVMFFIObjectHandle mod, char* buf, size_t cap) {
-  TVMFFIAny arg = mod_obj(mod), r;
+  TVMFFIAny arg = core_obj(mod), r;
   EXPECT_OK(mod_call("ffi.ModuleGetKind", &arg, 1, &r));
   return mod_take_str(&r, buf, cap);
 }
@@ -33,15 +33,15 @@ TEST(module_load, MOD_002_load_gives_library_module) {
 
 /* MOD-003: ffi.Module.load_from_file.so loads directly. */
 TEST(module_load, MOD_003_so_loader_direct) {
-  TVMFFIAny args[2] = {mod_str(mod_lib_path("libmod_basic.so")), mod_str("so")}, r;
+  TVMFFIAny args[2] = {core_c_str(mod_lib_path("libmod_basic.so")), core_c_str("so")}, r;
   EXPECT_OK(mod_call("ffi.Module.load_from_file.so", args, 2, &r));
   cr_assert_eq(r.type_index, kTVMFFIModule);
   TVMFFIObjectHandle fn = mod_get_function(r.v_obj, "add_one", 0);
   cr_assert_not_null(fn);
-  TVMFFIAny arg = mod_int(1);
+  TVMFFIAny arg = core_int(1);
   cr_expect_eq(mod_call_int(fn, &arg, 1), 2);
   API(TVMFFIObjectDecRef)(fn);
-  mod_release(&r);
+  core_release(&r);
 }
 
 /* A loader for the made-up format "tffitest": records its arguments and
@@ -70,7 +70,7 @@ static int test_format_loader(void* self, const TVMFFIAny* args, int32_t n, TVMF
     return -1;
   }
   TVMFFIObjectHandle fn = mod_global("ffi.Module.load_from_file.so");
-  TVMFFIAny a[2] = {mod_str(mod_lib_path("libmod_basic.so")), mod_str("so")};
+  TVMFFIAny a[2] = {core_c_str(mod_lib_path("libmod_basic.so")), core_c_str("so")};
   int rc = API(TVMFFIFunctionCall)(fn, a, 2, result);
   API(TVMFFIObjectDecRef)(fn);
   return rc;
@@ -132,10 +132,10 @@ static void expect_loader_released(TVMFFISafeCallType loader, int want_rc) {
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, fn, 1), 0);
   API(TVMFFIObjectDecRef)(fn);
   loader_deleted = 0;
-  TVMFFIAny arg = mod_str(path), result;
+  TVMFFIAny arg = core_c_str(path), result;
   int rc = mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result);
   cr_expect_eq(rc, want_rc, "%s: ffi.ModuleLoadFromFile returned %d", path, rc);
-  if (want_rc == 0) mod_release(&result);
+  if (want_rc == 0) core_release(&result);
   cr_expect_eq(loader_deleted, 0, "the loader was freed while registered");
   cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, test_format_loader, NULL, &other), 0);
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&n, other, 1), 0);
@@ -289,15 +289,15 @@ TEST(module_load, MOD_113_only_exact_aliases_fold) {
  * (shown, not cut to nothing), and WriteToFile of a library module. */
 TEST(module_load, MOD_117_load_refusals_say_what) {
   static const char nul_path[] = "/no/such/dir/lib\0x.so";
-  TVMFFIAny args[2] = {mod_str_of(nul_path, sizeof nul_path - 1), mod_str("so")}, r;
+  TVMFFIAny args[2] = {mod_str_of(nul_path, sizeof nul_path - 1), core_c_str("so")}, r;
   ConfError err =
       mod_expect_names_param("ffi.Module.load_from_file.so", args, 2, 0, "path", "ValueError");
   cr_expect(strstr(err.message, "NUL") != NULL, "the reason is not given: %s", err.message);
-  mod_release(&args[0]);
+  core_release(&args[0]);
   TVMFFIAny prefix = mod_str_of("conf117_\0x", 10);
   int rc = mod_call("ffi.SystemLib", &prefix, 1, &r);
-  mod_release(&r);
-  mod_release(&prefix);
+  core_release(&r);
+  core_release(&prefix);
   if (rc != 0) { /* refusing is one of the two answers MOD-036 allows */
     err = conf_take_error();
     cr_expect_str_eq(err.kind, "ValueError");
@@ -309,14 +309,14 @@ TEST(module_load, MOD_117_load_refusals_say_what) {
   static char long_path[5001];
   memset(long_path, 'p', 5000);
   memcpy(long_path, "/tmp/conf117_", 13);
-  TVMFFIAny path = mod_str(long_path);
+  TVMFFIAny path = core_c_str(long_path);
   cr_expect_eq(mod_call("ffi.ModuleLoadFromFile", &path, 1, &r), -1);
   char head[1001];
   memcpy(head, long_path, 1000);
   head[1000] = '\0';
   EXPECT_RAISED(.kind = "RuntimeError", .says = {head});
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
-  TVMFFIAny w[3] = {mod_obj(mod), mod_str("/tmp/conf117_never_written.so"), mod_str("so")};
+  TVMFFIAny w[3] = {core_obj(mod), core_c_str("/tmp/conf117_never_written.so"), core_c_str("so")};
   cr_expect_eq(mod_call("ffi.ModuleWriteToFile", w, 3, &r), -1);
   err = conf_take_error();
   cr_expect_str_eq(err.kind, "RuntimeError");
@@ -358,7 +358,7 @@ TEST(module_load, MOD_122_failed_load_leaves_no_stale_context) {
       API(TVMFFIEnvModRegisterSystemLibSymbol)("conf122___tvm_ffi__library_ctx", &mod122_ctx), 0);
   static int sentinel;
   mod122_ctx = &sentinel;
-  TVMFFIAny a = mod_str("conf122_"), r;
+  TVMFFIAny a = core_c_str("conf122_"), r;
   cr_assert_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "a kind without a loader was loaded");
   EXPECT_RAISED(.says = {"ffi.Module.load_from_bytes.conf122_no_loader"});
   cr_expect(mod122_ctx == &sentinel || mod122_ctx == NULL,
@@ -370,7 +370,7 @@ TEST(module_load, MOD_122_failed_load_leaves_no_stale_context) {
  * bytes "library", no NUL or anything else after them. */
 TEST(module_load, MOD_002_kind_is_exactly_library) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call("ffi.ModuleGetKind", &a, 1, &r));
   const char* data = NULL;
   size_t size = 0;
@@ -385,7 +385,7 @@ TEST(module_load, MOD_002_kind_is_exactly_library) {
   cr_assert_not_null(data, "ffi.ModuleGetKind returned type index %d", r.type_index);
   cr_expect(size == 7 && memcmp(data, "library", 7) == 0, "the kind is %zu bytes: %.*s", size,
             (int)size, data);
-  mod_release(&r);
+  core_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -425,16 +425,16 @@ TEST(module_load, MOD_035_path_with_nul_refused) {
   TVMFFIByteArray bytes = {buf, len};
   TVMFFIAny arg;
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &arg), 0);
-  TVMFFIAny args[2] = {arg, mod_str("so")}, r;
+  TVMFFIAny args[2] = {arg, core_c_str("so")}, r;
   int rc = mod_call("ffi.ModuleLoadFromFile", args, 1, &r);
-  mod_release(&r);
+  core_release(&r);
   cr_expect_eq(rc, -1, "a path with a NUL byte was loaded");
   EXPECT_RAISED(.kind = "ValueError");
   rc = mod_call("ffi.Module.load_from_file.so", args, 2, &r);
-  mod_release(&r);
+  core_release(&r);
   cr_expect_eq(rc, -1, "a path with a NUL byte was loaded");
   EXPECT_RAISED(.kind = "ValueError");
-  mod_release(&args[0]);
+  core_release(&args[0]);
   cr_expect(!mod_is_loaded(path), "the path cut at the NUL was opened");
 }
 
@@ -458,7 +458,7 @@ static int mod047_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny
     memcpy(mod047_payload[k], b->data, b->size < 15 ? b->size : 15);
   }
   TVMFFIObjectHandle fn = mod_global("ffi.ModuleLoadFromFile");
-  TVMFFIAny path = mod_str(mod_lib_path("libmod_other.so"));
+  TVMFFIAny path = core_c_str(mod_lib_path("libmod_other.so"));
   int rc = API(TVMFFIFunctionCall)(fn, &path, 1, result);
   API(TVMFFIObjectDecRef)(fn);
   return rc;

@@ -38,7 +38,7 @@ TEST(module_lookup, MOD_011_query_imports_order) {
   API(TVMFFIObjectDecRef)(fn);
   fn = mod_get_function(basic, "add_one", 1); /* own before imports */
   cr_assert_not_null(fn);
-  TVMFFIAny arg = mod_int(1);
+  TVMFFIAny arg = core_int(1);
   cr_expect_eq(mod_call_int(fn, &arg, 1), 2);
   API(TVMFFIObjectDecRef)(fn);
   /* depth first: basic -> other -> third; third_fn is reached. */
@@ -73,21 +73,21 @@ TEST(module_lookup, MOD_116_info_search_is_deep) {
   TVMFFIObjectHandle leaf = mod_load("libmod_other.so");
   TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
   TVMFFIObjectHandle top = mod_load("libmod_basic.so");
-  TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
+  TVMFFIAny a[2] = {core_obj(mid), core_obj(leaf)}, r;
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  a[0] = mod_obj(top);
-  a[1] = mod_obj(mid);
+  a[0] = core_obj(top);
+  a[1] = core_obj(mid);
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  TVMFFIAny q[3] = {mod_obj(top), mod_str("other_fn"), mod_bool(1)};
+  TVMFFIAny q[3] = {core_obj(top), core_c_str("other_fn"), core_bool(1)};
   EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r));
   char buf[128];
   const char* doc = mod_take_str(&r, buf, sizeof buf);
   cr_expect(doc != NULL && strcmp(doc, "other_fn lives in mod_other.") == 0,
             "the doc of an import's import was not found: %s", doc ? doc : "(not a str)");
-  q[2] = mod_bool(0);
+  q[2] = core_bool(0);
   EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", q, 3, &r));
   cr_expect_eq(r.type_index, kTVMFFINone, "found without query_imports");
-  mod_release(&r);
+  core_release(&r);
   cr_expect_eq(mod_implements(top, "other_fn", 1), 1, "an import's import's function not found");
   TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
   for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
@@ -101,10 +101,10 @@ TEST(module_lookup, MOD_118_getter_type_error_says_what) {
   const char* queries[2][2] = {{"ffi.ModuleGetFunctionMetadata", "bad_meta"},
                                {"ffi.ModuleGetFunctionDoc", "bytes_doc"}};
   for (int i = 0; i < 2; ++i) {
-    TVMFFIAny q[3] = {mod_obj(mod), mod_str(queries[i][1]), mod_bool(0)}, r;
+    TVMFFIAny q[3] = {core_obj(mod), core_c_str(queries[i][1]), core_bool(0)}, r;
     cr_expect_eq(mod_call(queries[i][0], q, 3, &r), -1, "%s(%s) succeeded", queries[i][0],
                  queries[i][1]);
-    mod_release(&r);
+    core_release(&r);
     ConfError err = conf_take_error();
     cr_expect_str_eq(err.kind, "TypeError");
     cr_expect(strstr(err.message, queries[i][1]) != NULL && mod_has_word(err.message, "str"),
@@ -120,20 +120,20 @@ TEST(module_lookup, MOD_123_info_name_with_nul_not_cut) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   const char* globals[2] = {"ffi.ModuleGetFunctionDoc", "ffi.ModuleGetFunctionMetadata"};
   for (int i = 0; i < 2; ++i) {
-    TVMFFIAny q[3] = {mod_obj(mod), mod_str_of("add_one\0x", 9), mod_bool(1)}, r;
+    TVMFFIAny q[3] = {core_obj(mod), mod_str_of("add_one\0x", 9), core_bool(1)}, r;
     int rc = mod_call(globals[i], q, 3, &r);
-    mod_release(&q[1]);
+    core_release(&q[1]);
     EXPECT_OK(rc);
     cr_expect_eq(r.type_index, kTVMFFINone, "%s of \"add_one\\0x\" found add_one's (type %d)",
                  globals[i], r.type_index);
-    mod_release(&r);
+    core_release(&r);
   }
   API(TVMFFIObjectDecRef)(mod);
 }
 
 static int info_call(const char* global, TVMFFIObjectHandle mod, const char* name, int qi,
                      char* buf, size_t cap) {
-  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(qi)}, r;
+  TVMFFIAny args[3] = {core_obj(mod), core_c_str(name), core_bool(qi)}, r;
   EXPECT_OK(mod_call(global, args, 3, &r));
   if (r.type_index == kTVMFFINone) return 0;
   cr_assert_not_null(mod_take_str(&r, buf, cap), "%s(%s) returned type index %d", global, name,
@@ -170,7 +170,7 @@ TEST(module_lookup, MOD_046_query_imports_as_int) {
   EXPECT_OK(mod_import(m[0], m[1]));
   const int64_t flags[3] = {0, 1, 2};
   for (int i = 0; i < 3; ++i) {
-    TVMFFIAny args[3] = {mod_obj(m[0]), mod_str("other_fn"), mod_int(flags[i])}, r;
+    TVMFFIAny args[3] = {core_obj(m[0]), core_c_str("other_fn"), core_int(flags[i])}, r;
     EXPECT_OK(mod_call("ffi.ModuleImplementsFunction", args, 3, &r));
     cr_expect_eq(r.type_index, kTVMFFIBool);
     cr_expect_eq(r.v_int64, flags[i] != 0, "query_imports given as the int %lld",

@@ -21,7 +21,7 @@ TEST(module_oom, MOD_111_load_out_of_memory) {
   long points = 0;
   for (int g = 0; g < 2; ++g) {
     TVMFFIObjectHandle fn = mod_global(globals[g]);
-    TVMFFIAny args[2] = {mod_str(path), mod_str("so")}, r;
+    TVMFFIAny args[2] = {core_c_str(path), core_c_str("so")}, r;
     for (int sticky = 0; sticky < 2; ++sticky) {
       ConfAllocWalk w = conf_alloc_walk(sticky);
       while (conf_alloc_next(&w)) {
@@ -36,7 +36,7 @@ TEST(module_oom, MOD_111_load_out_of_memory) {
     }
     cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, g + 1, &r), 0, "%s fails after the walk",
                  globals[g]);
-    mod_release(&r);
+    core_release(&r);
     API(TVMFFIObjectDecRef)(fn);
   }
   API(TVMFFIObjectDecRef)(keep);
@@ -55,7 +55,7 @@ static int sys_answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
 /* Calls global `g` (borrowed) and releases what it returns; 0 or 1 on a
  * failure. No cr_ calls: they allocate. */
 static int quiet_call(TVMFFIObjectHandle g, TVMFFIAny* args, int32_t n) {
-  TVMFFIAny r = mod_none();
+  TVMFFIAny r = core_none();
   int rc = conf_api.TVMFFIFunctionCall(g, args, n, &r);
   if (rc == 0 && r.type_index >= kTVMFFIStaticObjectBegin && r.v_obj)
     conf_api.TVMFFIObjectDecRef(r.v_obj);
@@ -76,42 +76,42 @@ typedef struct {
  * number of calls that failed. */
 static int mod115_round(const Mod115Globals* g) {
   int bad = 0;
-  TVMFFIAny path = mod_str(g->basic), r;
+  TVMFFIAny path = core_c_str(g->basic), r;
   TVMFFIObjectHandle basic = NULL, other = NULL, third = NULL;
-  r = mod_none();
+  r = core_none();
   if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) basic = r.v_obj;
-  path = mod_str(g->other);
-  r = mod_none();
+  path = core_c_str(g->other);
+  r = core_none();
   if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) other = r.v_obj;
-  r = mod_none();
+  r = core_none();
   if (conf_api.TVMFFIFunctionCall(g->load, &path, 1, &r) == 0) third = r.v_obj;
   if (!basic || !other || !third) return 1;
-  TVMFFIAny pair[2] = {mod_obj(basic), mod_obj(other)};
+  TVMFFIAny pair[2] = {core_obj(basic), core_obj(other)};
   bad += quiet_call(g->import, pair, 2);
-  TVMFFIAny onto_third[2] = {mod_obj(third), mod_obj(basic)}; /* walks basic's imports */
+  TVMFFIAny onto_third[2] = {core_obj(third), core_obj(basic)}; /* walks basic's imports */
   bad += quiet_call(g->import, onto_third, 2);
-  TVMFFIAny lookup[3] = {mod_obj(third), mod_str("other_fn"), mod_bool(1)};
+  TVMFFIAny lookup[3] = {core_obj(third), core_c_str("other_fn"), core_bool(1)};
   bad += quiet_call(g->get, lookup, 3);
   bad += quiet_call(g->doc, lookup, 3);
-  lookup[0] = mod_obj(basic);
-  TVMFFIAny ctx_fn = mod_none();
-  lookup[1] = mod_str("get_ctx");
+  lookup[0] = core_obj(basic);
+  TVMFFIAny ctx_fn = core_none();
+  lookup[1] = core_c_str("get_ctx");
   if (conf_api.TVMFFIFunctionCall(g->get, lookup, 3, &ctx_fn) != 0) return bad + 1;
-  TVMFFIAny ctx = mod_none();
+  TVMFFIAny ctx = core_none();
   bad += conf_api.TVMFFIFunctionCall(ctx_fn.v_obj, NULL, 0, &ctx) != 0;
   conf_api.TVMFFIObjectDecRef(ctx_fn.v_obj);
   TVMFFIObjectHandle found = NULL; /* borrowed from basic's cache */
   bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "other_fn", &found) != 0;
   bad += conf_api.TVMFFIEnvModLookupFromImports(ctx.v_ptr, "which", &found) != 0;
   /* A system library's function by its name and by its prefixed name. */
-  TVMFFIAny sys[3] = {mod_obj(g->syslib), mod_str("f"), mod_bool(0)};
+  TVMFFIAny sys[3] = {core_obj(g->syslib), core_c_str("f"), core_bool(0)};
   bad += quiet_call(g->get, sys, 3);
-  sys[1] = mod_str("conf115_f");
+  sys[1] = core_c_str("conf115_f");
   bad += quiet_call(g->get, sys, 3);
-  TVMFFIAny one = mod_obj(other);
+  TVMFFIAny one = core_obj(other);
   bad += quiet_call(g->add, &one, 1);
   bad += quiet_call(g->remove, &one, 1);
-  one = mod_obj(third);
+  one = core_obj(third);
   bad += quiet_call(g->clear, &one, 1);
   conf_api.TVMFFIObjectDecRef(third);
   conf_api.TVMFFIObjectDecRef(other);
@@ -138,7 +138,7 @@ TEST(module_oom, MOD_115_module_work_gives_memory_back) {
                      mod_lib_path("libmod_basic.so"),        mod_lib_path("libmod_other.so")};
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf115_f", (void*)sys_answer),
                0);
-  TVMFFIAny prefix = mod_str("conf115_"), r;
+  TVMFFIAny prefix = core_c_str("conf115_"), r;
   EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
   g.syslib = r.v_obj;
   cr_assert_eq(mod115_round(&g), 0, "the first round failed");
@@ -168,13 +168,13 @@ TEST(module_oom, MOD_119_module_queries_out_of_memory) {
       {"ffi.ModuleClearImports", 1},    {"ffi.ModuleGetFunctionMetadata", 3},
       {"ffi.ModuleGlobalsRemove", 1},
   };
-  TVMFFIAny args[3] = {mod_obj(mod), mod_str("add_one"), mod_bool(0)}, r;
+  TVMFFIAny args[3] = {core_obj(mod), core_c_str("add_one"), core_bool(0)}, r;
   long points = 0;
   for (size_t c = 0; c < sizeof calls / sizeof calls[0]; ++c) {
     TVMFFIObjectHandle fn = mod_global(calls[c].fn);
     EXPECT_OK(mod_call_fn(fn, args, calls[c].n, &r));
     int32_t want = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
-    mod_release(&r);
+    core_release(&r);
     for (int sticky = 0; sticky < 2; ++sticky) {
       ConfAllocWalk w = conf_alloc_walk(sticky);
       while (conf_alloc_next(&w)) {
@@ -184,7 +184,7 @@ TEST(module_oom, MOD_119_module_queries_out_of_memory) {
           continue;
         }
         int32_t got = r.type_index == kTVMFFISmallStr ? kTVMFFIStr : r.type_index;
-        mod_release(&r);
+        core_release(&r);
         cr_assert_eq(got, want, "%s, allocation %ld failed: type index %d, not %d", calls[c].fn,
                      w.n, got, want);
         ConfError err = conf_take_error();
@@ -202,7 +202,7 @@ TEST(module_oom, MOD_119_module_queries_out_of_memory) {
 /* Calls fn(args) with its k-th allocation failing, the result and any
  * error released; 1 when an allocation was made to fail. No cr_ calls. */
 static int fail_kth(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n, long k, int* rc) {
-  TVMFFIAny r = mod_none();
+  TVMFFIAny r = core_none();
   conf_alloc_fail_nth(k);
   *rc = conf_api.TVMFFIFunctionCall(fn, args, n, &r);
   long failed = conf_alloc_off();
@@ -250,7 +250,7 @@ TEST(module_oom, MOD_124_failed_loads_keep_nothing) {
   TVMFFIObjectHandle keep = mod_load("libmod_basic.so");
   TVMFFIObjectHandle sys = mod_global("ffi.SystemLib");
   TVMFFIObjectHandle load = mod_global("ffi.ModuleLoadFromFile");
-  TVMFFIAny prefix = mod_str("conf124_"), path = mod_str(mod_lib_path("libmod_basic.so"));
+  TVMFFIAny prefix = core_c_str("conf124_"), path = core_c_str(mod_lib_path("libmod_basic.so"));
   long points = walk_failed_calls_keep_nothing("ffi.SystemLib", sys, &prefix, 1);
   points += walk_failed_calls_keep_nothing("ffi.ModuleLoadFromFile", load, &path, 1);
   API(TVMFFIObjectDecRef)(load);
@@ -314,11 +314,11 @@ TEST(module_oom, MOD_042_import_of_importer_out_of_memory) {
     TVMFFIObjectHandle leaf = mod_load("libmod_other.so");
     TVMFFIObjectHandle mid = mod_load("libmod_basic.so");
     TVMFFIObjectHandle top = mod_load("libmod_basic.so");
-    TVMFFIAny a[2] = {mod_obj(mid), mod_obj(leaf)}, r;
+    TVMFFIAny a[2] = {core_obj(mid), core_obj(leaf)}, r;
     EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
     TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
-    a[0] = mod_obj(top);
-    a[1] = mod_obj(mid);
+    a[0] = core_obj(top);
+    a[1] = core_obj(mid);
     ConfAllocWalk w = conf_alloc_walk(sticky);
     int imported = 0;
     while (!imported && conf_alloc_next(&w)) {
@@ -338,7 +338,7 @@ TEST(module_oom, MOD_042_import_of_importer_out_of_memory) {
     }
     points += w.points;
     API(TVMFFIObjectDecRef)(fn);
-    TVMFFIAny c = mod_obj(top);
+    TVMFFIAny c = core_obj(top);
     EXPECT_OK(mod_call("ffi.ModuleClearImports", &c, 1, &r));
     TVMFFIObjectHandle* all[] = {&top, &mid, &leaf};
     for (int i = 0; i < 3; ++i) API(TVMFFIObjectDecRef)(*all[i]);
@@ -358,7 +358,7 @@ static void expect_memory_error(const ConfAllocWalk* w, const char* what, int rc
 static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
   *basic = mod_load("libmod_basic.so");
   *other = mod_load("libmod_other.so");
-  TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
+  TVMFFIAny a[2] = {core_obj(*basic), core_obj(*other)}, r;
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
 }
 
@@ -367,7 +367,7 @@ static void load_pair(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* other) {
 static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char* global, int sticky,
                            int32_t want_type) {
   TVMFFIObjectHandle fn = mod_global(global);
-  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
+  TVMFFIAny args[3] = {core_obj(mod), core_c_str(name), core_bool(1)}, r;
   ConfAllocWalk w = conf_alloc_walk(sticky);
   while (conf_alloc_next(&w)) {
     int rc = mod_armed_call(&w, fn, args, 3, &r);
@@ -376,14 +376,14 @@ static long walk_lookup_in(TVMFFIObjectHandle mod, const char* name, const char*
       continue;
     }
     int32_t got = r.type_index;
-    mod_release(&r);
+    core_release(&r);
     cr_assert(got == want_type || (want_type == kTVMFFIStr && got == kTVMFFISmallStr),
               "%s(%s), allocation %ld failed: returned type index %d (out of memory read as "
               "not found?)",
               global, name, w.n, got);
   }
   cr_assert_eq(API(TVMFFIFunctionCall)(fn, args, 3, &r), 0, "%s fails after the walk", global);
-  mod_release(&r);
+  core_release(&r);
   API(TVMFFIObjectDecRef)(fn);
   return w.points;
 }
@@ -406,7 +406,7 @@ TEST(module_oom, MOD_041_lookups_out_of_memory) {
                0);
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf41_g", (void*)sys_answer),
                0);
-  TVMFFIAny prefix = mod_str("conf41_"), r;
+  TVMFFIAny prefix = core_c_str("conf41_"), r;
   EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
   TVMFFIObjectHandle syslib = r.v_obj;
   long points = 0;
@@ -429,7 +429,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
     TVMFFIObjectHandle basic = mod_load("libmod_basic.so");
     TVMFFIObjectHandle other = mod_load("libmod_other.so");
     TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
-    TVMFFIAny args[2] = {mod_obj(basic), mod_obj(other)}, r;
+    TVMFFIAny args[2] = {core_obj(basic), core_obj(other)}, r;
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
       int rc = mod_armed_call(&w, fn, args, 2, &r);
@@ -450,7 +450,7 @@ TEST(module_oom, MOD_042_import_out_of_memory) {
 }
 
 static void clear_imports_of(TVMFFIObjectHandle mod) {
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
 }
 
@@ -468,12 +468,12 @@ TEST(module_oom, MOD_096_cycle_check_out_of_memory) {
     m[kChain - 1] = mod_load("libmod_third.so");
     TVMFFIAny r;
     for (int i = 0; i + 1 < kChain; ++i) {
-      TVMFFIAny a[2] = {mod_obj(m[i]), mod_obj(m[i + 1])};
+      TVMFFIAny a[2] = {core_obj(m[i]), core_obj(m[i + 1])};
       cr_assert_eq(mod_call("ffi.ModuleImportModule", a, 2, &r), 0, "link %d", i);
     }
     /* The last importing the first closes the chain into a cycle. */
     TVMFFIObjectHandle fn = mod_global("ffi.ModuleImportModule");
-    TVMFFIAny closing[2] = {mod_obj(m[kChain - 1]), mod_obj(m[0])};
+    TVMFFIAny closing[2] = {core_obj(m[kChain - 1]), core_obj(m[0])};
     ConfAllocWalk w = conf_alloc_walk(sticky);
     while (conf_alloc_next(&w)) {
       int rc = mod_armed_call(&w, fn, closing, 2, &r);
@@ -538,11 +538,11 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
     while (conf_alloc_next(&w)) {
       char prefix[64]; /* a new prefix each step: a made module is kept */
       snprintf(prefix, sizeof prefix, "conf81_%d_%ld_", sticky, w.n);
-      TVMFFIAny a = mod_str(prefix), r;
+      TVMFFIAny a = core_c_str(prefix), r;
       int rc = mod_armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
         expect_memory_error(&w, "ffi.SystemLib", rc);
-        mod_release(&a);
+        core_release(&a);
         continue;
       }
       ConfError err =
@@ -552,8 +552,8 @@ TEST(module_oom, MOD_081_system_lib_out_of_memory) {
       int32_t got = r.type_index;
       int found = -1;
       if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "conf81_f", 0);
-      mod_release(&r);
-      mod_release(&a);
+      core_release(&r);
+      core_release(&a);
       cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
       cr_assert_eq(found, 1, "allocation %ld failed: the module lacks conf81_f", w.n);
     }
@@ -569,7 +569,7 @@ TEST(module_oom, MOD_082_globals_add_out_of_memory) {
   const char* path = mod_lib_path("libmod_other.so");
   TVMFFIObjectHandle mod = mod_load("libmod_other.so");
   TVMFFIObjectHandle fn = mod_global("ffi.ModuleGlobalsAdd");
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   ConfAllocWalk w = conf_alloc_walk(0);
   int pinned = 0;
   while (!pinned && conf_alloc_next(&w)) {
@@ -613,7 +613,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       snprintf(prefix, sizeof prefix, "conf85_%d_%ld_", sticky, w.n);
       snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
       cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, mod_premade_blob), 0);
-      TVMFFIAny a = mod_str(prefix), r;
+      TVMFFIAny a = core_c_str(prefix), r;
       int rc = mod_armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
         expect_memory_error(&w, "ffi.SystemLib", rc);
@@ -622,7 +622,7 @@ TEST(module_oom, MOD_085_system_lib_blob_out_of_memory) {
       int32_t got = r.type_index;
       int found = -1;
       if (got == kTVMFFIModule && r.v_obj != NULL) found = mod_implements(r.v_obj, "other_fn", 1);
-      mod_release(&r);
+      core_release(&r);
       cr_assert_eq(got, kTVMFFIModule, "allocation %ld failed: 0 with type index %d", w.n, got);
       cr_assert_eq(found, 1, "allocation %ld failed: the _libx module is not imported", w.n);
     }

@@ -21,45 +21,6 @@
 #include "core_support.h"
 #include "impl.h"
 
-static inline TVMFFIAny mod_none(void) {
-  TVMFFIAny v;
-  memset(&v, 0, sizeof v);
-  return v;
-}
-
-static inline TVMFFIAny mod_int(int64_t x) {
-  TVMFFIAny v = mod_none();
-  v.type_index = kTVMFFIInt;
-  v.v_int64 = x;
-  return v;
-}
-
-static inline TVMFFIAny mod_bool(int x) {
-  TVMFFIAny v = mod_none();
-  v.type_index = kTVMFFIBool;
-  v.v_int64 = x != 0;
-  return v;
-}
-
-static inline TVMFFIAny mod_str(const char* s) {
-  TVMFFIAny v = mod_none();
-  v.type_index = kTVMFFIRawStr;
-  v.v_c_str = s;
-  return v;
-}
-
-static inline TVMFFIAny mod_obj(TVMFFIObjectHandle obj) {
-  TVMFFIAny v = mod_none();
-  v.type_index = ((TVMFFIObject*)obj)->type_index;
-  v.v_obj = (TVMFFIObject*)obj;
-  return v;
-}
-
-static inline void mod_release(TVMFFIAny* v) {
-  if (v->type_index >= kTVMFFIStaticObjectBegin && v->v_obj) API(TVMFFIObjectDecRef)(v->v_obj);
-  *v = mod_none();
-}
-
 /* The global function `name`, a new reference. A library that does not
  * register it SKIPs the test, naming the function (MOD-001 is the test that
  * requires every module global). */
@@ -77,7 +38,7 @@ static inline TVMFFIObjectHandle mod_global(const char* name) {
  * EXPECT_RAISED or conf_take_error. */
 static inline int mod_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   TVMFFIObjectHandle fn = mod_global(name);
-  *result = mod_none();
+  *result = core_none();
   int rc = API(TVMFFIFunctionCall)(fn, args, n, result);
   API(TVMFFIObjectDecRef)(fn);
   return rc;
@@ -86,7 +47,7 @@ static inline int mod_call(const char* name, TVMFFIAny* args, int32_t n, TVMFFIA
 /* Calls a function object; a failure leaves its error raised. */
 static inline int mod_call_fn(TVMFFIObjectHandle fn, TVMFFIAny* args, int32_t n,
                               TVMFFIAny* result) {
-  *result = mod_none();
+  *result = core_none();
   return API(TVMFFIFunctionCall)(fn, args, n, result);
 }
 
@@ -104,7 +65,7 @@ static inline const char* mod_lib_path(const char* file) {
 /* ffi.ModuleLoadFromFile(path): 0 and *mod (a new reference), or -1 with
  * the error raised. */
 static inline int mod_load_path(const char* path, TVMFFIObjectHandle* mod) {
-  TVMFFIAny arg = mod_str(path), result;
+  TVMFFIAny arg = core_c_str(path), result;
   *mod = NULL;
   int rc = mod_call("ffi.ModuleLoadFromFile", &arg, 1, &result);
   if (rc == 0) *mod = result.v_obj;
@@ -129,10 +90,10 @@ static inline TVMFFIObjectHandle mod_get_function_n(TVMFFIObjectHandle mod, cons
   TVMFFIAny key;
   /* A str the runtime made, so names with NUL bytes travel whole. */
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &key), 0);
-  TVMFFIAny args[3] = {mod_obj(mod), key, mod_bool(query_imports)};
+  TVMFFIAny args[3] = {core_obj(mod), key, core_bool(query_imports)};
   TVMFFIAny result;
   int rc = mod_call("ffi.ModuleGetFunction", args, 3, &result);
-  mod_release(&key);
+  core_release(&key);
   char what[512];
   snprintf(what, sizeof what, "ffi.ModuleGetFunction(%.*s)", (int)len, name);
   conf_expect_ok(rc, what);
@@ -149,7 +110,7 @@ static inline TVMFFIObjectHandle mod_get_function(TVMFFIObjectHandle mod, const 
 
 /* ffi.ModuleImplementsFunction as 0/1; fails the test on error. */
 static inline int mod_implements(TVMFFIObjectHandle mod, const char* name, int query_imports) {
-  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(query_imports)};
+  TVMFFIAny args[3] = {core_obj(mod), core_c_str(name), core_bool(query_imports)};
   TVMFFIAny result;
   EXPECT_OK(mod_call("ffi.ModuleImplementsFunction", args, 3, &result));
   cr_assert_eq(result.type_index, kTVMFFIBool, "got type index %d", result.type_index);
@@ -168,7 +129,7 @@ static inline const char* mod_take_str(TVMFFIAny* v, char* buf, size_t cap) {
     snprintf(buf, cap, "%.*s", (int)b->size, b->data);
     out = buf;
   }
-  mod_release(v);
+  core_release(v);
   return out;
 }
 
@@ -210,7 +171,7 @@ static inline ConfError mod_expect_names_param(const char* fn, TVMFFIAny* args, 
                                                const char* param, const char* kind) {
   TVMFFIAny r;
   cr_expect_eq(mod_call(fn, args, n, &r), -1, "%s accepted a bad argument #%d", fn, pos);
-  mod_release(&r);
+  core_release(&r);
   char where[8];
   snprintf(where, sizeof where, "#%d", pos);
   ConfError err = conf_take_error();
@@ -225,7 +186,7 @@ static inline ConfError mod_expect_names_param(const char* fn, TVMFFIAny* args, 
 /* Calls the one-module global `global` (ffi.ModuleGlobalsAdd or
  * ffi.ModuleGlobalsRemove) on mod, which must succeed and return None. */
 static inline void mod_pin(const char* global, TVMFFIObjectHandle mod) {
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call(global, &a, 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone, "%s returned type index %d", global, r.type_index);
 }
@@ -258,9 +219,9 @@ static inline void mod_load_tree(TVMFFIObjectHandle* basic, TVMFFIObjectHandle* 
   *basic = mod_load("libmod_basic.so");
   *other = mod_load("libmod_other.so");
   *third = mod_load("libmod_third.so");
-  TVMFFIAny a[2] = {mod_obj(*basic), mod_obj(*other)}, r;
+  TVMFFIAny a[2] = {core_obj(*basic), core_obj(*other)}, r;
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
-  a[1] = mod_obj(*third);
+  a[1] = core_obj(*third);
   EXPECT_OK(mod_call("ffi.ModuleImportModule", a, 2, &r));
 }
 
@@ -279,13 +240,13 @@ static inline void mod_release_all(TVMFFIObjectHandle* mods, int n) {
 
 /* ffi.ModuleImportModule(mod, other); -1 leaves the error raised. */
 static inline int mod_import(TVMFFIObjectHandle mod, TVMFFIObjectHandle other) {
-  TVMFFIAny a[2] = {mod_obj(mod), mod_obj(other)}, r;
+  TVMFFIAny a[2] = {core_obj(mod), core_obj(other)}, r;
   return mod_call("ffi.ModuleImportModule", a, 2, &r);
 }
 
 /* ffi.ModuleClearImports(mod), which must succeed. */
 static inline void mod_clear_imports(TVMFFIObjectHandle mod) {
-  TVMFFIAny a = mod_obj(mod), r;
+  TVMFFIAny a = core_obj(mod), r;
   EXPECT_OK(mod_call("ffi.ModuleClearImports", &a, 1, &r));
 }
 
@@ -294,7 +255,7 @@ static inline void mod_clear_imports(TVMFFIObjectHandle mod) {
 static inline int mod_lookup_call(TVMFFIObjectHandle basic, const char* name, TVMFFIAny* r) {
   TVMFFIObjectHandle call = mod_get_function(basic, "call_import", 0);
   cr_assert_not_null(call);
-  TVMFFIAny arg = mod_str(name);
+  TVMFFIAny arg = core_c_str(name);
   int rc = mod_call_fn(call, &arg, 1, r);
   API(TVMFFIObjectDecRef)(call);
   return rc;
@@ -343,7 +304,7 @@ static inline void mod_expect_oom_refusal(const ConfAllocWalk* w, const char* wh
 /* TVMFFIFunctionCall(fn) with the walk's allocation failure armed. */
 static inline int mod_armed_call(ConfAllocWalk* w, TVMFFIObjectHandle fn, TVMFFIAny* args,
                                  int32_t n, TVMFFIAny* result) {
-  *result = mod_none();
+  *result = core_none();
   conf_alloc_arm(w);
   int rc = conf_api.TVMFFIFunctionCall(fn, args, n, result);
   conf_alloc_disarm(w);
@@ -359,7 +320,7 @@ static inline void mod_expect_module_with(const ConfAllocWalk* w, const char* wh
   int32_t got = r->type_index;
   int found = -1;
   if (got == kTVMFFIModule && r->v_obj != NULL) found = mod_implements(r->v_obj, name, 0);
-  mod_release(r);
+  core_release(r);
   cr_assert_eq(got, kTVMFFIModule, "%s, allocation %ld failed: 0 with type index %d", what, w->n,
                got);
   cr_assert_eq(found, 1, "%s, allocation %ld failed: the module lacks %s", what, w->n, name);
@@ -428,7 +389,7 @@ static inline int mod_premade_loader(void* self, const TVMFFIAny* args, int32_t 
                                      TVMFFIAny* result) {
   (void)self, (void)args, (void)n;
   API(TVMFFIObjectIncRef)(mod_premade_module);
-  *result = mod_obj(mod_premade_module);
+  *result = core_obj(mod_premade_module);
   return 0;
 }
 

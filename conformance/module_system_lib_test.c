@@ -43,7 +43,7 @@ static int syslib_prefixed(void* self, const TVMFFIAny* args, int32_t n, TVMFFIA
 }
 
 static TVMFFIObjectHandle system_lib_module(const char* prefix) {
-  TVMFFIAny a = mod_str(prefix), r;
+  TVMFFIAny a = core_c_str(prefix), r;
   EXPECT_OK(mod_call("ffi.SystemLib", &a, prefix ? 1 : 0, &r));
   cr_assert_eq(r.type_index, kTVMFFIModule);
   return r.v_obj;
@@ -124,9 +124,9 @@ TEST(module_system_lib, MOD_112_system_lib_context_symbol) {
   cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf112_slot", &mod112_marker), 0);
   TVMFFIObjectHandle fn = mod_global("ffi.SystemLib");
   register_prefix_112("conf112_plain_");
-  TVMFFIAny a = mod_str("conf112_plain_"), r;
+  TVMFFIAny a = core_c_str("conf112_plain_"), r;
   EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
-  mod_release(&r);
+  core_release(&r);
   cr_assert_eq(mod112_slot, &mod112_marker, "the system library's context symbol holds %p",
                mod112_slot);
   long points = 0;
@@ -138,7 +138,7 @@ TEST(module_system_lib, MOD_112_system_lib_context_symbol) {
       snprintf(f, sizeof f, "%sconf112_f", prefix);
       register_prefix_112(prefix);
       mod112_slot = NULL;
-      a = mod_str(prefix);
+      a = core_c_str(prefix);
       int rc = mod_armed_call(&w, fn, &a, 1, &r);
       if (rc != 0) {
         mod_expect_oom_refusal(&w, "ffi.SystemLib", rc, NULL);
@@ -177,7 +177,7 @@ TEST(module_system_lib, MOD_120_same_length_prefixes_apart) {
   const char* prefixes[2] = {"conf120a_", "conf120b_"};
   TVMFFIObjectHandle mods[2];
   for (int i = 0; i < 2; ++i) {
-    TVMFFIAny a = mod_str(prefixes[i]), r;
+    TVMFFIAny a = core_c_str(prefixes[i]), r;
     EXPECT_OK(mod_call("ffi.SystemLib", &a, 1, &r));
     mods[i] = r.v_obj;
   }
@@ -201,9 +201,9 @@ TEST(module_system_lib, MOD_125_blob_of_unknown_extent_refused) {
   cr_assert_not_null(heap);
   memcpy(heap, mod_premade_blob, sizeof mod_premade_blob);
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("conf125___tvm_ffi__library_bin", heap), 0);
-  TVMFFIAny a = mod_str("conf125_"), r;
+  TVMFFIAny a = core_c_str("conf125_"), r;
   int rc = mod_call("ffi.SystemLib", &a, 1, &r);
-  mod_release(&r);
+  core_release(&r);
   cr_expect_eq(rc, -1, "a blob of unknown extent was read");
   ConfError err = conf_take_error();
   cr_expect_str_eq(err.kind, "ValueError", "%s: %s", err.kind, err.message);
@@ -234,7 +234,7 @@ static int system_lib(const TVMFFIAny* prefix, TVMFFIObjectHandle* mod) {
 TEST(module_system_lib, MOD_036_system_prefix_with_nul) {
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_confnul_f", (void*)mod_answer_8),
                0);
-  TVMFFIAny cut = mod_str("confnul_");
+  TVMFFIAny cut = core_c_str("confnul_");
   TVMFFIObjectHandle cut_mod;
   EXPECT_OK(system_lib(&cut, &cut_mod));
   TVMFFIByteArray bytes = {"confnul_\0x", 10};
@@ -242,7 +242,7 @@ TEST(module_system_lib, MOD_036_system_prefix_with_nul) {
   cr_assert_eq(API(TVMFFIStringFromByteArray)(&bytes, &prefix), 0);
   TVMFFIObjectHandle mod;
   int rc = system_lib(&prefix, &mod);
-  mod_release(&prefix);
+  core_release(&prefix);
   if (rc != 0) {
     EXPECT_RAISED(.kind = "ValueError");
   } else {
@@ -269,7 +269,7 @@ TEST(module_system_lib, MOD_037_system_lib_context) {
   cr_assert_eq(
       API(TVMFFIEnvModRegisterSystemLibSymbol)("conf37___tvm_ffi__library_ctx", &mod037_ctx), 0);
   mod_register_global("conf_test.mod037", mod037_global);
-  TVMFFIAny prefix = mod_str("conf37_");
+  TVMFFIAny prefix = core_c_str("conf37_");
   TVMFFIObjectHandle mod;
   EXPECT_OK(system_lib(&prefix, &mod));
   cr_assert_not_null(mod037_ctx, "the system library's context was not set");
@@ -287,7 +287,7 @@ TEST(module_system_lib, MOD_038_system_symbol_replaced) {
       API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod038", (void*)mod_answer_7), 0);
   cr_assert_eq(
       API(TVMFFIEnvModRegisterSystemLibSymbol)("__tvm_ffi_conf_mod038", (void*)mod_answer_8), 0);
-  TVMFFIAny prefix = mod_str("");
+  TVMFFIAny prefix = core_c_str("");
   TVMFFIObjectHandle mod;
   EXPECT_OK(system_lib(&prefix, &mod));
   TVMFFIObjectHandle fn = mod_get_function(mod, "conf_mod038", 0);
@@ -384,7 +384,7 @@ TEST(module_system_lib, MOD_048_many_of_everything) {
   }
   static int last;
   cr_assert_eq(API(TVMFFIEnvModRegisterContextSymbol)("conf_test_context_slot", &last), 0);
-  TVMFFIAny prefix = mod_str("");
+  TVMFFIAny prefix = core_c_str("");
   TVMFFIObjectHandle sys;
   EXPECT_OK(system_lib(&prefix, &sys));
   for (int i = 0; i < MANY; ++i) {
@@ -443,10 +443,10 @@ static void expect_blob_past_segment(const char* prefix, void* blob) {
   char symbol[128];
   snprintf(symbol, sizeof symbol, "%s__tvm_ffi__library_bin", prefix);
   cr_assert_eq(API(TVMFFIEnvModRegisterSystemLibSymbol)(symbol, blob), 0);
-  TVMFFIAny a = mod_str(prefix), r = mod_none();
+  TVMFFIAny a = core_c_str(prefix), r = core_none();
   cr_expect_eq(mod_call("ffi.SystemLib", &a, 1, &r), -1, "%s: the blob was accepted", prefix);
   EXPECT_RAISED(.kind = "ValueError", .says = {"offset 0:", "field nbytes:"});
-  mod_release(&r);
+  core_release(&r);
 }
 
 static unsigned char conf87_bss[64];

@@ -56,7 +56,7 @@ static TVMFFIAny int_pair(int64_t a, int64_t b) {
         memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
       init = &info->methods[i].method;
   cr_assert_not_null(init, "testing.TestIntPair has no __ffi_init__");
-  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = host_none();
+  TVMFFIAny args[2] = {core_int(a), core_int(b)}, out = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, args, 2, &out), 0);
   return out;
 }
@@ -64,7 +64,7 @@ static TVMFFIAny int_pair(int64_t a, int64_t b) {
 /* A value of kind type_index whose payload is the byte array (bytes are
  * copied into an owned object by the call that receives it). */
 static TVMFFIAny byte_ptr(const TVMFFIByteArray* b) {
-  TVMFFIAny v = host_none();
+  TVMFFIAny v = core_none();
   v.type_index = kTVMFFIByteArrayPtr;
   v.v_ptr = (void*)b;
   return v;
@@ -84,19 +84,19 @@ Test(recursive, REC_001_values_equal) {
   TVMFFIAny s1 = host_str("same text, long enough"), s2 = core_c_str("same text, long enough");
   cr_expect(eq(core_int(3), core_int(3)));
   cr_expect(!eq(core_int(3), core_int(4)));
-  cr_expect(!eq(core_int(1), host_bool(1)), "1 == true");
-  cr_expect(!eq(core_int(1), host_float(1.0)), "1 == 1.0");
-  cr_expect(eq(host_float(__builtin_nan("")), host_float(__builtin_nan(""))), "NaN != NaN");
+  cr_expect(!eq(core_int(1), core_bool(1)), "1 == true");
+  cr_expect(!eq(core_int(1), core_float(1.0)), "1 == 1.0");
+  cr_expect(eq(core_float(__builtin_nan("")), core_float(__builtin_nan(""))), "NaN != NaN");
   cr_expect(eq(s1, s2));
-  cr_expect(eq(host_none(), host_none()));
-  cr_expect(!eq(host_none(), core_int(0)));
+  cr_expect(eq(core_none(), core_none()));
+  cr_expect(!eq(core_none(), core_int(0)));
   core_release(&s1);
 }
 
 /* REC-001, REC-003: values of different kinds are unequal and cannot be
  * ordered whichever comes first (an int and a big int can be). */
 Test(recursive, REC_001_kinds_both_ways) {
-  TVMFFIAny values[] = {core_int(1), host_bool(1), host_float(1.0), core_c_str("1")};
+  TVMFFIAny values[] = {core_int(1), core_bool(1), core_float(1.0), core_c_str("1")};
   TVMFFIAny shape = host_ok("ffi.Shape", values, 1), list = lst(values, 1);
   TVMFFIAny all[6] = {values[0], values[1], values[2], values[3], shape, list};
   for (int i = 0; i < 6; ++i)
@@ -149,14 +149,14 @@ Test(recursive, REC_003_ordering) {
   cr_expect(!truth("ffi.RecursiveLt", core_int(2), core_int(2)));
   cr_expect(truth("ffi.RecursiveLe", core_int(2), core_int(2)));
   cr_expect(truth("ffi.RecursiveGt", core_c_str("b"), core_c_str("abc")));
-  cr_expect(truth("ffi.RecursiveGe", host_float(2.5), host_float(2.5)));
+  cr_expect(truth("ffi.RecursiveGe", core_float(2.5), core_float(2.5)));
   TVMFFIAny a12 = ints("ffi.Array", 1, 2, 2), a1 = ints("ffi.Array", 1, 0, 1);
   TVMFFIAny a13 = ints("ffi.Array", 1, 3, 2);
   cr_expect(truth("ffi.RecursiveLt", a1, a12), "a prefix is not less");
   cr_expect(truth("ffi.RecursiveLt", a12, a13));
   TVMFFIAny args[2] = {core_int(1), core_c_str("x")};
   host_refused("ffi.RecursiveLt", args, 2, "TypeError", "different types");
-  args[0] = args[1] = host_float(__builtin_nan(""));
+  args[0] = args[1] = core_float(__builtin_nan(""));
   host_refused("ffi.RecursiveLt", args, 2, "TypeError", "NaN");
   TVMFFIAny kv1[2] = {core_c_str("k"), core_int(1)}, kv2[2] = {core_c_str("k"), core_int(2)};
   TVMFFIAny m1 = host_ok("ffi.Map", kv1, 2), m2 = host_ok("ffi.Map", kv2, 2);
@@ -192,15 +192,15 @@ Test(recursive, REC_003_ordering_of_every_kind) {
   DLDataType dts[4] = {{kDLInt, 32, 1}, {kDLFloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 32, 4}};
   DLDevice devs[3] = {{kDLCPU, 5}, {kDLCUDA, 0}, {kDLCUDA, 1}};
   for (int i = 0; i < 4; ++i)
-    dt[i] = host_none(), dt[i].type_index = kTVMFFIDataType, dt[i].v_dtype = dts[i];
+    dt[i] = core_none(), dt[i].type_index = kTVMFFIDataType, dt[i].v_dtype = dts[i];
   for (int i = 0; i < 3; ++i)
-    dev[i] = host_none(), dev[i].type_index = kTVMFFIDevice, dev[i].v_device = devs[i];
-  expect_order(host_none(), core_int(1), -1, "None, 1");
-  expect_order(host_none(), host_none(), 0, "None, None");
-  expect_order(host_bool(0), host_bool(1), -1, "false, true");
+    dev[i] = core_none(), dev[i].type_index = kTVMFFIDevice, dev[i].v_device = devs[i];
+  expect_order(core_none(), core_int(1), -1, "None, 1");
+  expect_order(core_none(), core_none(), 0, "None, None");
+  expect_order(core_bool(0), core_bool(1), -1, "false, true");
   expect_order(core_int(-5), core_int(3), -1, "-5, 3");
   expect_order(core_int(7), core_int(7), 0, "7, 7");
-  expect_order(host_float(-1.5), host_float(0.5), -1, "-1.5, 0.5");
+  expect_order(core_float(-1.5), core_float(0.5), -1, "-1.5, 0.5");
   expect_order(dt[0], dt[1], -1, "int32, float16");
   expect_order(dt[1], dt[2], -1, "float16, float32");
   expect_order(dt[2], dt[3], -1, "float32, float32x4");
@@ -254,7 +254,7 @@ Test(recursive, REC_003_ordering_of_every_kind) {
 /* REC-003: opaque pointers are equal by address and cannot be ordered. */
 Test(recursive, REC_003_opaque_pointers) {
   int x, y;
-  TVMFFIAny p = host_none(), q = host_none();
+  TVMFFIAny p = core_none(), q = core_none();
   p.type_index = q.type_index = kTVMFFIOpaquePtr;
   p.v_ptr = &x;
   q.v_ptr = &y;
@@ -288,9 +288,9 @@ Test(recursive, REC_004_cycles) {
 /* REC-005: hashes of values are upstream's: None, ints, bools and text
  * (any form) from their parts, exactly. */
 Test(recursive, REC_005_value_hashes) {
-  cr_expect_eq(hash_of(host_none()), combine(0, 0));
+  cr_expect_eq(hash_of(core_none()), combine(0, 0));
   cr_expect_eq(hash_of(core_int(5)), combine(kTVMFFIInt, 5));
-  cr_expect_eq(hash_of(host_bool(1)), combine(kTVMFFIBool, 1));
+  cr_expect_eq(hash_of(core_bool(1)), combine(kTVMFFIBool, 1));
   /* "ab" is one 8-byte word, zero padded, modulo 2^31 - 1. */
   cr_expect_eq(hash_of(core_c_str("ab")), combine(kTVMFFIStr, ('a' | ('b' << 8)) % 2147483647ull));
   TVMFFIAny heap = host_str("text longer than seven");
@@ -317,10 +317,10 @@ static uint64_t bits_of(double d) {
  * positions, a map's entries sorted); reflected objects from the key hash
  * and each field; a list met again inside itself as its key hash. */
 Test(recursive, REC_005_hashes_of_every_kind) {
-  cr_expect_eq(hash_of(host_float(1.5)), combine(kTVMFFIFloat, bits_of(1.5)));
-  cr_expect_eq(hash_of(host_float(-0.0)), combine(kTVMFFIFloat, bits_of(0.0)));
-  cr_expect_eq(hash_of(host_float(-__builtin_nan("7"))), combine(kTVMFFIFloat, bits_of(NAN)));
-  TVMFFIAny dt = host_none(), dev = host_none();
+  cr_expect_eq(hash_of(core_float(1.5)), combine(kTVMFFIFloat, bits_of(1.5)));
+  cr_expect_eq(hash_of(core_float(-0.0)), combine(kTVMFFIFloat, bits_of(0.0)));
+  cr_expect_eq(hash_of(core_float(-__builtin_nan("7"))), combine(kTVMFFIFloat, bits_of(NAN)));
+  TVMFFIAny dt = core_none(), dev = core_none();
   dt.type_index = kTVMFFIDataType;
   dt.v_dtype = (DLDataType){kDLFloat, 32, 4};
   dev.type_index = kTVMFFIDevice;
@@ -381,10 +381,10 @@ static void expect_repr(TVMFFIAny v, const char* want) {
 
 /* REC-007: ReprPrint spells values and containers as upstream does. */
 Test(recursive, REC_007_repr) {
-  expect_repr(host_none(), "None");
-  expect_repr(host_bool(0), "False");
+  expect_repr(core_none(), "None");
+  expect_repr(core_bool(0), "False");
   expect_repr(core_int(-7), "-7");
-  expect_repr(host_float(1.5), "1.5");
+  expect_repr(core_float(1.5), "1.5");
   expect_repr(core_c_str("a\"b\n\xc3\xa9"), "\"a\\\"b\\n\\u00e9\"");
   expect_repr(core_c_str("\xe2\x82\xac\xf0\x9f\x98\x80"), "\"\\u20ac\\U0001f600\"");
   TVMFFIAny one = ints("ffi.Array", 1, 0, 1), two = ints("ffi.Array", 1, 2, 2);
@@ -392,7 +392,7 @@ Test(recursive, REC_007_repr) {
   expect_repr(one, "(1,)");
   expect_repr(two, "(1, 2)");
   expect_repr(l, "[1, 2]");
-  TVMFFIAny kv[4] = {core_c_str("a"), two, core_int(3), host_none()};
+  TVMFFIAny kv[4] = {core_c_str("a"), two, core_int(3), core_none()};
   TVMFFIAny m = host_ok("ffi.Map", kv, 4);
   expect_repr(m, "{\"a\": (1, 2), 3: None}");
   TVMFFIAny shape_args[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", shape_args, 2);
@@ -406,13 +406,13 @@ Test(recursive, REC_007_repr) {
 /* REC-007: floats as a C++ stream prints doubles, devices and dtypes by
  * name, text with every escape, bytes as b"..." literals. */
 Test(recursive, REC_007_repr_values) {
-  expect_repr(host_bool(1), "True");
-  expect_repr(host_float(1e20), "1e+20");
-  expect_repr(host_float(1.0 / 3), "0.333333");
-  expect_repr(host_float(100.0), "100");
-  expect_repr(host_float(1e-5), "1e-05");
-  expect_repr(host_float(INFINITY), "inf");
-  expect_repr(host_float(-INFINITY), "-inf");
+  expect_repr(core_bool(1), "True");
+  expect_repr(core_float(1e20), "1e+20");
+  expect_repr(core_float(1.0 / 3), "0.333333");
+  expect_repr(core_float(100.0), "100");
+  expect_repr(core_float(1e-5), "1e-05");
+  expect_repr(core_float(INFINITY), "inf");
+  expect_repr(core_float(-INFINITY), "-inf");
   expect_repr(core_int(INT64_MIN), "-9223372036854775808");
   static const struct {
     int type, id;
@@ -434,13 +434,13 @@ Test(recursive, REC_007_repr_values) {
                  {kDLMAIA, 0, "maia:0"},
                  {kDLTrn, 0, "trn:0"}};
   for (size_t i = 0; i < sizeof devices / sizeof *devices; ++i) {
-    TVMFFIAny d = host_none();
+    TVMFFIAny d = core_none();
     d.type_index = kTVMFFIDevice;
     d.v_device.device_type = devices[i].type;
     d.v_device.device_id = devices[i].id;
     expect_repr(d, devices[i].text);
   }
-  TVMFFIAny dt = host_none();
+  TVMFFIAny dt = core_none();
   dt.type_index = kTVMFFIDataType;
   dt.v_dtype = (DLDataType){kDLInt, 8, 4};
   expect_repr(dt, "int8x4");
@@ -547,7 +547,7 @@ Test(recursive, REC_007_repr_objects) {
 
 /* REC-007: a dtype whose type code names no type is refused, not printed. */
 Test(recursive, REC_007_repr_unknown_dtype) {
-  TVMFFIAny dt = host_none(), out;
+  TVMFFIAny dt = core_none(), out;
   dt.type_index = kTVMFFIDataType;
   dt.v_dtype = (DLDataType){99, 32, 1};
   cr_expect_eq(host_call("ffi.ReprPrint", &dt, 1, &out), -1);
@@ -609,7 +609,7 @@ Test(recursive, REC_008_deep_copy_long) {
  * containers used as keys are copied too; a dict holding itself is
  * copied into one holding itself. */
 Test(recursive, REC_008_deep_copy_kinds) {
-  TVMFFIAny five = core_int(5), none = host_none();
+  TVMFFIAny five = core_int(5), none = core_none();
   TVMFFIAny c5 = host_ok("ffi.DeepCopy", &five, 1), cn = host_ok("ffi.DeepCopy", &none, 1);
   cr_expect(c5.type_index == kTVMFFIInt && c5.v_int64 == 5, "DeepCopy(5) gave type %d",
             c5.type_index);
@@ -738,13 +738,6 @@ static void thing_delete(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
 }
 
-static int get_i64(void* field, TVMFFIAny* out) {
-  memset(out, 0, sizeof *out);
-  out->type_index = kTVMFFIInt;
-  memcpy(&out->v_int64, field, 8);
-  return 0;
-}
-
 static int32_t thing_type(int bare) {
   static int32_t index[2] = {-1, -1};
   if (index[bare] >= 0) return index[bare];
@@ -754,18 +747,8 @@ static int32_t thing_type(int bare) {
   static const char* const names[] = {"x", "y", "z", "w"};
   static const int64_t flags[] = {0, kTVMFFIFieldFlagBitMaskCompareOff,
                                   kTVMFFIFieldFlagBitMaskReprOff, kTVMFFIFieldFlagBitMaskHashOff};
-  for (int i = 0; i < 4 && !bare; ++i) {
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){names[i], 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = 24 + 8 * i;
-    f.flags = flags[i];
-    f.getter = get_i64;
-    f.field_static_type_index = kTVMFFIInt;
-    cr_assert_eq(API(TVMFFITypeRegisterField)(index[bare], &f), 0);
-  }
+  for (int i = 0; i < 4 && !bare; ++i)
+    host_add_i64_field(index[bare], names[i], 24 + 8 * i, flags[i], NULL, core_none());
   return index[bare];
 }
 
@@ -820,17 +803,7 @@ static int32_t child_type(void) {
   index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 2, 0, 1, parent);
   cr_assert_geq(index, 0);
   static const char* const names[] = {"v", "x"};
-  for (int i = 0; i < 2; ++i) {
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){names[i], 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = 56 + 8 * i;
-    f.getter = get_i64;
-    f.field_static_type_index = kTVMFFIInt;
-    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
-  }
+  for (int i = 0; i < 2; ++i) host_add_i64_field(index, names[i], 56 + 8 * i, 0, NULL, core_none());
   return index;
 }
 
@@ -857,15 +830,7 @@ static TVMFFIAny grand(int64_t x, int64_t v) {
     TVMFFIByteArray key = {"conformance.RecGrand", 20};
     index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 3, 0, 1, child_type());
     cr_assert_geq(index, 0);
-    TVMFFIFieldInfo f;
-    memset(&f, 0, sizeof f);
-    f.name = (TVMFFIByteArray){"v", 1};
-    f.size = 8;
-    f.alignment = 8;
-    f.offset = 72;
-    f.getter = get_i64;
-    f.field_static_type_index = kTVMFFIInt;
-    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+    host_add_i64_field(index, "v", 72, 0, NULL, core_none());
   }
   RecGrand* g = calloc(1, sizeof *g);
   g->parent.parent.header.combined_ref_count = 1 | ((uint64_t)1 << 32);
@@ -901,11 +866,11 @@ static int recursion_refusals, recursion_tries;
 /* Calls the recursion Function with n values; its result. It is first
  * called with no arguments, which it must refuse. */
 static TVMFFIAny recurse(const TVMFFIAny* fn, TVMFFIAny* args, int n) {
-  TVMFFIAny out = host_none();
+  TVMFFIAny out = core_none();
   recursion_tries += 1;
   if (API(TVMFFIFunctionCall)(fn->v_obj, NULL, 0, &out) == -1)
     recursion_refusals += strcmp(conf_take_error().kind, "TypeError") == 0;
-  out = host_none();
+  out = core_none();
   conf_expect_ok(API(TVMFFIFunctionCall)(fn->v_obj, args, n, &out), "the recursion");
   return out;
 }
@@ -1037,11 +1002,11 @@ Test(recursive, REC_009_reflected_objects) {
 static TVMFFIAny sample_list(void) {
   TVMFFIAny kv[2] = {core_c_str("k"), core_int(2)}, m = host_ok("ffi.Map", kv, 2);
   TVMFFIByteArray raw = {"xy", 2};
-  TVMFFIAny bytes = host_none();
+  TVMFFIAny bytes = core_none();
   bytes.type_index = kTVMFFIByteArrayPtr;
   bytes.v_ptr = &raw;
-  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m,     host_float(1.5),
-                        host_none(), host_bool(1),    bytes, core_c_str("a")};
+  TVMFFIAny items[8] = {core_int(1), core_c_str("a"), m,     core_float(1.5),
+                        core_none(), core_bool(1),    bytes, core_c_str("a")};
   TVMFFIAny l = lst(items, 8);
   core_release(&m);
   return l;
@@ -1057,7 +1022,7 @@ static const char kSampleGraph[] =
 /* REC-010: ToJSONGraphString writes a container graph as upstream does,
  * byte for byte. */
 Test(recursive, REC_010_json_graph_text) {
-  TVMFFIAny l = sample_list(), args[2] = {l, host_none()};
+  TVMFFIAny l = sample_list(), args[2] = {l, core_none()};
   TVMFFIAny text = host_ok("ffi.ToJSONGraphString", args, 2);
   TVMFFIByteArray b = core_str_bytes(&text);
   cr_expect(b.size == strlen(kSampleGraph) && memcmp(b.data, kSampleGraph, b.size) == 0,
@@ -1078,7 +1043,7 @@ Test(recursive, REC_010_json_graph_floats) {
     char want[128];
     snprintf(want, sizeof want, "{\"root_index\":0,\"nodes\":[{\"type\":\"float\",\"data\":%s}]}",
              cases[i].data);
-    TVMFFIAny args[2] = {host_float(cases[i].v), host_none()};
+    TVMFFIAny args[2] = {core_float(cases[i].v), core_none()};
     TVMFFIAny text = host_ok("ffi.ToJSONGraphString", args, 2);
     TVMFFIByteArray b = core_str_bytes(&text);
     cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "%s: wrote %.*s",
@@ -1118,7 +1083,7 @@ Test(recursive, REC_011_json_graph_read) {
 
 /* The JSON graph ToJSONGraphString writes for v (as a C string to free). */
 static void expect_graph(TVMFFIAny v, const char* want) {
-  TVMFFIAny args[2] = {v, host_none()}, text = host_ok("ffi.ToJSONGraphString", args, 2);
+  TVMFFIAny args[2] = {v, core_none()}, text = host_ok("ffi.ToJSONGraphString", args, 2);
   TVMFFIByteArray b = core_str_bytes(&text);
   cr_expect(b.size == strlen(want) && memcmp(b.data, want, b.size) == 0, "wrote %.*s, expected %s",
             (int)b.size, b.data, want);
@@ -1131,7 +1096,7 @@ static void expect_graph(TVMFFIAny v, const char* want) {
 Test(recursive, REC_010_json_graph_kinds) {
   uint64_t w[2] = {5, 1};
   TVMFFIAny shape_args[2] = {core_int(2), core_int(3)}, shape = host_ok("ffi.Shape", shape_args, 2);
-  TVMFFIAny dev = host_none(), dt = host_none(), b = big(w, 2);
+  TVMFFIAny dev = core_none(), dt = core_none(), b = big(w, 2);
   dev.type_index = kTVMFFIDevice;
   dev.v_device = (DLDevice){kDLCUDA, 1};
   dt.type_index = kTVMFFIDataType;
@@ -1168,13 +1133,13 @@ Test(recursive, REC_010_json_graph_kinds) {
 /* REC-010: equal values and one object are one node: [1, 1, true, 1.5,
  * 1.5, "a", "a", L, L, M] with L an empty list and M a map {None: L} */
 Test(recursive, REC_010_json_graph_shared_nodes) {
-  TVMFFIAny l = lst(NULL, 0), kv[2] = {host_none(), l}, m = host_ok("ffi.Map", kv, 2);
+  TVMFFIAny l = lst(NULL, 0), kv[2] = {core_none(), l}, m = host_ok("ffi.Map", kv, 2);
   TVMFFIAny heap_a = host_str("a");
   TVMFFIAny items[10] = {core_int(1),
                          core_int(1),
-                         host_bool(1),
-                         host_float(1.5),
-                         host_float(1.5),
+                         core_bool(1),
+                         core_float(1.5),
+                         core_float(1.5),
                          core_c_str("a"),
                          heap_a,
                          l,
@@ -1199,7 +1164,7 @@ Test(recursive, REC_010_json_graph_shared_nodes) {
 Test(recursive, REC_017_null_object_values) {
   static const int32_t kinds[] = {kTVMFFIArray, kTVMFFIObject};
   for (int i = 0; i < 2; ++i) {
-    TVMFFIAny null_ref = host_none();
+    TVMFFIAny null_ref = core_none();
     null_ref.type_index = kinds[i];
     expect_repr(null_ref, "None");
     expect_graph(null_ref, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
@@ -1322,8 +1287,8 @@ Test(recursive, REC_013_walks_keep_nothing) {
     for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) {
       TVMFFIAny args[2] = {a, b};
       int32_t n = i < 2 ? 2 : 1;
-      if (i >= 5) args[1] = host_none(), n = 2; /* ToJSONGraphString(value, None) */
-      TVMFFIAny graph = host_none();
+      if (i >= 5) args[1] = core_none(), n = 2; /* ToJSONGraphString(value, None) */
+      TVMFFIAny graph = core_none();
       if (i == 6) graph = host_ok("ffi.ToJSONGraphString", args, 2), args[0] = graph, n = 1;
       long before = round ? core_count_live() : 0;
       TVMFFIAny out = host_ok(fns[i], args, n);

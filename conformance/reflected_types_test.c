@@ -106,7 +106,7 @@ Test(reflected_types, RTY_001_enum_records) {
     cr_assert_eq(TVMFFIObjectGetTypeIndex(made), index, "%s's creator made another type",
                  kinds[i].type);
     const TVMFFITypeInfo* base = API(TVMFFIGetTypeInfo)(core_type_index("ffi.Enum"));
-    TVMFFIAny iv = host_none(), sv = host_none();
+    TVMFFIAny iv = core_none(), sv = core_none();
     const TVMFFIFieldInfo *fi = field_of(base, "_int_index"), *fs = field_of(base, "_str_index");
     cr_assert_eq(fi->getter((char*)made + fi->offset, &iv), 0);
     cr_assert_eq(fs->getter((char*)made + fs->offset, &sv), 0);
@@ -130,7 +130,7 @@ static int set_field(void* obj, const char* type, const char* name, TVMFFIAny va
 
 static TVMFFIAny get_field(void* obj, const char* type, const char* name) {
   const TVMFFIFieldInfo* f = field_of(API(TVMFFIGetTypeInfo)(core_type_index(type)), name);
-  TVMFFIAny v = host_none();
+  TVMFFIAny v = core_none();
   cr_assert_eq(f->getter((char*)obj + f->offset, &v), 0);
   return v;
 }
@@ -197,14 +197,14 @@ Test(reflected_types, RTY_002_enum_state_init) {
         memcmp(info->methods[i].name.data, "__ffi_init__", 12) == 0)
       init = &info->methods[i].method;
   cr_assert_not_null(init, "ffi.EnumState has no __ffi_init__ method");
-  TVMFFIAny s = host_none();
+  TVMFFIAny s = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(init->v_obj, NULL, 0, &s), 0);
   cr_assert_eq(s.type_index, info->type_index);
   static const char* const names[] = {"entries", "indexes", "attrs"};
   static const int32_t kinds[] = {kTVMFFIList, kTVMFFIDict, kTVMFFIDict};
   for (int i = 0; i < 3; ++i) {
     const TVMFFIFieldInfo* f = field_of(info, names[i]);
-    TVMFFIAny v = host_none();
+    TVMFFIAny v = core_none();
     cr_assert_eq(f->getter((char*)s.v_obj + f->offset, &v), 0);
     cr_expect_eq(v.type_index, kinds[i], "%s holds type index %d", names[i], v.type_index);
     if (v.type_index == kinds[i]) {
@@ -252,22 +252,6 @@ static int point_new(int32_t type_index, TVMFFIObjectHandle* out) {
 
 static int point_create(TVMFFIObjectHandle* out) { return point_new(point_index, out); }
 
-static int get_i64(void* field, TVMFFIAny* out) {
-  memset(out, 0, sizeof *out);
-  out->type_index = kTVMFFIInt;
-  memcpy(&out->v_int64, field, 8);
-  return 0;
-}
-
-static int set_i64(void* field, const TVMFFIAny* v) {
-  if (v->type_index != kTVMFFIInt) {
-    API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "an int is needed");
-    return -1;
-  }
-  memcpy(field, &v->v_int64, 8);
-  return 0;
-}
-
 /* Registers `key` below ffi.Object with Point's layout and `create`. */
 static int32_t define_point_type(const char* key, int (*create)(TVMFFIObjectHandle*)) {
   TVMFFIByteArray k = {key, strlen(key)};
@@ -278,28 +262,11 @@ static int32_t define_point_type(const char* key, int (*create)(TVMFFIObjectHand
   return index;
 }
 
-/* Registers the int64 field `name` at `offset` of the type. */
-static void add_i64_field(int32_t index, const char* name, int64_t offset, int64_t flags,
-                          void* setter, TVMFFIAny default_value) {
-  TVMFFIFieldInfo f;
-  memset(&f, 0, sizeof f);
-  f.name = (TVMFFIByteArray){name, strlen(name)};
-  f.size = 8;
-  f.alignment = 8;
-  f.offset = offset;
-  f.flags = flags;
-  f.getter = get_i64;
-  f.setter = setter;
-  f.default_value_or_factory = default_value;
-  f.field_static_type_index = kTVMFFIInt;
-  cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
-}
-
 static void define_point(void) {
   point_index = define_point_type("conformance.Point", point_create);
-  add_i64_field(point_index, "x", 24, 0, (void*)set_i64, host_none());
-  add_i64_field(point_index, "y", 32, kTVMFFIFieldFlagBitMaskHasDefault, (void*)set_i64,
-                core_int(5));
+  host_add_i64_field(point_index, "x", 24, 0, (void*)host_set_i64, core_none());
+  host_add_i64_field(point_index, "y", 32, kTVMFFIFieldFlagBitMaskHasDefault, (void*)host_set_i64,
+                     core_int(5));
   TVMFFIAny idx = core_int(point_index);
   host_ok("ffi._RegisterFFIInit", &idx, 1);
 }
@@ -315,7 +282,7 @@ static TVMFFIAny point_init_fn(void) {
 }
 
 static int init_point(TVMFFIAny* args, int n, Point** out) {
-  TVMFFIAny f = point_init_fn(), r = host_none();
+  TVMFFIAny f = point_init_fn(), r = core_none();
   int rc = API(TVMFFIFunctionCall)(f.v_obj, args, n, &r);
   *out = rc == 0 ? (Point*)r.v_obj : NULL;
   return rc;
@@ -429,11 +396,11 @@ static void define_factory(void) {
   if (factory_index > 0) return;
   factory_index = define_point_type("conformance.Factory", factory_create);
   TVMFFIAny setter = make_function(setter_call), factory = make_function(factory_call);
-  add_i64_field(factory_index, "a", 24, kTVMFFIFieldFlagBitSetterIsFunctionObj, setter.v_obj,
-                host_none());
-  add_i64_field(factory_index, "b", 32,
-                kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory,
-                (void*)set_i64, factory);
+  host_add_i64_field(factory_index, "a", 24, kTVMFFIFieldFlagBitSetterIsFunctionObj, setter.v_obj,
+                     core_none());
+  host_add_i64_field(factory_index, "b", 32,
+                     kTVMFFIFieldFlagBitMaskHasDefault | kTVMFFIFieldFlagBitMaskDefaultFromFactory,
+                     (void*)host_set_i64, factory);
   core_release(&setter);
   core_release(&factory);
   TVMFFIAny idx = core_int(factory_index);
@@ -448,7 +415,7 @@ Test(reflected_types, RTY_004_function_setters_and_factories) {
   TVMFFIByteArray name = {"__ffi_init__", 12};
   const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
   TVMFFIAny init = col->data[factory_index - col->begin_index], args[1] = {core_int(7)};
-  TVMFFIAny r = host_none();
+  TVMFFIAny r = core_none();
   cr_assert_eq(init.type_index, kTVMFFIFunction);
   conf_expect_ok(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), "Factory(7)");
   Point* p = (Point*)r.v_obj;
@@ -462,7 +429,7 @@ Test(reflected_types, RTY_004_function_setters_and_factories) {
             (long long)p->y);
   core_release(&r);
   args[0] = core_c_str("no int");
-  r = host_none();
+  r = core_none();
   cr_expect_eq(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), -1);
   ConfError e = conf_take_error();
   cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'a'") != NULL &&
@@ -512,7 +479,7 @@ Test(reflected_types, RTY_006_convert_attrs) {
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) convert_fn(keys[i]);
   TVMFFIAny f = convert_fn("ffi.Shape");
   TVMFFIAny items[2] = {core_int(2), core_int(3)}, arr = host_ok("ffi.Array", items, 2),
-            out = host_none();
+            out = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(f.v_obj, &arr, 1, &out), 0);
   cr_assert_eq(out.type_index, kTVMFFIShape);
   cr_expect_eq(TVMFFIShapeGetCellPtr(out.v_obj)->size, 2);
@@ -527,14 +494,14 @@ Test(reflected_types, RTY_006_convert_attrs) {
             "%s: %s", e.kind, e.message);
   core_release(&arr);
   TVMFFIByteArray raw = {"x\0y", 3};
-  TVMFFIAny view = host_none(), bytes = host_none();
+  TVMFFIAny view = core_none(), bytes = core_none();
   view.type_index = kTVMFFIByteArrayPtr;
   view.v_ptr = &raw;
   cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &view, 1, &bytes), 0);
   TVMFFIByteArray got = core_str_bytes(&bytes);
   cr_expect(got.size == 3 && memcmp(got.data, "x\0y", 3) == 0, "a byte array did not convert");
   core_release(&bytes);
-  TVMFFIAny list = host_ok("ffi.List", items, 1), to_array = host_none();
+  TVMFFIAny list = host_ok("ffi.List", items, 1), to_array = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Array").v_obj, &list, 1, &to_array), 0);
   cr_expect_eq(to_array.type_index, kTVMFFIArray, "a list did not convert to an array");
   core_release(&to_array);
@@ -543,7 +510,7 @@ Test(reflected_types, RTY_006_convert_attrs) {
 
 /* RTY-009: a C string that is a NULL pointer is refused, not read. */
 Test(reflected_types, RTY_009_convert_null_c_string) {
-  TVMFFIAny null_text = host_none(), text = host_none();
+  TVMFFIAny null_text = core_none(), text = core_none();
   null_text.type_index = kTVMFFIRawStr; /* v_c_str NULL */
   cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.String").v_obj, &null_text, 1, &text), -1,
                "a NULL C string converted to a str");
@@ -558,7 +525,7 @@ static TVMFFIFieldGetter getter_for(int64_t type_index) {
 /* A getter for an object field reads one pointer: the object, or None. */
 static void expect_object_getter(int64_t type_index) {
   TVMFFIFieldGetter getter = getter_for(type_index);
-  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), v = host_none();
+  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0), v = core_none();
   void* field[2] = {arr.v_obj, (void*)(uintptr_t)0x5a5a5a5a};
   cr_assert_eq(getter(field, &v), 0);
   cr_expect(v.type_index == kTVMFFIArray && v.v_obj == arr.v_obj,
@@ -574,7 +541,7 @@ static void expect_object_getter(int64_t type_index) {
 /* A getter for an Any field reads the whole value. */
 static void expect_any_getter(int64_t type_index) {
   TVMFFIFieldGetter getter = getter_for(type_index);
-  TVMFFIAny field = core_int(41), v = host_none();
+  TVMFFIAny field = core_int(41), v = core_none();
   cr_assert_eq(getter(&field, &v), 0);
   cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 41,
             "getter of type index %lld read type index %d", (long long)type_index, v.type_index);
@@ -587,14 +554,14 @@ Test(reflected_types, RTY_007_py_class_storage) {
   TVMFFIAny ti = core_int(kTVMFFIInt), g = host_ok("ffi.MakeFieldGetter", &ti, 1);
   TVMFFIFieldGetter getter = (TVMFFIFieldGetter)(intptr_t)host_int_of(g, "getter");
   int64_t field = 77;
-  TVMFFIAny v = host_none();
+  TVMFFIAny v = core_none();
   cr_assert_eq(getter(&field, &v), 0);
   cr_expect(v.type_index == kTVMFFIInt && v.v_int64 == 77);
   expect_object_getter(kTVMFFIObject);
   expect_object_getter(kTVMFFIStr);
   expect_any_getter(-1); /* Any */
   expect_any_getter(kTVMFFINone);
-  TVMFFIAny raw_str = core_int(kTVMFFIRawStr), none = host_none();
+  TVMFFIAny raw_str = core_int(kTVMFFIRawStr), none = core_none();
   cr_expect_eq(host_call("ffi.MakeFieldGetter", &raw_str, 1, &none), -1);
   EXPECT_RAISED(.kind = "ValueError", .says = {"Unsupported field type index for getter: 8"});
   TVMFFIByteArray key = {"conformance.PyLike", 18};
@@ -606,7 +573,7 @@ Test(reflected_types, RTY_007_py_class_storage) {
   f.alignment = 8;
   f.offset = 24;
   f.getter = getter;
-  f.setter = (void*)set_i64;
+  f.setter = (void*)host_set_i64;
   f.field_static_type_index = kTVMFFIInt;
   cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
   f.name = (TVMFFIByteArray){"m", 1};
@@ -617,7 +584,7 @@ Test(reflected_types, RTY_007_py_class_storage) {
   TVMFFIByteArray new_name = {"__ffi_new__", 11}, copy_name = {"__ffi_shallow_copy__", 20};
   const TVMFFITypeAttrColumn* nc = API(TVMFFIGetTypeAttrColumn)(&new_name);
   const TVMFFITypeAttrColumn* cc = API(TVMFFIGetTypeAttrColumn)(&copy_name);
-  TVMFFIAny made = host_none(), copied = host_none();
+  TVMFFIAny made = core_none(), copied = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(nc->data[index - nc->begin_index].v_obj, NULL, 0, &made), 0);
   cr_assert_eq(made.type_index, index);
   int64_t* n = (int64_t*)((char*)made.v_obj + 24);
@@ -638,7 +605,7 @@ Test(reflected_types, RTY_007_py_class_storage) {
  * value of that kind: a double, a one-byte bool, an opaque pointer (NULL
  * too), a dtype, a device. */
 Test(reflected_types, RTY_007_plain_field_getters) {
-  TVMFFIAny v = host_none();
+  TVMFFIAny v = core_none();
   double d = -2.5;
   cr_assert_eq(getter_for(kTVMFFIFloat)(&d, &v), 0);
   cr_expect(v.type_index == kTVMFFIFloat && v.v_float64 == -2.5, "float field read as %d",
@@ -674,7 +641,7 @@ static int call_attr(const char* attr, int32_t type_index, TVMFFIAny* args, int 
   TVMFFIByteArray name = {attr, strlen(attr)};
   const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&name);
   cr_assert_not_null(col, "no %s column", attr);
-  *out = host_none();
+  *out = core_none();
   return API(TVMFFIFunctionCall)(col->data[type_index - col->begin_index].v_obj, args, n, out);
 }
 
@@ -734,13 +701,13 @@ static TVMFFIAny big_attr(const char* name) {
   TVMFFIByteArray n = {name, strlen(name)};
   const TVMFFITypeAttrColumn* col = API(TVMFFIGetTypeAttrColumn)(&n);
   int32_t off = col ? kTVMFFIBigInt - col->begin_index : -1;
-  return off >= 0 && off < col->size ? col->data[off] : host_none();
+  return off >= 0 && off < col->size ? col->data[off] : core_none();
 }
 
 static TVMFFIAny big_of(int64_t low, int64_t high) {
   int64_t words[2] = {low, high};
   TVMFFIByteArray bytes = {(const char*)words, sizeof words};
-  TVMFFIAny v = host_none();
+  TVMFFIAny v = core_none();
   cr_assert_eq(API(TVMFFIBigIntFromByteArray)(&bytes, &v), 0);
   return v;
 }
@@ -756,7 +723,7 @@ Test(reflected_types, RTY_008_big_int_attrs) {
   TVMFFIObjectHandle rec = core_global("ffi.RecursiveHash", 0);
   int64_t h[3];
   for (int i = 0; i < 3; ++i) {
-    TVMFFIAny args[2] = {i == 0 ? a : i == 1 ? b : c, core_obj(rec)}, out = host_none();
+    TVMFFIAny args[2] = {i == 0 ? a : i == 1 ? b : c, core_obj(rec)}, out = core_none();
     conf_expect_ok(API(TVMFFIFunctionCall)(hash.v_obj, args, 2, &out), "__ffi_hash__");
     h[i] = host_int_of(out, "__ffi_hash__");
   }
@@ -766,7 +733,7 @@ Test(reflected_types, RTY_008_big_int_attrs) {
   for (int i = 0; i < 3; ++i) {
     TVMFFIAny f = big_attr(hooks[i]);
     if (f.type_index != kTVMFFIFunction) continue; /* upstream: a native hook, not a Function */
-    TVMFFIAny args[2] = {core_int(1), core_int(1)}, out = host_none();
+    TVMFFIAny args[2] = {core_int(1), core_int(1)}, out = core_none();
     cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, args,
                                          i == 0   ? 2
                                          : i == 1 ? 1

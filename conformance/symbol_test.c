@@ -11,9 +11,9 @@ TEST(symbol, SYM_001_prefixed_symbol_is_the_function) {
   TVMFFIObjectHandle fn = mod_get_function(mod, "add_one", 0);
   cr_assert_not_null(fn, "add_one not found");
   cr_expect_eq(((TVMFFIObject*)fn)->type_index, kTVMFFIFunction);
-  TVMFFIAny arg = mod_int(41);
+  TVMFFIAny arg = core_int(41);
   cr_expect_eq(mod_call_int(fn, &arg, 1), 42);
-  arg = mod_int(-8);
+  arg = core_int(-8);
   cr_expect_eq(mod_call_int(fn, &arg, 1), -7);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);
@@ -37,7 +37,7 @@ TEST(symbol, SYM_003_main_is_the_default_entry) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIObjectHandle fn = mod_get_function(mod, "main", 0);
   cr_assert_not_null(fn, "main not found");
-  TVMFFIAny args[2] = {mod_int(1), mod_int(2)};
+  TVMFFIAny args[2] = {core_int(1), core_int(2)};
   cr_expect_eq(mod_call_int(fn, args, 2), 7002); /* 7000 + num_args */
   cr_expect_eq(mod_implements(mod, "main", 0), 1);
   API(TVMFFIObjectDecRef)(fn);
@@ -70,7 +70,7 @@ TEST(symbol, SYM_006_non_identifier_name_found_verbatim) {
   TVMFFIObjectHandle mod = mod_load("libmod_basic.so");
   TVMFFIObjectHandle fn = mod_get_function(mod, "add.v2", 0);
   cr_assert_not_null(fn, "add.v2 not found");
-  TVMFFIAny arg = mod_int(40);
+  TVMFFIAny arg = core_int(40);
   cr_expect_eq(mod_call_int(fn, &arg, 1), 42);
   cr_expect_null(mod_get_function(mod, "add_v2", 0), "the name was mangled");
   API(TVMFFIObjectDecRef)(fn);
@@ -106,7 +106,7 @@ TEST(symbol, SYM_008_data_symbol_is_not_a_function) {
 
 static int info_call(const char* global, TVMFFIObjectHandle mod, const char* name, int qi,
                      TVMFFIAny* result) {
-  TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(qi)};
+  TVMFFIAny args[3] = {core_obj(mod), core_c_str(name), core_bool(qi)};
   return mod_call(global, args, 3, result);
 }
 
@@ -122,7 +122,7 @@ TEST(symbol, SYM_009_metadata_symbol) {
   cr_expect_str_eq(s, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
   EXPECT_OK(info_call("ffi.ModuleGetFunctionMetadata", mod, "main", 0, &r));
   cr_expect_eq(r.type_index, kTVMFFINone, "metadata of main: type index %d", r.type_index);
-  mod_release(&r);
+  core_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -142,7 +142,7 @@ TEST(symbol, SYM_010_doc_symbol) {
   cr_expect_str_eq(s, "tiny");
   EXPECT_OK(info_call("ffi.ModuleGetFunctionDoc", mod, "no_such_fn", 1, &r));
   cr_expect_eq(r.type_index, kTVMFFINone);
-  mod_release(&r);
+  core_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -158,7 +158,7 @@ TEST(symbol, SYM_011_getter_errors_propagate) {
   /* Bytes are not a str, even when they are small enough to live inline. */
   cr_expect_eq(info_call("ffi.ModuleGetFunctionDoc", mod, "bytes_doc", 0, &r), -1);
   EXPECT_RAISED(.kind = "TypeError");
-  mod_release(&r);
+  core_release(&r);
   API(TVMFFIObjectDecRef)(mod);
 }
 
@@ -186,7 +186,7 @@ TEST(symbol, SYM_012_library_ctx_is_filled) {
   cr_assert_eq(API(TVMFFIFunctionSetGlobal)(&name, global, 1), 0);
   API(TVMFFIObjectDecRef)(global);
   fn = mod_get_function(mod, "call_import", 0);
-  TVMFFIAny arg = mod_str("conf_test.sym012");
+  TVMFFIAny arg = core_c_str("conf_test.sym012");
   cr_expect_eq(mod_call_int(fn, &arg, 1), 1212);
   API(TVMFFIObjectDecRef)(fn);
   API(TVMFFIObjectDecRef)(mod);
@@ -201,7 +201,7 @@ TEST(symbol, SYM_013_symbol_error_reaches_caller) {
   cr_expect_eq(mod_call_fn(fn, NULL, 0, &result), -1);
   EXPECT_RAISED(.kind = "ValueError", .says = {"mod_basic: fail was asked to fail"});
   TVMFFIObjectHandle add = mod_get_function(mod, "add_one", 0);
-  TVMFFIAny bad = mod_str("x");
+  TVMFFIAny bad = core_c_str("x");
   cr_expect_eq(mod_call_fn(add, &bad, 1, &result), -1);
   EXPECT_RAISED(.kind = "TypeError");
   API(TVMFFIObjectDecRef)(add);
@@ -217,7 +217,7 @@ TEST(symbol, SYM_014_each_lookup_is_independent) {
   TVMFFIObjectHandle b = mod_get_function(mod, "add_one", 0);
   cr_assert(a && b);
   API(TVMFFIObjectDecRef)(a);
-  TVMFFIAny arg = mod_int(1);
+  TVMFFIAny arg = core_int(1);
   cr_expect_eq(mod_call_int(b, &arg, 1), 2);
   API(TVMFFIObjectDecRef)(b);
   API(TVMFFIObjectDecRef)(mod);
@@ -254,7 +254,7 @@ TEST(symbol, SYM_016_names_of_every_length) {
         API(TVMFFIObjectDecRef)(fn);
       }
     }
-    TVMFFIAny args[3] = {mod_obj(mod), mod_str(name), mod_bool(1)}, r;
+    TVMFFIAny args[3] = {core_obj(mod), core_c_str(name), core_bool(1)}, r;
     EXPECT_OK(mod_call("ffi.ModuleGetFunctionDoc", args, 3, &r));
     cr_assert_eq(r.type_index, kTVMFFINone, "length %zu: a doc was found", len);
     EXPECT_OK(mod_call("ffi.ModuleGetFunctionMetadata", args, 3, &r));
@@ -301,7 +301,7 @@ TEST(symbol, SYM_018_system_symbol_registration_out_of_memory) {
       TVMFFIObjectHandle err = core_take_raised();
       if (rc == 0) {
         cr_assert_null(err, "allocation %ld failed: 0 but an error was raised", w.n);
-        TVMFFIAny prefix = mod_str("conf18_"), r;
+        TVMFFIAny prefix = core_c_str("conf18_"), r;
         EXPECT_OK(mod_call("ffi.SystemLib", &prefix, 1, &r));
         TVMFFIObjectHandle fn = mod_get_function(r.v_obj, symbol + strlen("__tvm_ffi_conf18_"), 0);
         cr_assert_not_null(fn, "allocation %ld failed: 0 but `%s` is not in the system library",
