@@ -326,6 +326,23 @@ Test(map, MAP_001_iteration_values) {
   }
 }
 
+/* MAP-001: the iteration functor takes any command but 0 and 1 as a step
+ * (-1 and 3 as 2 is). */
+Test(map, MAP_001_other_commands_step) {
+  static const int64_t commands[] = {-1, 3};
+  for (size_t c = 0; c < 2; ++c) {
+    TVMFFIAny m = make_range("ffi.Map", 3);
+    TVMFFIAny f = host_ok("ffi.MapForwardIterFunctor", &m, 1);
+    TVMFFIAny more = call_fn(f, commands[c]);
+    cr_expect(more.type_index == kTVMFFIBool && more.v_int64 == 1, "command %lld did not step",
+              (long long)commands[c]);
+    TVMFFIAny key = call_fn(f, 0), want = key_of(1);
+    cr_expect(same_key(&key, &want), "command %lld: not at the second entry",
+              (long long)commands[c]);
+    for (TVMFFIAny *v = (TVMFFIAny[]){key, want, f, m}, *end = v + 4; v < end; ++v) core_release(v);
+  }
+}
+
 /* MAP-007: maps and dicts made by C++ code (small and dense) are read by
  * the runtime's functions. */
 Test(map, MAP_007_cpp_maps_read_by_runtime) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_fail.h"
 #include "host_support.h"
 #include "tensor_support.h"
 
@@ -477,6 +478,29 @@ Test(recursive, REC_007_repr_big_ints) {
     expect_repr(b, want[i]);
     core_release(&b);
   }
+}
+
+/* REC-007: the most digits a big int of one, two or three words has
+ * (its most negative value) are printed, and written within what was
+ * allocated for them (guard bytes after every block the thread gets). */
+Test(recursive, REC_007_repr_big_ints_in_bounds) {
+  conf_alloc_require();
+  static const char* const want[] = {
+      "-9223372036854775808", "-170141183460469231731687303715884105728",
+      "-3138550867693340381917894711603833208051177722232017256448"};
+  uint64_t w[3] = {0, 0, 0};
+  long before = conf_alloc_overruns();
+  conf_alloc_guard(1);
+  for (size_t n = 1; n <= 3; ++n) {
+    w[n - 1] = 1ull << 63;
+    if (n > 1) w[n - 2] = 0;
+    TVMFFIAny b = big(w, n);
+    expect_repr(b, want[n - 1]);
+    core_release(&b);
+  }
+  conf_alloc_guard(0);
+  cr_expect_eq(conf_alloc_overruns() - before, 0, "%ld blocks written past their size",
+               conf_alloc_overruns() - before);
 }
 
 /* REC-007: containers empty and nested, an object met again inside
@@ -1236,6 +1260,12 @@ static void expect_graph_refused(const char* text, const char* kind) {
 
 /* REC-012: text that is no JSON graph (malformed, a root or a reference
  * naming no node before it) is refused with a ValueError, not read. */
+/* REC-012: an object with no members names no root. */
+Test(recursive, REC_012_empty_object_names_no_root) {
+  TVMFFIAny text = core_c_str("{}");
+  host_refused("ffi.FromJSONGraphString", &text, 1, "ValueError", "root_index");
+}
+
 Test(recursive, REC_012_json_graph_refusals) {
   static const char* const bad[] = {
       "{",
