@@ -224,6 +224,7 @@ Test(recursive, REC_003_ordering_of_every_kind) {
   TVMFFIAny big64_again = big(w[0], 2);
   expect_order(core_int(5), big64, -1, "5, 2^64");
   expect_order(neg64, core_int(5), -1, "-2^64, 5");
+  expect_order(core_int(-1), big64, -1, "-1, 2^64"); /* the negative one shorter */
   expect_order(big64p5, big64p6, -1, "2^64 + 5, 2^64 + 6");
   expect_order(big64, big128, -1, "2^64, 2^128");
   expect_order(neg128, neg64, -1, "-2^128, -2^64");
