@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 static int allocs, frees;

@@ -4,9 +4,9 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
-#include "string.h"
+#include "tffi_string.h"
 
 void tffi_any_release(TVMFFIAny* value) {
   if (value->type_index >= kTVMFFIStaticObjectBegin && value->v_obj != NULL)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "object.h"
-#include "string.h"
+#include "tffi_string.h"
 
 Test(any, release_of_inline_value_zeroes_it) {
   TVMFFIAny v = tffi_any_none();

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 
 int tffi_arg_null(const char* api, const char* param) {
   return tffi_raise(TFFI_VALUE_ERROR, "%s: %s is NULL", api, param);

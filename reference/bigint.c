@@ -7,7 +7,7 @@
 
 #include "any.h"
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 typedef struct {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "object.h"
 #include "registry.h"

@@ -1,7 +1,10 @@
 """The reference runtime's structure, checked: dependencies run one way.
 
-A unit is a file stem (foo.c with foo.h). Unit A depends on unit B when a
-file of A includes B.h. The check fails when
+A unit is a file stem (foo.c with foo.h; tffi_foo.h is foo's header where
+plain foo.h would be a C library header's name). Unit A depends on unit B
+when a file of A includes B's header. The check fails when
+  - a header has the name of a C or POSIX header (`#include "string.h"`
+    would find it before the system's, and readers would take it for libc),
   - the unit graph has a cycle (printed),
   - a header declares a tffi_ function that its own .c file does not define
     (a header speaking for another unit hides a dependency from the graph),
@@ -17,8 +20,17 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 DECL = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(tffi_\w+)\s*\(", re.M)
 
 
+# C17's standard headers and the POSIX ones a C runtime is likely to use.
+SYSTEM_HEADERS = set("""
+assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal stdalign
+stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string tgmath threads time uchar
+wchar wctype dlfcn fcntl poll pthread sched strings unistd
+""".split())
+
+
 def unit(path):
-    return os.path.splitext(os.path.basename(path))[0]
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem[len("tffi_"):] if stem.startswith("tffi_") else stem
 
 
 def find_cycle(graph):
@@ -56,6 +68,10 @@ def main(args):
     units = {unit(p) for p in paths}
     graph = {u: set() for u in units}
     problems = []
+    for path in paths:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if path.endswith(".h") and stem in SYSTEM_HEADERS:
+            problems.append(f"{path}: has the name of the system header <{stem}.h> (call it tffi_{stem}.h)")
     for path, text in texts.items():
         if text.count("\n") > max_lines:
             problems.append(f"{path}: {text.count(chr(10))} lines (at most {max_lines})")

@@ -14,7 +14,7 @@
 #include "function.h"
 #include "object.h"
 #include "registry.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "threads_test_support.h"
 
 #define ROUNDS 2000

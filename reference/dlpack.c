@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "object.h"
 #include "tensor.h"

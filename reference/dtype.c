@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
-#include "string.h"
+#include "tffi_error.h"
+#include "tffi_string.h"
 
 typedef struct {
   const char* text;

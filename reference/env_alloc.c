@@ -5,7 +5,7 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "tensor.h"
 
 static _Thread_local DLPackManagedTensorAllocator tffi_local_allocator;

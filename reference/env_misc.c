@@ -8,7 +8,7 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 
 typedef int (*TffiCheckSignals)(void);
 typedef void* (*TffiGilEnsure)(void);

@@ -16,7 +16,7 @@
 
 #include <tvm/ffi/extra/c_env_api.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "vec.h"
 

@@ -1,4 +1,4 @@
-#include "error.h"
+#include "tffi_error.h"
 
 #include <pthread.h>
 #include <stdarg.h>

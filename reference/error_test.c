@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 #include "unit_test_support.h"
 

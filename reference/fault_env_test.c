@@ -8,7 +8,7 @@
 #include <string.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "fault_test_support.h"
 #include "library_bin.h"
 #include "tools/libbin/pack.h"

@@ -10,7 +10,7 @@
 #include <tvm/ffi/extra/c_env_api.h>
 
 #include "tensor_test_support.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "fault_test_support.h"
 #include "object.h"
 #include "tensor.h"

@@ -3,7 +3,7 @@
 #include "arg.h"
 #include "function.h"
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 /*

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "object.h"
 #include "registry.h"

@@ -3,7 +3,7 @@
 #include <stddef.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 
 /* Initialisation is rare; one lock for every handle keeps it simple. */
 static pthread_mutex_t tffi_init_lock = PTHREAD_MUTEX_INITIALIZER;

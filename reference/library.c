@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "names.h"
 #include "symbol_table.h"

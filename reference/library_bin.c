@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 
 /* A read cursor over [0, end) of the blob. Every read checks the remaining

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 /* A growable little-endian writer for hand-made blobs. */

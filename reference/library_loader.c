@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "library_bin.h"
 #include "mem.h"
@@ -14,7 +14,7 @@
 #include "names.h"
 #include "object.h"
 #include "registry.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "symbol_table.h"
 
 typedef struct {

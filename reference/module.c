@@ -9,13 +9,13 @@
 
 #include "any.h"
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "mem.h"
 #include "names.h"
 #include "object.h"
 #include "registry.h"
-#include "string.h"
+#include "tffi_string.h"
 #include "vec.h"
 
 typedef struct {

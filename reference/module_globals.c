@@ -8,12 +8,12 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "module.h"
 #include "object.h"
 #include "registry.h"
-#include "string.h"
+#include "tffi_string.h"
 
 static int tffi_arg_module(const char* fn, const TVMFFIAny* args, int32_t i, TVMFFIObject** mod) {
   return tffi_args_object(fn, args, i, i == 0 ? "mod" : "other", kTVMFFIModule, "ffi.Module", mod);

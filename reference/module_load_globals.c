@@ -6,7 +6,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "library_loader.h"
 #include "mem.h"

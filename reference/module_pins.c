@@ -4,7 +4,7 @@
 
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "object.h"
 #include "vec.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "object.h"
 #include "registry.h"

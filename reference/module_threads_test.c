@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "library.h"
 #include "module.h"
 #include "object.h"

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 
 char* tffi_prefixed_in(char* buf, size_t cap, const char* prefix, const char* name, size_t len) {

@@ -1,7 +1,7 @@
 /* Unit tests of the reference-count helpers. */
 #include <criterion/criterion.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 static int deleted_flags[4];

@@ -4,7 +4,7 @@
 #include <tvm/ffi/c_api.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 typedef struct {

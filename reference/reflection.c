@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "object.h"
 #include "type.h"

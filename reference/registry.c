@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "function.h"
 #include "mem.h"
 #include "object.h"

@@ -5,7 +5,7 @@
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 /* One allocation: header, the cell callers read through

@@ -1,11 +1,11 @@
 /* Strings and bytes: TVMFFIStringFromByteArray, TVMFFIBytesFromByteArray and
  * the helpers other parts of the runtime build them with. */
-#include "string.h"
+#include "tffi_string.h"
 
 #include <string.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "object.h"
 
 /* A heap string is one allocation: header, the TVMFFIByteArray that callers

@@ -1,5 +1,5 @@
 /* Unit tests of the string helpers other parts of the runtime build on. */
-#include "string.h"
+#include "tffi_string.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

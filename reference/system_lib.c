@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "library_loader.h"
 #include "mem.h"
 #include "object.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "arg.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "object.h"
 

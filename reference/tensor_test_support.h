@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "tensor.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 
 /* What ffi.Object reports from the start, as upstream's runtime does: so a

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "any.h"
-#include "error.h"
+#include "tffi_error.h"
 #include "mem.h"
 #include "reflection.h"
 #include "type.h"

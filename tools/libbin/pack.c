@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "reference/error.h"
+#include "reference/tffi_error.h"
 #include "reference/mem.h"
 
 static void libbin_store_u64(uint8_t* p, uint64_t v) {

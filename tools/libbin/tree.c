@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "reference/error.h"
+#include "reference/tffi_error.h"
 #include "reference/mem.h"
 
 /* The checked view's tables and entries as arrays (no element is larger

@@ -162,7 +162,7 @@ class Builder:
         self.root, self.work = root, work
         self.flags = CFLAGS + (ASAN_FLAGS if sanitize else [])
         self.ldflags = ASAN_FLAGS if sanitize else []
-        # -iquote, never -I: reference/string.h must not stand in for <string.h>.
+        # -iquote, never -I: no header of reference/ may stand in for a system one.
         self.includes = ["-iquote", os.path.join(root, "reference"),
                          "-I" + os.path.join(root, "reference", "include"),
                          "-I" + suite.dlpack_include]
