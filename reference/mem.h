@@ -10,9 +10,16 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* Nonzero while a test has armed a failure (tffi_mem_fail_at). Hidden, so
- * that the library reads it directly rather than through the GOT. */
+/* Nonzero while a test has armed a failure (tffi_mem_fail_at). Inside the
+ * runtime (its units are built with TFFI_IN_RUNTIME) it is declared hidden,
+ * so that the library reads it directly rather than through the GOT; code
+ * outside it that uses this door (tools/libbin) links against the runtime
+ * as a shared library, where a hidden symbol cannot be reached. */
+#ifdef TFFI_IN_RUNTIME
 extern __attribute__((visibility("hidden"))) int tffi_mem_armed;
+#else
+extern int tffi_mem_armed;
+#endif
 
 /* tffi_malloc while armed: counts the allocation and fails it when its turn
  * has come. Out of line, so that the door inlined at every call site is one

@@ -44,7 +44,8 @@ MUTATOR = ["universalmutator==1.14.1", "tabulate==0.10.0"]
 # to drop a mutant, but an undeclared function is (it would be a wrong ABI),
 # and so is a function that can end without its value: its result is
 # undefined, and what -O2 leaves in the register is luck, not behaviour.
-CFLAGS = ["-std=c17", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
+CFLAGS = ["-std=c17", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE", "-DTFFI_IN_RUNTIME",
+          "-fno-omit-frame-pointer",
           "-Werror=implicit-function-declaration", "-Werror=int-conversion", "-Werror=return-type"]
 ASAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 LDLIBS = ["-ldl", "-lpthread"]
