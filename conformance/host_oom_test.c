@@ -51,6 +51,22 @@ static int step_no_args(void* ctx) {
   return rc;
 }
 
+/* The name listing must be whole when it is made at all: as many names as
+ * the listing of an unfailed call, made before the walk, counted. */
+static int64_t names_whole;
+
+static int step_names(void* ctx) {
+  TVMFFIAny out, a = core_int(-1), r;
+  if (quiet(ctx, NULL, 0, &out) != 0) return -1;
+  memset(&r, 0, sizeof r);
+  int rc = API(TVMFFIFunctionCall)(out.v_obj, &a, 1, &r);
+  if (rc == 0 && (r.type_index != kTVMFFIInt || r.v_int64 != names_whole))
+    wrong.name = "a listing short of names, or the count", wrong.rc = (int)r.v_int64;
+  drop(&r);
+  drop(&out);
+  return rc;
+}
+
 static int step_map_of_ten(void* ctx) {
   (void)ctx;
   static const char* const keys[] = {"short", "a key long enough for the heap",
@@ -214,6 +230,14 @@ Test(host_oom, GLB_011_markers_and_listings) {
                                     "ffi.FunctionListGlobalNamesFunctor",
                                     "ffi.GetRegisteredTypeKeys"};
   for (size_t i = 0; i < sizeof fns / sizeof *fns; ++i) walk(fns[i], step_no_args, (void*)fns[i]);
+  TVMFFIAny minus_one = core_int(-1);
+  TVMFFIAny names = host_ok("ffi.FunctionListGlobalNamesFunctor", NULL, 0);
+  TVMFFIAny count = core_none();
+  conf_expect_ok(API(TVMFFIFunctionCall)(names.v_obj, &minus_one, 1, &count), "names(-1)");
+  names_whole = host_int_of(count, "the count of names");
+  core_release(&names);
+  walk("ffi.FunctionListGlobalNamesFunctor, counted", step_names,
+       "ffi.FunctionListGlobalNamesFunctor");
   walk("ffi.String", step_string, "ffi.String");
   walk("ffi.Bytes", step_string, "ffi.Bytes");
 }

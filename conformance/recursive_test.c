@@ -937,17 +937,14 @@ static int hook_repr(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* ou
   return 0;
 }
 
-/* conformance.RecHooked: a RecThing type whose hash, equality, order and
- * repr are hooks of the test's own. */
-static int32_t hooked_type(void) {
-  static int32_t index = -1;
-  if (index >= 0) return index;
-  TVMFFIByteArray key = {"conformance.RecHooked", 21};
-  index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+/* Registers `key` below ffi.Object with the four hooks, in the order
+ * __ffi_hash__, __ffi_eq__, __ffi_compare__, __ffi_repr__. */
+static int32_t hook_type(const char* key, const TVMFFISafeCallType calls[4]) {
+  TVMFFIByteArray k = {key, strlen(key)};
+  int32_t index = API(TVMFFITypeGetOrAllocIndex)(&k, -1, 1, 0, 1, kTVMFFIObject);
   cr_assert_geq(index, 0);
   static const char* const names[] = {"__ffi_hash__", "__ffi_eq__", "__ffi_compare__",
                                       "__ffi_repr__"};
-  TVMFFISafeCallType calls[] = {hook_hash, hook_eq, hook_compare, hook_repr};
   for (int i = 0; i < 4; ++i) {
     TVMFFIObjectHandle f = NULL;
     cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, calls[i], NULL, &f), 0);
@@ -959,10 +956,20 @@ static int32_t hooked_type(void) {
   return index;
 }
 
-static TVMFFIAny hooked(int64_t x) {
+/* A RecThing with field x, made of type `index`. */
+static TVMFFIAny thing_of_type(int32_t index, int64_t x) {
   TVMFFIAny v = thing(0, x, 0, 0, 0);
-  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = hooked_type();
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = index;
   return v;
+}
+
+/* conformance.RecHooked: a RecThing type whose hash, equality, order and
+ * repr are hooks of the test's own. */
+static TVMFFIAny hooked(int64_t x) {
+  static int32_t index = -1;
+  static const TVMFFISafeCallType calls[4] = {hook_hash, hook_eq, hook_compare, hook_repr};
+  if (index < 0) index = hook_type("conformance.RecHooked", calls);
+  return thing_of_type(index, x);
 }
 
 /* REC-009: a type with an __ffi_eq__ hook and no __ffi_hash__ cannot be
@@ -1003,6 +1010,41 @@ Test(recursive, REC_009_hooks) {
             "%d of %d recursion Functions refused a call without arguments", recursion_refusals,
             recursion_tries);
   for (TVMFFIAny *v = (TVMFFIAny[]){h1, h1b, h2}, *end = v + 3; v < end; ++v) core_release(v);
+}
+
+/* A hook that refuses every call: ValueError "the hook says no". */
+static int hook_refusing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)args, (void)n, (void)out;
+  API(TVMFFIErrorSetRaisedFromCStr)("ValueError", "the hook says no");
+  return -1;
+}
+
+/* conformance.RecRefusing: a RecThing type all four of whose hooks raise. */
+static TVMFFIAny refusing(int64_t x) {
+  static int32_t index = -1;
+  static const TVMFFISafeCallType calls[4] = {hook_refusing, hook_refusing, hook_refusing,
+                                              hook_refusing};
+  if (index < 0) index = hook_type("conformance.RecRefusing", calls);
+  return thing_of_type(index, x);
+}
+
+/* REC-009: a hook's error is the walk's error: RecursiveEq, the orderings,
+ * RecursiveHash and ReprPrint return -1 with it, a value met first in a
+ * map or list included (what follows it does not undo the failure). */
+Test(recursive, REC_009_hooks_that_raise) {
+  TVMFFIAny r1 = refusing(1), r2 = refusing(2), pair[2] = {r1, r2};
+  host_refused("ffi.RecursiveEq", pair, 2, "ValueError", "the hook says no");
+  host_refused("ffi.RecursiveLt", pair, 2, "ValueError", "the hook says no");
+  host_refused("ffi.RecursiveGe", pair, 2, "ValueError", "the hook says no");
+  host_refused("ffi.RecursiveHash", &r1, 1, "ValueError", "the hook says no");
+  host_refused("ffi.ReprPrint", &r1, 1, "ValueError", "the hook says no");
+  TVMFFIAny kv[6] = {core_c_str("first"), r1, core_c_str("second"), core_int(2),
+                     core_c_str("third"), core_int(3)};
+  TVMFFIAny m = host_ok("ffi.Map", kv, 6), items[3] = {r1, core_int(2), core_int(3)};
+  TVMFFIAny l = lst(items, 3);
+  host_refused("ffi.ReprPrint", &m, 1, "ValueError", "the hook says no");
+  host_refused("ffi.ReprPrint", &l, 1, "ValueError", "the hook says no");
+  for (TVMFFIAny *v = (TVMFFIAny[]){r1, r2, m, l}, *end = v + 4; v < end; ++v) core_release(v);
 }
 
 /* REC-009: reflected objects compare, hash and print by their fields. */

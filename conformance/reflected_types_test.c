@@ -431,10 +431,122 @@ Test(reflected_types, RTY_004_function_setters_and_factories) {
   args[0] = core_c_str("no int");
   r = core_none();
   cr_expect_eq(API(TVMFFIFunctionCall)(init.v_obj, args, 1, &r), -1);
-  ConfError e = conf_take_error();
-  cr_expect(strcmp(e.kind, "TypeError") == 0 && strstr(e.message, "field 'a'") != NULL &&
-                strstr(e.message, "the setter wants\n  (field address, int)") != NULL,
-            "%s: %s", e.kind, e.message);
+  TVMFFIObjectHandle raised = core_take_raised();
+  cr_assert(raised != NULL && raised != (TVMFFIObjectHandle)(uintptr_t)0x1, "nothing raised");
+  const TVMFFIErrorCell* cell = conf_error_cell(raised);
+  char text[512];
+  snprintf(text, sizeof text, "%.*s: %.*s", (int)cell->kind.size, cell->kind.data,
+           (int)cell->message.size, cell->message.data);
+  cr_expect(strncmp(text, "TypeError: ", 11) == 0 && strstr(text, "field 'a'") != NULL &&
+                strstr(text, "the setter wants\n  (field address, int)") != NULL,
+            "%s", text);
+  conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain extra_context");
+  cr_expect_null(cell->extra_context, "the renamed error has an extra context");
+  cr_assert_not_null(cell->cause_chain, "the renamed error does not hold the setter's as its cause");
+  const TVMFFIErrorCell* cause = conf_error_cell(cell->cause_chain);
+  snprintf(text, sizeof text, "%.*s: %.*s", (int)cause->kind.size, cause->kind.data,
+           (int)cause->message.size, cause->message.data);
+  cr_expect_str_eq(text, "TypeError: the setter wants\n(field address, int)");
+  API(TVMFFIObjectDecRef)(raised);
+}
+
+/* The type converter RTY-010's setters are given: the value itself, with a
+ * reference of its own; the token it is called with is counted. */
+static int converter_calls;
+static char converter_token;
+
+static int convert_same(void* converter, const TVMFFIAny* value, TVMFFIAny* out) {
+  converter_calls += converter == &converter_token;
+  *out = *value;
+  if (out->type_index >= kTVMFFIStaticObjectBegin) API(TVMFFIObjectIncRef)(out->v_obj);
+  return 0;
+}
+
+static int convert_refusing(void* converter, const TVMFFIAny* value, TVMFFIAny* out) {
+  (void)converter, (void)value, (void)out;
+  API(TVMFFIErrorSetRaisedFromCStr)("TypeError", "the converter refuses");
+  return -1;
+}
+
+/* The setter "ffi.MakeFieldSetter" makes for a field of `type_index`. */
+static TVMFFIAny setter_for(int64_t type_index, int (*convert)(void*, const TVMFFIAny*, TVMFFIAny*)) {
+  TVMFFIAny args[3] = {core_int(type_index), core_int((int64_t)(intptr_t)&converter_token),
+                       core_int((int64_t)(intptr_t)convert)};
+  TVMFFIAny setter = host_ok("ffi.MakeFieldSetter", args, 3);
+  cr_assert_eq(setter.type_index, kTVMFFIFunction, "ffi.MakeFieldSetter(%lld) made type index %d",
+               (long long)type_index, setter.type_index);
+  return setter;
+}
+
+/* Stores `value` through a setter for `type_index` into `field`. */
+static void store_field(int64_t type_index, void* field, TVMFFIAny value) {
+  TVMFFIAny setter = setter_for(type_index, convert_same), r = core_none();
+  TVMFFIAny args[2] = {core_none(), value};
+  args[0].type_index = kTVMFFIOpaquePtr;
+  args[0].v_ptr = field;
+  conf_expect_ok(API(TVMFFIFunctionCall)(setter.v_obj, args, 2, &r), "a field setter");
+  core_release(&setter);
+}
+
+/* RTY-010: "ffi.MakeFieldSetter"(field_type_index, converter, f_convert)
+ * makes a Function (field address, value) that passes the converter and
+ * the value to f_convert and stores what it returns in the field, as a
+ * value of the field's kind; f_convert's error is the setter's. */
+Test(reflected_types, RTY_010_field_setters) {
+  converter_calls = 0;
+  int64_t i = 0;
+  store_field(kTVMFFIInt, &i, core_int(-77));
+  cr_expect_eq(i, -77, "an int field holds %lld", (long long)i);
+  double d = 0;
+  store_field(kTVMFFIFloat, &d, core_float(2.5));
+  cr_expect(d == 2.5, "a float field holds %g", d);
+  unsigned char b = 0;
+  store_field(kTVMFFIBool, &b, core_bool(1));
+  cr_expect_eq(b, 1, "a bool field holds %d", b);
+  void* p = NULL;
+  TVMFFIAny ptr = core_none();
+  ptr.type_index = kTVMFFIOpaquePtr;
+  ptr.v_ptr = &d;
+  store_field(kTVMFFIOpaquePtr, &p, ptr);
+  cr_expect_eq(p, &d, "a pointer field holds another pointer");
+  DLDataType dt = {0, 0, 0};
+  TVMFFIAny dtv = core_none();
+  dtv.type_index = kTVMFFIDataType;
+  dtv.v_dtype = (DLDataType){kDLFloat, 16, 4};
+  store_field(kTVMFFIDataType, &dt, dtv);
+  cr_expect(dt.code == kDLFloat && dt.bits == 16 && dt.lanes == 4,
+            "a dtype field holds code %d bits %d lanes %d", dt.code, dt.bits, dt.lanes);
+  DLDevice dev = {kDLCPU, 0};
+  TVMFFIAny devv = core_none();
+  devv.type_index = kTVMFFIDevice;
+  devv.v_device = (DLDevice){kDLCUDA, 5};
+  store_field(kTVMFFIDevice, &dev, devv);
+  cr_expect(dev.device_type == kDLCUDA && dev.device_id == 5, "a device field holds %d:%d",
+            dev.device_type, dev.device_id);
+  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0);
+  uint32_t base = core_strong(arr.v_obj);
+  void* obj = NULL;
+  store_field(kTVMFFIObject, &obj, arr);
+  cr_expect_eq(obj, arr.v_obj, "an object field holds another object");
+  cr_expect_eq(core_strong(arr.v_obj), base + 1, "an object field holds no reference of its own");
+  TVMFFIAny any = core_none();
+  store_field(-1, &any, arr); /* an Any field */
+  cr_expect(any.type_index == kTVMFFIArray && any.v_obj == arr.v_obj, "an Any field holds %d",
+            any.type_index);
+  cr_expect_eq(core_strong(arr.v_obj), base + 2, "an Any field holds no reference of its own");
+  core_release(&any);
+  API(TVMFFIObjectDecRef)(obj);
+  core_release(&arr);
+  cr_expect_eq(converter_calls, 8, "the converter was called with its token %d times of 8",
+               converter_calls);
+  TVMFFIAny refusing = setter_for(kTVMFFIInt, convert_refusing), r = core_none();
+  TVMFFIAny args[2] = {core_none(), core_int(1)};
+  args[0].type_index = kTVMFFIOpaquePtr;
+  args[0].v_ptr = &i;
+  cr_expect_eq(API(TVMFFIFunctionCall)(refusing.v_obj, args, 2, &r), -1);
+  EXPECT_RAISED(.kind = "TypeError", .says = {"the converter refuses"});
+  cr_expect_eq(i, -77, "a refused value was stored");
+  core_release(&refusing);
 }
 
 /* RTY-005: ffi.MakeObjectFromPackedArgs sets fields by name, fills

@@ -62,15 +62,23 @@ CONF_EXPORT int __tvm_ffi_add_one(void* handle, const TVMFFIAny* args, int32_t n
   return conf_lib_return_int(result, v + 1);
 }
 
+/* SYM-009, SYM-010: a runtime asks a metadata or doc getter with no
+ * arguments; anything else is refused, so a test sees it. */
+static int getter_args(int32_t num_args) {
+  return num_args == 0 ? 0 : conf_lib_raise("TypeError", "mod_basic: a getter was given arguments");
+}
+
 CONF_EXPORT int __tvm_ffi__metadata_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                                             TVMFFIAny* result) {
-  (void)handle, (void)args, (void)num_args;
+  (void)handle, (void)args;
+  if (getter_args(num_args) != 0) return -1;
   return conf_lib_return_str(result, "{\"arg_types\": [\"int\"], \"ret\": \"int\"}");
 }
 
 CONF_EXPORT int __tvm_ffi__doc_add_one(void* handle, const TVMFFIAny* args, int32_t num_args,
                                        TVMFFIAny* result) {
-  (void)handle, (void)args, (void)num_args;
+  (void)handle, (void)args;
+  if (getter_args(num_args) != 0) return -1;
   return conf_lib_return_str(result, "Returns its integer argument plus one.");
 }
 
