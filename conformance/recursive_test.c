@@ -486,9 +486,9 @@ Test(recursive, REC_007_repr_big_ints) {
  * allocated for them (guard bytes after every block the thread gets). */
 Test(recursive, REC_007_repr_big_ints_in_bounds) {
   conf_alloc_require();
-  static const char* const want[] = {
-      "-9223372036854775808", "-170141183460469231731687303715884105728",
-      "-3138550867693340381917894711603833208051177722232017256448"};
+  static const char* const want[] = {"-9223372036854775808",
+                                     "-170141183460469231731687303715884105728",
+                                     "-3138550867693340381917894711603833208051177722232017256448"};
   uint64_t w[3] = {0, 0, 0};
   long before = conf_alloc_overruns();
   conf_alloc_guard(1);
@@ -1038,7 +1038,7 @@ Test(recursive, REC_009_hooks_that_raise) {
   host_refused("ffi.RecursiveGe", pair, 2, "ValueError", "the hook says no");
   host_refused("ffi.RecursiveHash", &r1, 1, "ValueError", "the hook says no");
   host_refused("ffi.ReprPrint", &r1, 1, "ValueError", "the hook says no");
-  TVMFFIAny kv[6] = {core_c_str("first"), r1, core_c_str("second"), core_int(2),
+  TVMFFIAny kv[6] = {core_c_str("first"), r1,         core_c_str("second"), core_int(2),
                      core_c_str("third"), core_int(3)};
   TVMFFIAny m = host_ok("ffi.Map", kv, 6), items[3] = {r1, core_int(2), core_int(3)};
   TVMFFIAny l = lst(items, 3);

@@ -442,7 +442,8 @@ Test(reflected_types, RTY_004_function_setters_and_factories) {
             "%s", text);
   conformance_layout_guard(CONF_LAYOUT_TVMFFIErrorCell, "cause_chain extra_context");
   cr_expect_null(cell->extra_context, "the renamed error has an extra context");
-  cr_assert_not_null(cell->cause_chain, "the renamed error does not hold the setter's as its cause");
+  cr_assert_not_null(cell->cause_chain,
+                     "the renamed error does not hold the setter's as its cause");
   const TVMFFIErrorCell* cause = conf_error_cell(cell->cause_chain);
   snprintf(text, sizeof text, "%.*s: %.*s", (int)cause->kind.size, cause->kind.data,
            (int)cause->message.size, cause->message.data);
@@ -469,7 +470,8 @@ static int convert_refusing(void* converter, const TVMFFIAny* value, TVMFFIAny* 
 }
 
 /* The setter "ffi.MakeFieldSetter" makes for a field of `type_index`. */
-static TVMFFIAny setter_for(int64_t type_index, int (*convert)(void*, const TVMFFIAny*, TVMFFIAny*)) {
+static TVMFFIAny setter_for(int64_t type_index,
+                            int (*convert)(void*, const TVMFFIAny*, TVMFFIAny*)) {
   TVMFFIAny args[3] = {core_int(type_index), core_int((int64_t)(intptr_t)&converter_token),
                        core_int((int64_t)(intptr_t)convert)};
   TVMFFIAny setter = host_ok("ffi.MakeFieldSetter", args, 3);
