@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-017 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-018 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
@@ -1374,4 +1374,61 @@ Test(recursive, REC_013_walks_keep_nothing) {
     for (TVMFFIAny *v = (TVMFFIAny[]){inner, m, a, b}, *end = v + 4; v < end; ++v) core_release(v);
   }
   core_count_end("the recursive walks");
+}
+
+/* A list nested `depth` deep: depth + 1 lists, each the only element of
+ * the one before; the innermost holds `leaf` unless it is None. */
+static TVMFFIAny nested_list(int depth, TVMFFIAny leaf) {
+  TVMFFIAny root = lst(NULL, 0), cur = root;
+  for (int i = 0; i <= depth; ++i) {
+    TVMFFIAny inner = i < depth ? lst(NULL, 0) : leaf, args[2] = {cur, inner};
+    if (i == depth && leaf.type_index == kTVMFFINone) break;
+    TVMFFIAny none = host_ok("ffi.ListAppend", args, 2);
+    core_release(&none);
+    if (cur.v_obj != root.v_obj) core_release(&cur);
+    cur = inner;
+  }
+  if (cur.v_obj != root.v_obj && cur.type_index == kTVMFFIList) core_release(&cur);
+  return root;
+}
+
+/* The RecursiveHash of an empty list nested `depth` deep, from REC-005. */
+static uint64_t nested_hash(int depth) {
+  uint64_t key = key_hash(kTVMFFIList), h = combine(key, 0);
+  for (int i = 0; i < depth; ++i) h = combine(combine(key, 1), combine(h, 0));
+  return h;
+}
+
+/* REC-018: a list nested 100,000 deep is walked whole: RecursiveEq to
+ * another built alike and not to one whose innermost list holds 1, which
+ * it is RecursiveLt; hashed as REC-005 says; deep-copied into a new list
+ * equal to it whose element is new too; printed whole 10,000 deep. */
+Test(recursive, REC_018_deep_nesting) {
+  enum { kDeep = 100000, kPrinted = 10000 };
+  TVMFFIAny a = nested_list(kDeep, core_none()), b = nested_list(kDeep, core_none());
+  TVMFFIAny d = nested_list(kDeep, core_int(1)), args[2] = {a, b};
+  cr_expect(eq(a, b), "two lists nested %d deep differ", kDeep);
+  cr_expect(!truth("ffi.RecursiveLt", a, b), "a list nested %d deep is below its twin", kDeep);
+  cr_expect(truth("ffi.RecursiveLe", a, b));
+  cr_expect(!eq(a, d), "a list nested %d deep equals one holding 1 at the bottom", kDeep);
+  cr_expect(truth("ffi.RecursiveLt", a, d), "[] at the bottom is not below [1]");
+  cr_expect_eq(hash_of(a), nested_hash(kDeep), "hash of a list nested %d deep", kDeep);
+  cr_expect_eq(hash_of(b), hash_of(a));
+  TVMFFIAny copy = host_ok("ffi.DeepCopy", args, 1);
+  cr_assert_eq(copy.type_index, kTVMFFIList, "DeepCopy returned type index %d", copy.type_index);
+  cr_expect_neq(copy.v_obj, a.v_obj, "DeepCopy returned its argument");
+  const TVMFFIAny* first = (const TVMFFIAny*)TVMFFISeqGetCellPtr(copy.v_obj)->data;
+  cr_expect_neq(first->v_obj, ((const TVMFFIAny*)TVMFFISeqGetCellPtr(a.v_obj)->data)->v_obj,
+                "the copy shares its element with the original");
+  cr_expect(eq(copy, a), "the copy of a list nested %d deep differs from it", kDeep);
+  TVMFFIAny small = nested_list(kPrinted, core_none());
+  char* want = malloc(2 * (kPrinted + 1) + 1);
+  cr_assert_not_null(want);
+  memset(want, '[', kPrinted + 1);
+  memset(want + kPrinted + 1, ']', kPrinted + 1);
+  want[2 * (kPrinted + 1)] = '\0';
+  expect_repr(small, want);
+  free(want);
+  for (TVMFFIAny *v = (TVMFFIAny[]){a, b, d, copy, small}, *end = v + 5; v < end; ++v)
+    core_release(v);
 }

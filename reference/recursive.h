@@ -9,8 +9,13 @@
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
-/* Deepest nesting a walk follows before it refuses (the C stack). */
+/* Deepest nesting a walk that recurses in C follows before it refuses
+ * (the C stack): the JSON graph reader and writer. */
 #define TFFI_RECURSIVE_MAX_DEPTH 4096
+
+/* The most frames a walk with a stack of its own holds (compare, hash,
+ * repr, deep copy): upstream's bound on its traversal stacks, 2^20. */
+#define TFFI_WALK_MAX_DEPTH (1 << 20)
 
 /* The value of the type attribute `column` for type_index when it is a
  * Function, else NULL. `cache` keeps the column between calls. */

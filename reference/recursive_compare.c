@@ -25,16 +25,29 @@
 #include "recursive.h"
 #include "vec.h"
 
+/* What a frame still has to compare: the elements of two sequences, the
+ * values under each key of two maps, the reflected fields of two objects;
+ * a hook's frame is decided as soon as it is made. */
+enum { TFFI_CMP_SEQ, TFFI_CMP_MAP, TFFI_CMP_FIELDS, TFFI_CMP_DECIDED };
+
+/* The pair (l, r) being compared, which cycles are told by. */
 typedef struct {
-  const void* l;
-  const void* r;
-} TffiPair;
+  TVMFFIAny l, r; /* owned */
+  int kind;
+  int64_t i;          /* the next element or field */
+  uint64_t p;         /* the next entry of l (maps) */
+  TVMFFIAny *lv, *rv; /* the fields (owned) */
+  int32_t ln, rn;
+  int32_t result; /* TFFI_CMP_DECIDED: the answer */
+} TffiCmpFrame;
 
 typedef struct {
   int eq_only;
-  TffiPair* items; /* the pairs being compared, innermost last */
+  TffiCmpFrame* items; /* innermost last */
   size_t n, cap;
+  TffiMap* busy; /* left object -> how many frames hold it */
 } TffiCmp;
+
 
 static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out);
 
@@ -145,69 +158,6 @@ static int tffi_cmp_hook(TffiCmp* c, const TVMFFIAny* hook, const TVMFFIAny* l, 
   return 0;
 }
 
-/* Field by field, in order: the first difference decides. */
-static int tffi_cmp_fields(TffiCmp* c, TVMFFIObject* l, TVMFFIObject* r, int32_t* out) {
-  TVMFFIAny *lv, *rv;
-  int32_t ln, rn;
-  *out = 0;
-  if (tffi_rec_fields(l, kTVMFFIFieldFlagBitMaskCompareOff, &lv, &ln) != 0) return -1;
-  if (tffi_rec_fields(r, kTVMFFIFieldFlagBitMaskCompareOff, &rv, &rn) != 0) {
-    tffi_rec_values_free(lv, ln);
-    return -1;
-  }
-  int rc = 0;
-  for (int32_t i = 0; i < ln && i < rn && rc == 0 && *out == 0; ++i)
-    rc = tffi_cmp(c, &lv[i], &rv[i], out);
-  tffi_rec_values_free(lv, ln);
-  tffi_rec_values_free(rv, rn);
-  return rc;
-}
-
-static int tffi_cmp_seq(TffiCmp* c, const TVMFFISeqCell* l, const TVMFFISeqCell* r, int32_t* out) {
-  int64_t n = l->size < r->size ? l->size : r->size;
-  for (int64_t i = 0; i < n; ++i) {
-    if (tffi_cmp(c, (const TVMFFIAny*)l->data + i, (const TVMFFIAny*)r->data + i, out) != 0)
-      return -1;
-    if (*out != 0) return 0;
-  }
-  *out = (l->size > r->size) - (l->size < r->size);
-  return 0;
-}
-
-static int tffi_cmp_map(TffiCmp* c, const TffiMap* l, const TffiMap* r, int32_t* out) {
-  *out = 1;
-  if (l->size != r->size) goto unordered;
-  for (uint64_t p = tffi_map_begin(l); p != tffi_map_end(l); p = tffi_map_next(l, p)) {
-    TffiKV* other;
-    int found = tffi_map_find(r, &tffi_map_at(l, p)->key, &other);
-    if (found < 0) return -1;
-    if (found == 0) goto unordered;
-    if (tffi_cmp(c, &tffi_map_at(l, p)->value, &other->value, out) != 0) return -1;
-    if (*out != 0) goto unordered;
-  }
-  *out = 0;
-  return 0;
-unordered:
-  return c->eq_only ? 0 : tffi_raise(TFFI_TYPE_ERROR, "Cannot order Map/Dict values");
-}
-
-/* Compares the children of the pair (l, r), which is on the stack. */
-static int tffi_cmp_children(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
-  static const TVMFFITypeAttrColumn *eq_column, *cmp_column;
-  int32_t t = l->type_index;
-  const TVMFFIAny* hook = NULL;
-  if (t >= kTVMFFIStaticObjectEnd) {
-    if (c->eq_only) hook = tffi_rec_hook(&eq_column, "__ffi_eq__", t);
-    if (hook == NULL) hook = tffi_rec_hook(&cmp_column, "__ffi_compare__", t);
-  }
-  if (hook != NULL) return tffi_cmp_hook(c, hook, l, r, out);
-  if (t == kTVMFFIArray || t == kTVMFFIList)
-    return tffi_cmp_seq(c, TVMFFISeqGetCellPtr(l->v_obj), TVMFFISeqGetCellPtr(r->v_obj), out);
-  if (t == kTVMFFIMap || t == kTVMFFIDict)
-    return tffi_cmp_map(c, (const TffiMap*)l->v_obj, (const TffiMap*)r->v_obj, out);
-  return tffi_cmp_fields(c, l->v_obj, r->v_obj, out);
-}
-
 static int tffi_cmp_shape(const TVMFFIAny* l, const TVMFFIAny* r) {
   const TVMFFIShapeCell* a = TVMFFIShapeGetCellPtr(l->v_obj);
   const TVMFFIShapeCell* b = TVMFFIShapeGetCellPtr(r->v_obj);
@@ -217,31 +167,9 @@ static int tffi_cmp_shape(const TVMFFIAny* l, const TVMFFIAny* r) {
   return (a->size > b->size) - (a->size < b->size);
 }
 
-/* Two different objects of one type index, neither NULL. */
-static int tffi_cmp_objects(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
-  if (l->type_index == kTVMFFIShape) {
-    *out = tffi_cmp_shape(l, r);
-    return 0;
-  }
-  for (size_t i = 0; i < c->n; ++i) {
-    if (c->items[i].l == l->v_obj && c->items[i].r == r->v_obj) {
-      *out = 0;
-      return c->eq_only ? 0
-                        : tffi_raise(TFFI_VALUE_ERROR,
-                                     "RecursiveCompare: cyclic reference detected in ordering");
-    }
-  }
-  if (c->n >= TFFI_RECURSIVE_MAX_DEPTH)
-    return tffi_raise(TFFI_VALUE_ERROR, "RecursiveCompare: maximum stack depth (%d) exceeded",
-                      TFFI_RECURSIVE_MAX_DEPTH);
-  TffiPair pair = {l->v_obj, r->v_obj};
-  if (TFFI_VEC_PUSH(c, pair) != 0) return tffi_raise_oom(sizeof pair * (c->n + 1));
-  int rc = tffi_cmp_children(c, l, r, out);
-  c->n -= 1;
-  return rc;
-}
-
-static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+/* Decides the pair without looking inside objects (0), or says that two
+ * different objects of one type index, neither NULL, are to be walked (1). */
+static int tffi_cmp_shallow(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
   int32_t lt = l->type_index, rt = r->type_index;
   size_t ln, rn;
   const char *ld, *rd;
@@ -276,7 +204,180 @@ static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t*
     if (c->eq_only) *out = *out != 0;
     return 0;
   }
-  return tffi_cmp_objects(c, l, r, out);
+  if (lt == kTVMFFIShape) {
+    *out = tffi_cmp_shape(l, r);
+    return 0;
+  }
+  return 1;
+}
+
+static int tffi_cmp_unordered(const TffiCmp* c, int32_t* out) {
+  *out = 1;
+  return c->eq_only ? 0 : tffi_raise(TFFI_TYPE_ERROR, "Cannot order Map/Dict values");
+}
+
+/* Counts l in or out of the busy map (delta +1 or -1). */
+static int tffi_cmp_count(TffiCmp* c, const TVMFFIAny* l, int64_t delta) {
+  TffiKV* kv;
+  int found = tffi_map_find(c->busy, l, &kv);
+  if (found < 0) return -1;
+  int64_t count = (found ? kv->value.v_int64 : 0) + delta;
+  if (count == 0) return tffi_map_erase(c->busy, l) < 0 ? -1 : 0;
+  TVMFFIAny value = tffi_any_none();
+  value.type_index = kTVMFFIInt;
+  value.v_int64 = count;
+  return tffi_map_set(c->busy, l, &value);
+}
+
+/* 1 when the pair is being compared already, 0 when not, -1 on error. */
+static int tffi_cmp_is_busy(const TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r) {
+  TffiKV* kv;
+  int found = tffi_map_find(c->busy, l, &kv);
+  if (found <= 0) return found;
+  for (size_t i = c->n; i-- > 0;)
+    if (c->items[i].l.v_obj == l->v_obj && c->items[i].r.v_obj == r->v_obj) return 1;
+  return 0;
+}
+
+static void tffi_cmp_pop(TffiCmp* c) {
+  TffiCmpFrame* f = &c->items[--c->n];
+  (void)tffi_cmp_count(c, &f->l, -1); /* an object key is found by identity: cannot fail */
+  if (f->kind == TFFI_CMP_FIELDS) {
+    tffi_rec_values_free(f->lv, f->ln);
+    tffi_rec_values_free(f->rv, f->rn);
+  }
+  tffi_any_release(&f->l);
+  tffi_any_release(&f->r);
+}
+
+/* Readies the frame on top to compare the children of its pair. */
+static int tffi_cmp_init(TffiCmp* c, TffiCmpFrame* f) {
+  static const TVMFFITypeAttrColumn *eq_column, *cmp_column;
+  int32_t t = f->l.type_index;
+  const TVMFFIAny* hook = NULL;
+  if (t >= kTVMFFIStaticObjectEnd) {
+    if (c->eq_only) hook = tffi_rec_hook(&eq_column, "__ffi_eq__", t);
+    if (hook == NULL) hook = tffi_rec_hook(&cmp_column, "__ffi_compare__", t);
+  }
+  if (hook != NULL) {
+    TVMFFIAny l = f->l, r = f->r; /* the hook may grow the stack */
+    f->kind = TFFI_CMP_DECIDED;
+    int32_t result = 0;
+    if (tffi_cmp_hook(c, hook, &l, &r, &result) != 0) return -1;
+    c->items[c->n - 1].result = result;
+    return 0;
+  }
+  if (t == kTVMFFIArray || t == kTVMFFIList) {
+    f->kind = TFFI_CMP_SEQ;
+  } else if (t == kTVMFFIMap || t == kTVMFFIDict) {
+    const TffiMap *l = (const TffiMap*)f->l.v_obj, *r = (const TffiMap*)f->r.v_obj;
+    f->kind = TFFI_CMP_MAP;
+    f->p = tffi_map_begin(l);
+    if (l->size != r->size) {
+      f->kind = TFFI_CMP_DECIDED;
+      return tffi_cmp_unordered(c, &f->result);
+    }
+  } else {
+    f->kind = TFFI_CMP_FIELDS;
+    if (tffi_rec_fields(f->l.v_obj, kTVMFFIFieldFlagBitMaskCompareOff, &f->lv, &f->ln) != 0)
+      return -1;
+    if (tffi_rec_fields(f->r.v_obj, kTVMFFIFieldFlagBitMaskCompareOff, &f->rv, &f->rn) != 0) {
+      tffi_rec_values_free(f->lv, f->ln);
+      f->kind = TFFI_CMP_DECIDED;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Two different objects of one type index, neither NULL: decided (0) when
+ * a cycle, else a frame pushed for them (1). */
+static int tffi_cmp_push(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  int busy = tffi_cmp_is_busy(c, l, r);
+  if (busy < 0) return -1;
+  if (busy) {
+    *out = 0;
+    return c->eq_only ? 0
+                      : tffi_raise(TFFI_VALUE_ERROR,
+                                   "RecursiveCompare: cyclic reference detected in ordering");
+  }
+  if (c->n >= TFFI_WALK_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "RecursiveCompare: maximum stack depth (%d) exceeded",
+                      TFFI_WALK_MAX_DEPTH);
+  if (TFFI_VEC_RESERVE(c, c->n + 1) != 0) return tffi_raise_oom(sizeof *c->items * (c->n + 1));
+  if (tffi_cmp_count(c, l, 1) != 0) return -1;
+  TffiCmpFrame* f = &c->items[c->n++];
+  memset(f, 0, sizeof *f);
+  f->kind = TFFI_CMP_DECIDED;
+  f->l = *l;
+  f->r = *r;
+  tffi_incref(l->v_obj);
+  tffi_incref(r->v_obj);
+  return tffi_cmp_init(c, f) != 0 ? -1 : 1;
+}
+
+/* The next pair of children of the frame (1), or its answer (0). */
+static int tffi_cmp_next(TffiCmp* c, TffiCmpFrame* f, const TVMFFIAny** cl, const TVMFFIAny** cr,
+                         int32_t* out) {
+  if (f->kind == TFFI_CMP_SEQ) {
+    const TVMFFISeqCell* l = TVMFFISeqGetCellPtr(f->l.v_obj);
+    const TVMFFISeqCell* r = TVMFFISeqGetCellPtr(f->r.v_obj);
+    if (f->i < l->size && f->i < r->size) {
+      *cl = (const TVMFFIAny*)l->data + f->i;
+      *cr = (const TVMFFIAny*)r->data + f->i++;
+      return 1;
+    }
+    *out = (l->size > r->size) - (l->size < r->size);
+    return 0;
+  }
+  if (f->kind == TFFI_CMP_MAP) {
+    const TffiMap *l = (const TffiMap*)f->l.v_obj, *r = (const TffiMap*)f->r.v_obj;
+    if (f->p == tffi_map_end(l)) return *out = 0;
+    TffiKV *at = tffi_map_at(l, f->p), *other;
+    int found = tffi_map_find(r, &at->key, &other);
+    if (found <= 0) return found < 0 ? -1 : tffi_cmp_unordered(c, out);
+    f->p = tffi_map_next(l, f->p);
+    *cl = &at->value;
+    *cr = &other->value;
+    return 1;
+  }
+  if (f->kind == TFFI_CMP_FIELDS && f->i < f->ln && f->i < f->rn) {
+    *cl = &f->lv[f->i];
+    *cr = &f->rv[f->i++];
+    return 1;
+  }
+  *out = f->kind == TFFI_CMP_DECIDED ? f->result : 0;
+  return 0;
+}
+
+/* A child's answer: the first difference decides the frame. */
+static int tffi_cmp_feed(TffiCmp* c, TffiCmpFrame* f, int32_t child) {
+  if (child == 0) return 0;
+  int is_map = f->kind == TFFI_CMP_MAP;
+  f->kind = TFFI_CMP_DECIDED;
+  f->result = child;
+  return is_map ? tffi_cmp_unordered(c, &f->result) : 0;
+}
+
+static int tffi_cmp_enter(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  int rc = tffi_cmp_shallow(c, l, r, out);
+  return rc == 1 ? tffi_cmp_push(c, l, r, out) : rc;
+}
+
+/* Walks the pair with the frames above those already on the stack (a
+ * hook's recursion walks above its caller's). */
+static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
+  size_t base = c->n;
+  int rc = tffi_cmp_enter(c, l, r, out);
+  while (rc >= 0 && c->n > base) {
+    const TVMFFIAny *cl = NULL, *cr = NULL;
+    rc = tffi_cmp_next(c, &c->items[c->n - 1], &cl, &cr, out);
+    if (rc == 1) rc = tffi_cmp_enter(c, cl, cr, out);
+    else if (rc == 0) tffi_cmp_pop(c);
+    if (rc == 0 && c->n > base) rc = tffi_cmp_feed(c, &c->items[c->n - 1], *out);
+  }
+  while (c->n > base) tffi_cmp_pop(c);
+  return rc < 0 ? -1 : 0;
 }
 
 /* The five functions: which results of the comparison mean true. */
@@ -293,10 +394,12 @@ static int tffi_cmp_call(void* self, const TVMFFIAny* args, int32_t num_args, TV
     tffi_any_release(&l);
     return -1;
   }
-  TffiCmp c = {fn->eq_only, NULL, 0, 0};
+  TVMFFIObject* busy = tffi_map_new(kTVMFFIDict, 0);
+  TffiCmp c = {fn->eq_only, NULL, 0, 0, (TffiMap*)busy};
   int32_t cmp;
-  int rc = tffi_cmp(&c, &l, &r, &cmp);
+  int rc = busy ? tffi_cmp(&c, &l, &r, &cmp) : -1;
   tffi_free(c.items);
+  if (busy) tffi_decref(busy);
   tffi_any_release(&l);
   tffi_any_release(&r);
   if (rc != 0) return -1;

@@ -26,13 +26,33 @@
 #include "recursive.h"
 #include "vec.h"
 
+/* What a frame still has to hash: the elements of a sequence, the keys
+ * and values of a map, the reflected fields of an object; a hook's frame
+ * has its hash as soon as it is made. */
+enum { TFFI_HASH_SEQ, TFFI_HASH_MAP, TFFI_HASH_FIELDS, TFFI_HASH_DONE };
+
+/* An object being hashed. */
 typedef struct {
-  const void** items; /* objects being hashed, innermost last */
+  TVMFFIAny v; /* owned */
+  int kind;
+  int64_t i;          /* the next element or field; a map's next key (even) or value (odd) */
+  uint64_t p;         /* the map entry of the next key or value */
+  uint64_t acc;       /* the hash so far */
+  uint64_t key;       /* the hash of the key whose value comes next */
+  uint64_t* entries;  /* a map's entry hashes so far */
+  size_t n_entries;   /* ... and how many */
+  TVMFFIAny* fields;  /* owned */
+  int32_t n_fields;
+} TffiHashFrame;
+
+typedef struct {
+  TffiHashFrame* items; /* innermost last */
   size_t n, cap;
-  TffiMap* memo; /* object -> its hash (an int), for shared parts */
+  TffiMap* memo; /* object -> its hash (an int), or None while being hashed */
 } TffiHasher;
 
 static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out);
+static int tffi_hash_enter(TffiHasher* h, const TVMFFIAny* value, uint64_t* out);
 
 /* Upstream's StableHashCombine. */
 static uint64_t tffi_combine(uint64_t key, uint64_t value) {
@@ -103,98 +123,155 @@ static int tffi_cmp_u64(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-static int tffi_hash_map(TffiHasher* h, const TffiMap* m, uint64_t* out) {
-  uint64_t* entries = tffi_malloc((m->size ? m->size : 1) * sizeof(uint64_t));
-  if (entries == NULL) return tffi_raise_oom(m->size * sizeof(uint64_t));
-  size_t n = 0;
-  for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p), ++n) {
-    uint64_t kh, vh;
-    if (tffi_hash_value(h, &tffi_map_at(m, p)->key, &kh) ||
-        tffi_hash_value(h, &tffi_map_at(m, p)->value, &vh)) {
-      tffi_free(entries);
-      return -1;
-    }
-    entries[n] = tffi_combine(kh, vh);
+static void tffi_hash_pop(TffiHasher* h) {
+  TffiHashFrame* f = &h->items[--h->n];
+  tffi_free(f->entries);
+  tffi_rec_values_free(f->fields, f->n_fields);
+  tffi_any_release(&f->v);
+}
+
+/* Readies the frame on top to hash the children of its object. */
+static int tffi_hash_init(TffiHasher* h, TffiHashFrame* f, const TVMFFIAny* hook) {
+  int32_t t = f->v.type_index;
+  if (hook != NULL) {
+    TVMFFIAny v = f->v; /* the hook may grow the stack */
+    uint64_t result = 0;
+    if (tffi_hash_hook(h, hook, &v, &result) != 0) return -1;
+    h->items[h->n - 1].acc = result;
+  } else if (t == kTVMFFIArray || t == kTVMFFIList) {
+    f->kind = TFFI_HASH_SEQ;
+    f->acc = tffi_combine(tffi_type_hash(t), (uint64_t)TVMFFISeqGetCellPtr(f->v.v_obj)->size);
+  } else if (t == kTVMFFIMap || t == kTVMFFIDict) {
+    const TffiMap* m = (const TffiMap*)f->v.v_obj;
+    f->kind = TFFI_HASH_MAP;
+    f->acc = tffi_combine(tffi_type_hash(t), m->size);
+    f->p = tffi_map_begin(m);
+    f->entries = tffi_malloc((m->size ? m->size : 1) * sizeof(uint64_t));
+    if (f->entries == NULL) return tffi_raise_oom(m->size * sizeof(uint64_t));
+  } else {
+    f->kind = TFFI_HASH_FIELDS;
+    f->acc = tffi_type_hash(t);
+    return tffi_rec_fields(f->v.v_obj,
+                           kTVMFFIFieldFlagBitMaskHashOff | kTVMFFIFieldFlagBitMaskCompareOff,
+                           &f->fields, &f->n_fields);
   }
-  qsort(entries, n, sizeof *entries, tffi_cmp_u64);
-  for (size_t i = 0; i < n; ++i) *out = tffi_combine(*out, entries[i]);
-  tffi_free(entries);
   return 0;
 }
 
-/* The hash of an object not being hashed already (children included). */
-static int tffi_hash_children(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
-  int32_t t = v->type_index;
-  if (t == kTVMFFIArray || t == kTVMFFIList) {
-    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(v->v_obj);
-    *out = tffi_combine(tffi_type_hash(t), (uint64_t)cell->size);
-    for (int64_t i = 0; i < cell->size; ++i) {
-      uint64_t eh;
-      if (tffi_hash_value(h, (const TVMFFIAny*)cell->data + i, &eh) != 0) return -1;
-      *out = tffi_combine(*out, tffi_combine(eh, (uint64_t)i));
-    }
-    return 0;
-  }
-  if (t == kTVMFFIMap || t == kTVMFFIDict) {
-    *out = tffi_combine(tffi_type_hash(t), ((const TffiMap*)v->v_obj)->size);
-    return tffi_hash_map(h, (const TffiMap*)v->v_obj, out);
-  }
-  TVMFFIAny* fields;
-  int32_t n;
-  if (tffi_rec_fields(v->v_obj, kTVMFFIFieldFlagBitMaskHashOff | kTVMFFIFieldFlagBitMaskCompareOff,
-                      &fields, &n) != 0)
-    return -1;
-  *out = tffi_type_hash(t);
-  int rc = 0;
-  for (int32_t i = 0; i < n && rc == 0; ++i) {
-    uint64_t fh;
-    rc = tffi_hash_value(h, &fields[i], &fh);
-    *out = tffi_combine(*out, fh);
-  }
-  tffi_rec_values_free(fields, n);
-  return rc;
+/* Pushes a frame for the object v, marked as being hashed. */
+static int tffi_hash_push(TffiHasher* h, const TVMFFIAny* v, const TVMFFIAny* hook) {
+  if (h->n >= TFFI_WALK_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "ObjectGraphDFS: maximum stack depth (%d) exceeded",
+                      TFFI_WALK_MAX_DEPTH);
+  if (TFFI_VEC_RESERVE(h, h->n + 1) != 0) return tffi_raise_oom(sizeof *h->items * (h->n + 1));
+  TVMFFIAny marker = tffi_any_none();
+  if (tffi_map_set(h->memo, v, &marker) != 0) return -1;
+  TffiHashFrame* f = &h->items[h->n++];
+  memset(f, 0, sizeof *f);
+  f->kind = TFFI_HASH_DONE;
+  f->v = *v;
+  tffi_incref(v->v_obj);
+  return tffi_hash_init(h, f, hook);
 }
 
+static int tffi_hash_remember(TffiHasher* h, const TVMFFIAny* v, uint64_t hash) {
+  TVMFFIAny value = tffi_any_none();
+  value.type_index = kTVMFFIInt;
+  value.v_int64 = (int64_t)hash;
+  return tffi_map_set(h->memo, v, &value);
+}
+
+/* An object: its hash (0) when known, in a cycle or without children,
+ * else a frame pushed for it (1). */
 static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
   static const TVMFFITypeAttrColumn *hash_column, *eq_column, *cmp_column;
   int32_t t = v->type_index;
   TffiKV* seen;
   int rc = tffi_map_find(h->memo, v, &seen);
-  if (rc != 0) return rc < 0 ? -1 : (*out = (uint64_t)seen->value.v_int64, 0);
-  for (size_t i = 0; i < h->n; ++i)
-    if (h->items[i] == v->v_obj) return *out = tffi_type_hash(t), 0;
+  if (rc < 0) return -1;
+  if (rc == 1) {
+    *out = seen->value.type_index == kTVMFFIInt ? (uint64_t)seen->value.v_int64 : tffi_type_hash(t);
+    return 0;
+  }
   if (t == kTVMFFIShape) {
     const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
     *out = tffi_combine(tffi_type_hash(t), s->size);
     for (size_t i = 0; i < s->size; ++i) *out = tffi_combine(*out, (uint64_t)s->data[i]);
-  } else {
-    const TVMFFIAny* hook = tffi_rec_hook(&hash_column, "__ffi_hash__", t);
-    if (hook == NULL && t >= kTVMFFIStaticObjectEnd &&
-        (tffi_rec_hook(&eq_column, "__ffi_eq__", t) ||
-         tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
-      int len;
-      const char* key = tffi_rec_type_key(t, &len);
-      return tffi_raise(TFFI_VALUE_ERROR,
-                        "RecursiveHash: type '%.*s' defines __ffi_eq__ or __ffi_compare__ but not "
-                        "__ffi_hash__. Add a __ffi_hash__ hook to maintain the invariant "
-                        "RecursiveEq(a,b) => RecursiveHash(a)==RecursiveHash(b).",
-                        len, key);
-    }
-    if (h->n >= TFFI_RECURSIVE_MAX_DEPTH)
-      return tffi_raise(TFFI_VALUE_ERROR, "RecursiveHash: maximum stack depth (%d) exceeded",
-                        TFFI_RECURSIVE_MAX_DEPTH);
-    if (TFFI_VEC_PUSH(h, (const void*)v->v_obj) != 0) return tffi_raise_oom(sizeof(void*) * h->cap);
-    rc = hook ? tffi_hash_hook(h, hook, v, out) : tffi_hash_children(h, v, out);
-    h->n -= 1;
-    if (rc != 0) return -1;
+    return tffi_hash_remember(h, v, *out);
   }
-  TVMFFIAny memo_value = tffi_any_none();
-  memo_value.type_index = kTVMFFIInt;
-  memo_value.v_int64 = (int64_t)*out;
-  return tffi_map_set(h->memo, v, &memo_value);
+  const TVMFFIAny* hook = tffi_rec_hook(&hash_column, "__ffi_hash__", t);
+  if (hook == NULL && t >= kTVMFFIStaticObjectEnd &&
+      (tffi_rec_hook(&eq_column, "__ffi_eq__", t) || tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
+    int len;
+    const char* key = tffi_rec_type_key(t, &len);
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "RecursiveHash: type '%.*s' defines __ffi_eq__ or __ffi_compare__ but not "
+                      "__ffi_hash__. Add a __ffi_hash__ hook to maintain the invariant "
+                      "RecursiveEq(a,b) => RecursiveHash(a)==RecursiveHash(b).",
+                      len, key);
+  }
+  return tffi_hash_push(h, v, hook) != 0 ? -1 : 1;
 }
 
+/* The next child of the frame (1), or its hash (0). */
+static int tffi_hash_next(TffiHashFrame* f, const TVMFFIAny** child, uint64_t* out) {
+  if (f->kind == TFFI_HASH_SEQ) {
+    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
+    if (f->i < cell->size) return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
+  } else if (f->kind == TFFI_HASH_MAP) {
+    const TffiMap* m = (const TffiMap*)f->v.v_obj;
+    if (f->p != tffi_map_end(m)) {
+      const TffiKV* at = tffi_map_at(m, f->p);
+      if (f->i++ % 2 == 0) return *child = &at->key, 1;
+      f->p = tffi_map_next(m, f->p);
+      return *child = &at->value, 1;
+    }
+    qsort(f->entries, f->n_entries, sizeof *f->entries, tffi_cmp_u64);
+    for (size_t i = 0; i < f->n_entries; ++i) f->acc = tffi_combine(f->acc, f->entries[i]);
+  } else if (f->kind == TFFI_HASH_FIELDS && f->i < f->n_fields) {
+    return *child = &f->fields[f->i++], 1;
+  }
+  *out = f->acc;
+  return 0;
+}
+
+/* Takes the hash of the child the frame handed out last. */
+static void tffi_hash_feed(TffiHashFrame* f, uint64_t child) {
+  if (f->kind == TFFI_HASH_SEQ) {
+    f->acc = tffi_combine(f->acc, tffi_combine(child, (uint64_t)(f->i - 1)));
+  } else if (f->kind == TFFI_HASH_FIELDS) {
+    f->acc = tffi_combine(f->acc, child);
+  } else if (f->i % 2 == 1) {
+    f->key = child;
+  } else if (f->n_entries < ((const TffiMap*)f->v.v_obj)->size) {
+    f->entries[f->n_entries++] = tffi_combine(f->key, child);
+  }
+}
+
+/* The value's hash: objects with the frames above those already on the
+ * stack (a hook's recursion hashes above its caller's). */
 static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out) {
+  size_t base = h->n;
+  int rc = tffi_hash_enter(h, value, out);
+  while (rc >= 0 && h->n > base) {
+    const TVMFFIAny* child = NULL;
+    rc = tffi_hash_next(&h->items[h->n - 1], &child, out);
+    if (rc == 1) {
+      rc = tffi_hash_enter(h, child, out);
+    } else {
+      TffiHashFrame* f = &h->items[h->n - 1];
+      rc = tffi_hash_remember(h, &f->v, *out);
+      tffi_hash_pop(h);
+    }
+    if (rc == 0 && h->n > base) tffi_hash_feed(&h->items[h->n - 1], *out);
+  }
+  /* Unmarked, as a hook may go on after its recursion failed; an object
+   * key is found by identity, so erasing cannot fail. */
+  for (; h->n > base; tffi_hash_pop(h)) (void)tffi_map_erase(h->memo, &h->items[h->n - 1].v);
+  return rc < 0 ? -1 : 0;
+}
+
+static int tffi_hash_enter(TffiHasher* h, const TVMFFIAny* value, uint64_t* out) {
   int32_t t = value->type_index;
   size_t n;
   const char* data;
