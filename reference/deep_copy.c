@@ -21,19 +21,30 @@
 #include "map.h"
 #include "mem.h"
 #include "object.h"
+#include "recursive.h"
+#include "vec.h"
 
-/* Deeper nesting is refused rather than risk the C stack. */
-#define TFFI_COPY_MAX_DEPTH 2048
+/* A container being copied. */
+typedef struct {
+  TVMFFIAny v;    /* the original (owned) */
+  TVMFFIAny copy; /* a list, dict or map: the copy being filled (owned) */
+  int64_t i;      /* the next element; a map's next key (even) or value (odd) */
+  uint64_t p;     /* the entry of a map's next key or value */
+  TVMFFIAny key;  /* the copied key whose value comes next (owned) */
+  struct {
+    TVMFFIAny* items; /* an array's copied elements (owned) */
+    size_t n, cap;
+  } elems;
+} TffiCopyFrame;
 
 typedef struct {
   const char* fn;
   TffiMap* memo; /* original -> copy, keyed by identity; an array or map
                    being copied maps to itself until its copy is made */
-  int depth;
   int placeholders; /* whether some copy holds an original to replace */
+  TffiCopyFrame* items; /* innermost last */
+  size_t n, cap;
 } TffiCopier;
-
-static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out);
 
 static int tffi_is_container(int32_t t) {
   return t == kTVMFFIArray || t == kTVMFFIList || t == kTVMFFIMap || t == kTVMFFIDict;
@@ -48,103 +59,52 @@ static int tffi_is_leaf(int32_t t) {
          t == kTVMFFIOpaquePyObject;
 }
 
-/* Copies the elements of a sequence cell into owned copies in `into`. */
-static int tffi_copy_items(TffiCopier* c, const TVMFFISeqCell* cell, TVMFFIAny* into) {
-  for (int64_t i = 0; i < cell->size; ++i) {
-    if (tffi_copy(c, (const TVMFFIAny*)cell->data + i, &into[i]) != 0) {
-      while (i-- > 0) tffi_any_release(&into[i]);
-      return -1;
-    }
-  }
-  return 0;
+static void tffi_copy_pop(TffiCopier* c) {
+  TffiCopyFrame* f = &c->items[--c->n];
+  for (size_t i = 0; i < f->elems.n; ++i) tffi_any_release(&f->elems.items[i]);
+  tffi_free(f->elems.items);
+  tffi_any_release(&f->key);
+  tffi_any_release(&f->copy);
+  tffi_any_release(&f->v);
 }
 
-/* A sequence: copied elements, then the new container made from them. A
- * list's copy is made (empty) and remembered first, for cycles. */
-static int tffi_copy_seq(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
-  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(value->v_obj);
-  int is_list = value->type_index == kTVMFFIList;
-  TVMFFIAny copy = tffi_any_none();
-  if (is_list) {
-    if (tffi_builtin_call(c->fn, "ffi.List", NULL, 0, &copy) ||
-        tffi_map_set(c->memo, value, &copy)) {
-      tffi_any_release(&copy);
-      return -1;
-    }
+/* The copy is made first (empty) for a list, dict or map, and remembered
+ * first for a list or dict, for cycles; an array or map is remembered as
+ * itself until its copy is whole. */
+static int tffi_copy_init(TffiCopier* c, TffiCopyFrame* f) {
+  int32_t t = f->v.type_index;
+  if (t == kTVMFFIArray) {
+    int64_t n = TVMFFISeqGetCellPtr(f->v.v_obj)->size;
+    if (TFFI_VEC_RESERVE(&f->elems, (size_t)n) != 0)
+      return tffi_raise_oom((size_t)n * sizeof(TVMFFIAny));
+  } else if (t == kTVMFFIList) {
+    if (tffi_builtin_call(c->fn, "ffi.List", NULL, 0, &f->copy) != 0) return -1;
+  } else {
+    const TffiMap* m = (const TffiMap*)f->v.v_obj;
+    TVMFFIObject* copy = tffi_map_new(t, m->size);
+    if (copy == NULL) return -1;
+    f->copy = tffi_any_object(copy);
+    f->p = tffi_map_begin(m);
   }
-  int64_t n = cell->size;
-  TVMFFIAny stack[8];
-  TVMFFIAny* elems = n <= 8 ? stack : NULL;
-  TVMFFIObject* holder = NULL;
-  if (elems == NULL) {
-    /* A temporary array object holds the copies while they are made. */
-    holder = tffi_object_alloc(sizeof(TVMFFIObject) + (size_t)n * sizeof(TVMFFIAny), kTVMFFIObject,
-                               tffi_object_delete_plain);
-    if (holder == NULL) {
-      tffi_any_release(&copy);
-      return -1;
-    }
-    elems = (TVMFFIAny*)(holder + 1);
-  }
-  int rc = tffi_copy_items(c, cell, elems);
-  if (rc == 0) {
-    if (is_list) {
-      for (int64_t i = 0; i < n && rc == 0; ++i) {
-        TVMFFIAny args[2] = {copy, elems[i]}, none;
-        rc = tffi_builtin_call(c->fn, "ffi.ListAppend", args, 2, &none);
-      }
-    } else {
-      rc = tffi_builtin_call(c->fn, "ffi.Array", elems, (int32_t)n, &copy);
-    }
-    for (int64_t i = 0; i < n; ++i) tffi_any_release(&elems[i]);
-  }
-  if (holder) tffi_decref(holder);
-  if (rc != 0) {
-    tffi_any_release(&copy);
-    return -1;
-  }
-  if (!is_list && tffi_map_set(c->memo, value, &copy) != 0) {
-    tffi_any_release(&copy);
-    return -1;
-  }
-  *out = copy;
-  return 0;
+  int is_new = t == kTVMFFIList || t == kTVMFFIDict;
+  return tffi_map_set(c->memo, &f->v, is_new ? &f->copy : &f->v);
 }
 
-/* A map or dict: entries copied in order into a new one; a dict's copy is
- * remembered before its entries are copied. */
-static int tffi_copy_map(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
-  const TffiMap* m = (const TffiMap*)value->v_obj;
-  TVMFFIObject* copy = tffi_map_new(value->type_index, m->size);
-  if (copy == NULL) return -1;
-  TVMFFIAny result = tffi_any_object(copy);
-  int is_dict = value->type_index == kTVMFFIDict;
-  if (is_dict && tffi_map_set(c->memo, value, &result) != 0) {
-    tffi_decref(copy);
-    return -1;
-  }
-  for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m); p = tffi_map_next(m, p)) {
-    TffiKV kv = {tffi_any_none(), tffi_any_none()};
-    const TffiKV* at = tffi_map_at(m, p);
-    int rc = tffi_copy(c, &at->key, &kv.key);
-    if (rc == 0) rc = tffi_copy(c, &at->value, &kv.value);
-    if (rc == 0) rc = tffi_map_set((TffiMap*)copy, &kv.key, &kv.value);
-    tffi_any_release(&kv.key);
-    tffi_any_release(&kv.value);
-    if (rc != 0) {
-      tffi_decref(copy);
-      return -1;
-    }
-  }
-  if (!is_dict && tffi_map_set(c->memo, value, &result) != 0) {
-    tffi_decref(copy);
-    return -1;
-  }
-  *out = result;
-  return 0;
+static int tffi_copy_push(TffiCopier* c, const TVMFFIAny* value) {
+  if (c->n >= TFFI_WALK_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "ObjectGraphDFS: maximum stack depth (%d) exceeded",
+                      TFFI_WALK_MAX_DEPTH);
+  if (TFFI_VEC_RESERVE(c, c->n + 1) != 0) return tffi_raise_oom(sizeof *c->items * (c->n + 1));
+  TffiCopyFrame* f = &c->items[c->n++];
+  memset(f, 0, sizeof *f);
+  f->v = *value;
+  tffi_incref(value->v_obj);
+  return tffi_copy_init(c, f);
 }
 
-static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+/* A value: its copy (0) when it is a value, a leaf or copied already,
+ * else a frame pushed for it (1). */
+static int tffi_copy_enter(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
   int32_t t = value->type_index;
   if (t < kTVMFFIStaticObjectBegin || value->v_obj == NULL || tffi_is_leaf(t))
     return tffi_any_copy_owned(value, out);
@@ -163,15 +123,78 @@ static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
     c->placeholders |= seen->value.v_obj == value->v_obj;
     return tffi_any_copy_owned(&seen->value, out);
   }
-  if (c->depth >= TFFI_COPY_MAX_DEPTH)
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: containers nested deeper than %d", c->fn,
-                      TFFI_COPY_MAX_DEPTH);
-  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, value, value) != 0) return -1;
-  c->depth += 1;
-  rc = (t == kTVMFFIMap || t == kTVMFFIDict) ? tffi_copy_map(c, value, out)
-                                             : tffi_copy_seq(c, value, out);
-  c->depth -= 1;
+  return tffi_copy_push(c, value) != 0 ? -1 : 1;
+}
+
+/* The frame's copy, whole: an array's is made of its elements now, and an
+ * array's or map's remembered. */
+static int tffi_copy_finish(TffiCopier* c, TffiCopyFrame* f, TVMFFIAny* out) {
+  int32_t t = f->v.type_index;
+  if (t == kTVMFFIArray &&
+      tffi_builtin_call(c->fn, "ffi.Array", f->elems.items, (int32_t)f->elems.n, &f->copy) != 0)
+    return -1;
+  if ((t == kTVMFFIArray || t == kTVMFFIMap) && tffi_map_set(c->memo, &f->v, &f->copy) != 0)
+    return -1;
+  *out = f->copy;
+  f->copy = tffi_any_none();
+  return 0;
+}
+
+/* The next child of the frame to copy (1), or the frame's copy (0). */
+static int tffi_copy_next(TffiCopier* c, TffiCopyFrame* f, const TVMFFIAny** child,
+                          TVMFFIAny* out) {
+  int32_t t = f->v.type_index;
+  if (t == kTVMFFIArray || t == kTVMFFIList) {
+    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
+    if (f->i < cell->size) return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
+  } else {
+    const TffiMap* m = (const TffiMap*)f->v.v_obj;
+    if (f->p != tffi_map_end(m)) {
+      const TffiKV* at = tffi_map_at(m, f->p);
+      if (f->i++ % 2 == 0) return *child = &at->key, 1;
+      f->p = tffi_map_next(m, f->p);
+      return *child = &at->value, 1;
+    }
+  }
+  return tffi_copy_finish(c, f, out);
+}
+
+/* Takes the copy of the child the frame handed out last (owned). */
+static int tffi_copy_feed(TffiCopier* c, TffiCopyFrame* f, TVMFFIAny* child) {
+  int32_t t = f->v.type_index;
+  int rc = 0;
+  if (t == kTVMFFIArray) {
+    if (TFFI_VEC_PUSH(&f->elems, *child) == 0) return 0;
+    rc = tffi_raise_oom(sizeof(TVMFFIAny) * (f->elems.n + 1));
+  } else if (t == kTVMFFIList) {
+    TVMFFIAny args[2] = {f->copy, *child}, none;
+    rc = tffi_builtin_call(c->fn, "ffi.ListAppend", args, 2, &none);
+  } else if (f->i % 2 == 1) {
+    f->key = *child;
+    return 0;
+  } else {
+    rc = tffi_map_set((TffiMap*)f->copy.v_obj, &f->key, child);
+    tffi_any_release(&f->key);
+  }
+  tffi_any_release(child);
   return rc;
+}
+
+/* The copy of value into *out (owned), containers with a stack of frames. */
+static int tffi_copy(TffiCopier* c, const TVMFFIAny* value, TVMFFIAny* out) {
+  int rc = tffi_copy_enter(c, value, out);
+  while (rc >= 0 && c->n > 0) {
+    const TVMFFIAny* child = NULL;
+    rc = tffi_copy_next(c, &c->items[c->n - 1], &child, out);
+    if (rc == 1)
+      rc = tffi_copy_enter(c, child, out);
+    else if (rc == 0)
+      tffi_copy_pop(c);
+    if (rc == 0 && c->n > 0) rc = tffi_copy_feed(c, &c->items[c->n - 1], out);
+  }
+  while (c->n > 0) tffi_copy_pop(c);
+  if (rc < 0) *out = tffi_any_none(); /* what it held was fed to a frame */
+  return rc < 0 ? -1 : 0;
 }
 
 /* *copy: the copy made of `v` when v is an original that has one, else
@@ -264,8 +287,9 @@ static int tffi_deep_copy_call(void* self, const TVMFFIAny* args, int32_t num_ar
   if (tffi_args_count(self, num_args, 1)) return -1;
   TVMFFIObject* memo = tffi_map_new(kTVMFFIDict, 0);
   if (memo == NULL) return -1;
-  TffiCopier c = {self, (TffiMap*)memo, 0, 0};
+  TffiCopier c = {self, (TffiMap*)memo, 0, NULL, 0, 0};
   int rc = tffi_copy(&c, &args[0], result);
+  tffi_free(c.items);
   if (rc == 0 && c.placeholders && tffi_fix_placeholders(&c) != 0) {
     tffi_any_release(result);
     rc = -1;
