@@ -39,9 +39,9 @@ typedef struct {
 
 typedef struct {
   const char* fn;
-  TffiMap* memo; /* original -> copy, keyed by identity; an array or map
-                   being copied maps to itself until its copy is made */
-  int placeholders; /* whether some copy holds an original to replace */
+  TffiMap* memo;        /* original -> copy, keyed by identity; an array or map
+                          being copied maps to itself until its copy is made */
+  int placeholders;     /* whether some copy holds an original to replace */
   TffiCopyFrame* items; /* innermost last */
   size_t n, cap;
 } TffiCopier;

@@ -35,13 +35,13 @@ enum { TFFI_HASH_SEQ, TFFI_HASH_MAP, TFFI_HASH_FIELDS, TFFI_HASH_DONE };
 typedef struct {
   TVMFFIAny v; /* owned */
   int kind;
-  int64_t i;          /* the next element or field; a map's next key (even) or value (odd) */
-  uint64_t p;         /* the map entry of the next key or value */
-  uint64_t acc;       /* the hash so far */
-  uint64_t key;       /* the hash of the key whose value comes next */
-  uint64_t* entries;  /* a map's entry hashes so far */
-  size_t n_entries;   /* ... and how many */
-  TVMFFIAny* fields;  /* owned */
+  int64_t i;         /* the next element or field; a map's next key (even) or value (odd) */
+  uint64_t p;        /* the map entry of the next key or value */
+  uint64_t acc;      /* the hash so far */
+  uint64_t key;      /* the hash of the key whose value comes next */
+  uint64_t* entries; /* a map's entry hashes so far */
+  size_t n_entries;  /* ... and how many */
+  TVMFFIAny* fields; /* owned */
   int32_t n_fields;
 } TffiHashFrame;
 
@@ -201,7 +201,8 @@ static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
   }
   const TVMFFIAny* hook = tffi_rec_hook(&hash_column, "__ffi_hash__", t);
   if (hook == NULL && t >= kTVMFFIStaticObjectEnd &&
-      (tffi_rec_hook(&eq_column, "__ffi_eq__", t) || tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
+      (tffi_rec_hook(&eq_column, "__ffi_eq__", t) ||
+       tffi_rec_hook(&cmp_column, "__ffi_compare__", t))) {
     int len;
     const char* key = tffi_rec_type_key(t, &len);
     return tffi_raise(TFFI_VALUE_ERROR,

@@ -10,78 +10,67 @@
  *   the hook, else "<type key>(field=value, ...)" over its reflected fields
  *   (repr-off ones skipped), or the bare type key without fields. An
  *   object met again inside itself prints as "...". With
- *   TVM_FFI_REPR_WITH_ADDR=1 containers and objects carry "@0x<address>". */
+ *   TVM_FFI_REPR_WITH_ADDR=1 containers and objects carry "@0x<address>".
+ *
+ * Objects are walked with a stack of frames of their own, each writing
+ * straight into the text. An object met again once printed is printed
+ * again from a copy: of its place in the result, or of its own text when
+ * it was printed for a hook's recursion (into a text of its own). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "any.h"
 #include "arg.h"
 #include "builtin.h"
-#include "dtype.h"
-#include "tffi_error.h"
 #include "function.h"
 #include "map.h"
 #include "mem.h"
 #include "object.h"
 #include "recursive.h"
+#include "repr_leaf.h"
 #include "repr_text.h"
-#include "sentinel.h"
+#include "tffi_error.h"
 #include "tffi_string.h"
+#include "vec.h"
+
+/* What a frame still has to print: elements, entries, fields; a hook's or
+ * an enum's frame is printed as soon as it is made. */
+enum { TFFI_REPR_SEQ, TFFI_REPR_MAP, TFFI_REPR_FIELDS, TFFI_REPR_DONE };
+
+/* An object being printed. */
+typedef struct {
+  TVMFFIAny v;   /* owned */
+  TffiText* out; /* where its text goes */
+  size_t start;  /* ... from this offset */
+  int kind;
+  int64_t i;       /* the next element, entry part (key even, value odd) or field */
+  uint64_t p;      /* the entry of a map's next key or value */
+  int32_t d;       /* the ancestor level of the type whose field comes next */
+  size_t shown;    /* the fields printed so far */
+  TVMFFIAny field; /* the value of the field being printed (owned) */
+} TffiReprFrame;
+
+/* Where the text of a printed object is in the result. */
+typedef struct {
+  size_t start, size;
+} TffiSpan;
 
 typedef struct {
   TffiText* out;
-  TffiMap* seen; /* object -> 0 while being printed, else its text */
+  TffiText result;
+  TffiMap* seen; /* object -> -1 while being printed, else a span's index or its text */
   int with_addr;
-  int depth;
+  TffiReprFrame* items; /* innermost last */
+  size_t n, cap;
+  struct {
+    TffiSpan* items;
+    size_t n, cap;
+  } spans;
 } TffiRepr;
 
 static int tffi_repr(TffiRepr* r, const TVMFFIAny* v);
 
-static void tffi_repr_addr(TffiRepr* r, const void* obj) {
-  if (r->with_addr) tffi_text_printf(r->out, "@%p", obj);
-}
-
-static int tffi_repr_pod(TffiRepr* r, const TVMFFIAny* v) {
-  char buf[TFFI_DTYPE_TEXT_MAX];
-  int len;
-  switch (v->type_index) {
-    case kTVMFFINone: tffi_text_str(r->out, "None"); return 0;
-    case kTVMFFIBool: tffi_text_str(r->out, v->v_int64 ? "True" : "False"); return 0;
-    case kTVMFFIInt: tffi_text_printf(r->out, "%lld", (long long)v->v_int64); return 0;
-    case kTVMFFIFloat: tffi_text_printf(r->out, "%g", v->v_float64); return 0;
-    case kTVMFFIDevice: tffi_text_device(r->out, v->v_device); return 0;
-    case kTVMFFIDataType:
-      len = tffi_dtype_format(v->v_dtype, buf);
-      if (len < 0) return -1;
-      tffi_text_add(r->out, buf, (size_t)len);
-      return 0;
-    default: {
-      const char* key = tffi_rec_type_key(v->type_index, &len);
-      tffi_text_add(r->out, key, (size_t)len);
-      return 0;
-    }
-  }
-}
-
-/* Whether type_index is ffi.Enum or below it. */
-static int tffi_is_enum(int32_t type_index) {
-  static int32_t enum_index = -1;
-  if (enum_index < 0) {
-    TVMFFIByteArray key = {"ffi.Enum", 8};
-    if (TVMFFITypeKeyToIndex(&key, &enum_index) != 0) {
-      tffi_set_raised(NULL);
-      return 0;
-    }
-  }
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
-  if (info == NULL) return tffi_set_raised(NULL), 0;
-  if (type_index == enum_index) return 1;
-  for (int32_t d = 0; d < info->type_depth; ++d)
-    if (info->type_ancestors[d]->type_index == enum_index) return 1;
-  return 0;
-}
-
-/* Renders v into a text of its own (for caching and for hooks). */
+/* Renders v into a text of its own (for hooks). */
 static int tffi_repr_to(TffiRepr* r, const TVMFFIAny* v, TffiText* into) {
   TffiText* saved = r->out;
   r->out = into;
@@ -116,180 +105,220 @@ static int tffi_repr_hook(TffiRepr* r, const TVMFFIAny* hook, const TVMFFIAny* v
   return text ? 0 : tffi_raise(TFFI_TYPE_ERROR, "a __ffi_repr__ hook returned no str");
 }
 
-static void tffi_repr_sep(TffiRepr* r, size_t i) {
-  if (i > 0) tffi_text_str(r->out, ", ");
+static void tffi_repr_enum(TffiRepr* r, const TVMFFIAny* v) {
+  int len;
+  const char* key = tffi_rec_type_key(v->type_index, &len);
+  size_t n;
+  const char* name = tffi_any_str_data((const TVMFFIAny*)((char*)v->v_obj + 32), &n);
+  tffi_text_add(r->out, key, (size_t)len);
+  tffi_text_add(r->out, ".", 1);
+  tffi_text_add(r->out, name ? name : "", name ? n : 0);
+  tffi_repr_addr(r->out, r->with_addr, v->v_obj);
 }
 
-/* An object's fields as "Key(name=value, ...)"; each name once. */
-static int tffi_repr_fields(TffiRepr* r, const TVMFFIAny* v) {
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(v->type_index);
-  if (info == NULL) return -1;
-  tffi_text_add(r->out, info->type_key.data, info->type_key.size);
-  tffi_repr_addr(r, v->v_obj);
-  size_t shown = 0;
-  for (int32_t d = 1; d <= info->type_depth; ++d) {
-    const TVMFFITypeInfo* t = d < info->type_depth ? info->type_ancestors[d] : info;
-    for (int32_t i = 0; i < t->num_fields; ++i) {
-      const TVMFFIFieldInfo* f = &t->fields[i];
-      if ((f->flags & kTVMFFIFieldFlagBitMaskReprOff) || f->getter == NULL) continue;
-      int dup = 0;
-      for (int32_t e = 1; e <= d && !dup; ++e) {
-        const TVMFFITypeInfo* u = e < info->type_depth ? info->type_ancestors[e] : info;
-        for (int32_t j = 0; j < (u == t ? i : u->num_fields) && !dup; ++j)
-          dup = !(u->fields[j].flags & kTVMFFIFieldFlagBitMaskReprOff) &&
-                u->fields[j].name.size == f->name.size &&
-                memcmp(u->fields[j].name.data, f->name.data, f->name.size) == 0;
-      }
-      if (dup) continue;
-      TVMFFIAny value = tffi_any_none();
-      if (f->getter((char*)v->v_obj + f->offset, &value) != 0) return -1;
-      tffi_text_str(r->out, shown++ ? ", " : "(");
-      tffi_text_add(r->out, f->name.data, f->name.size);
-      tffi_text_add(r->out, "=", 1);
-      int rc = tffi_repr(r, &value);
-      tffi_any_release(&value);
-      if (rc != 0) return -1;
-    }
+/* Readies the frame on top, marked as being printed, to print its object:
+ * writes what comes before the first child (or all of a hook's text). */
+static int tffi_repr_init(TffiRepr* r, TffiReprFrame* f) {
+  static const TVMFFITypeAttrColumn* repr_column;
+  int32_t t = f->v.type_index;
+  const TVMFFIAny* hook = tffi_rec_hook(&repr_column, "__ffi_repr__", t);
+  if (hook != NULL) {
+    TVMFFIAny v = f->v; /* the hook may grow the stack */
+    return tffi_repr_hook(r, hook, &v);
   }
-  if (shown) tffi_text_add(r->out, ")", 1);
+  if (tffi_repr_is_enum(t)) {
+    tffi_repr_enum(r, &f->v);
+  } else if (t == kTVMFFIArray || t == kTVMFFIList) {
+    f->kind = TFFI_REPR_SEQ;
+    tffi_text_add(r->out, t == kTVMFFIArray ? "(" : "[", 1);
+  } else if (t == kTVMFFIMap || t == kTVMFFIDict) {
+    f->kind = TFFI_REPR_MAP;
+    f->p = tffi_map_begin((const TffiMap*)f->v.v_obj);
+    tffi_text_add(r->out, "{", 1);
+  } else {
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(t);
+    if (info == NULL) return -1;
+    f->kind = TFFI_REPR_FIELDS;
+    f->d = 1;
+    tffi_text_add(r->out, info->type_key.data, info->type_key.size);
+    tffi_repr_addr(r->out, r->with_addr, f->v.v_obj);
+  }
   return 0;
 }
 
-/* The children of a container or object, the pair marked as in progress. */
-static int tffi_repr_children(TffiRepr* r, const TVMFFIAny* v) {
-  int32_t t = v->type_index;
-  int rc = 0;
-  if (t == kTVMFFIArray || t == kTVMFFIList) {
-    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(v->v_obj);
-    tffi_text_add(r->out, t == kTVMFFIArray ? "(" : "[", 1);
-    for (int64_t i = 0; i < cell->size && rc == 0; ++i) {
-      tffi_repr_sep(r, (size_t)i);
-      rc = tffi_repr(r, (const TVMFFIAny*)cell->data + i);
-    }
-    if (t == kTVMFFIArray && cell->size == 1) tffi_text_add(r->out, ",", 1);
-    tffi_text_add(r->out, t == kTVMFFIArray ? ")" : "]", 1);
-  } else if (t == kTVMFFIMap || t == kTVMFFIDict) {
-    const TffiMap* m = (const TffiMap*)v->v_obj;
-    size_t i = 0;
-    tffi_text_add(r->out, "{", 1);
-    for (uint64_t p = tffi_map_begin(m); p != tffi_map_end(m) && rc == 0; p = tffi_map_next(m, p)) {
-      tffi_repr_sep(r, i++);
-      rc = tffi_repr(r, &tffi_map_at(m, p)->key);
-      tffi_text_str(r->out, ": ");
-      if (rc == 0) rc = tffi_repr(r, &tffi_map_at(m, p)->value);
-    }
-    tffi_text_add(r->out, "}", 1);
-  } else {
-    return tffi_repr_fields(r, v);
-  }
-  if (rc == 0) tffi_repr_addr(r, v->v_obj);
-  return rc;
+static int tffi_repr_push(TffiRepr* r, const TVMFFIAny* v) {
+  if (r->n >= TFFI_WALK_MAX_DEPTH)
+    return tffi_raise(TFFI_VALUE_ERROR, "ObjectGraphDFS: maximum stack depth (%d) exceeded",
+                      TFFI_WALK_MAX_DEPTH);
+  if (TFFI_VEC_RESERVE(r, r->n + 1) != 0) return tffi_raise_oom(sizeof *r->items * (r->n + 1));
+  TVMFFIAny marker = tffi_any_none();
+  marker.type_index = kTVMFFIInt;
+  marker.v_int64 = -1;
+  if (tffi_map_set(r->seen, v, &marker) != 0) return -1;
+  TffiReprFrame* f = &r->items[r->n++];
+  memset(f, 0, sizeof *f);
+  f->v = *v;
+  tffi_incref(v->v_obj);
+  f->out = r->out;
+  f->start = r->out->n;
+  f->kind = TFFI_REPR_DONE;
+  return tffi_repr_init(r, f);
 }
 
-/* Objects printed without looking inside them; 1 when v was one. */
-static int tffi_repr_leaf(TffiRepr* r, const TVMFFIAny* v) {
-  int32_t t = v->type_index;
-  if (v->v_obj == tffi_missing_object())
-    tffi_text_str(r->out, "<MISSING>");
-  else if (v->v_obj == tffi_kwargs_object())
-    tffi_text_str(r->out, "<KWARGS>");
-  else if (t == kTVMFFIBigInt) {
-    TVMFFIByteArray w = TVMFFIBigIntGetContentByteArray(v);
-    tffi_text_bigint(r->out, w.data, w.size);
-  } else if (t == kTVMFFIShape) {
-    const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
-    tffi_text_str(r->out, "Shape(");
-    for (size_t i = 0; i < s->size; ++i)
-      tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)s->data[i]);
-    tffi_text_add(r->out, ")", 1);
-  } else if (t == kTVMFFITensor) {
-    const DLTensor* d = TVMFFITensorGetDLTensorPtr(v->v_obj);
-    TVMFFIAny dtype = tffi_any_none();
-    dtype.type_index = kTVMFFIDataType;
-    dtype.v_dtype = d->dtype;
-    if (tffi_repr_pod(r, &dtype) != 0) return -1;
-    tffi_text_add(r->out, "[", 1);
-    for (int i = 0; i < d->ndim; ++i)
-      tffi_text_printf(r->out, i ? ", %lld" : "%lld", (long long)d->shape[i]);
-    tffi_text_str(r->out, "]@");
-    tffi_text_device(r->out, d->device);
-    tffi_repr_addr(r, v->v_obj);
+/* An object printed before (or being printed); 0 when it was not. */
+static int tffi_repr_seen(TffiRepr* r, const TVMFFIAny* v) {
+  TffiKV* seen;
+  int rc = tffi_map_find(r->seen, v, &seen);
+  if (rc <= 0) return rc;
+  if (seen->value.type_index == kTVMFFIInt && seen->value.v_int64 < 0) {
+    tffi_text_str(r->out, "...");
+    tffi_repr_addr(r->out, r->with_addr, v->v_obj);
+  } else if (seen->value.type_index == kTVMFFIInt) {
+    TffiSpan span = r->spans.items[seen->value.v_int64];
+    tffi_text_copy(r->out, &r->result, span.start, span.size);
   } else {
-    return 0;
+    size_t n;
+    const char* text = tffi_any_str_data(&seen->value, &n);
+    tffi_text_add(r->out, text, n);
   }
   return 1;
 }
 
-static int tffi_repr_object(TffiRepr* r, const TVMFFIAny* v) {
-  static const TVMFFITypeAttrColumn* repr_column;
-  TffiKV* seen;
-  int rc = tffi_map_find(r->seen, v, &seen);
-  if (rc < 0) return -1;
-  if (rc == 1 && seen->value.type_index == kTVMFFIInt) {
-    tffi_text_str(r->out, "...");
-    tffi_repr_addr(r, v->v_obj);
-    return 0;
-  }
-  if (rc == 1) {
-    size_t n;
-    const char* text = tffi_any_str_data(&seen->value, &n);
-    tffi_text_add(r->out, text, n);
-    return 0;
-  }
-  if ((rc = tffi_repr_leaf(r, v)) != 0) return rc < 0 ? -1 : 0;
-  if (r->depth >= TFFI_RECURSIVE_MAX_DEPTH)
-    return tffi_raise(TFFI_VALUE_ERROR, "ffi.ReprPrint: nesting deeper than %d",
-                      TFFI_RECURSIVE_MAX_DEPTH);
-  TVMFFIAny marker = tffi_any_none();
-  marker.type_index = kTVMFFIInt;
-  if (tffi_map_set(r->seen, v, &marker) != 0) return -1;
-  TffiText text = {NULL, 0, 0, 0};
-  TffiText* parent = r->out;
-  r->out = &text;
-  r->depth += 1;
-  const TVMFFIAny* hook = tffi_rec_hook(&repr_column, "__ffi_repr__", v->type_index);
-  if (hook != NULL) {
-    rc = tffi_repr_hook(r, hook, v);
-  } else if (tffi_is_enum(v->type_index)) {
-    int len;
-    const char* key = tffi_rec_type_key(v->type_index, &len);
-    size_t n;
-    const char* name = tffi_any_str_data((const TVMFFIAny*)((char*)v->v_obj + 32), &n);
-    tffi_text_add(r->out, key, (size_t)len);
-    tffi_text_add(r->out, ".", 1);
-    tffi_text_add(r->out, name ? name : "", name ? n : 0);
-    tffi_repr_addr(r, v->v_obj);
-  } else {
-    rc = tffi_repr_children(r, v);
-  }
-  r->depth -= 1;
-  r->out = parent;
-  if (rc == 0 && text.failed) rc = tffi_raise(TFFI_MEMORY_ERROR, "ffi.ReprPrint: out of memory");
-  TVMFFIAny cached = tffi_any_none();
-  if (rc == 0) rc = tffi_any_from_bytes(kTVMFFIStr, text.items ? text.items : "", text.n, &cached);
-  if (rc == 0) rc = tffi_map_set(r->seen, v, &cached);
-  if (rc == 0) tffi_text_add(r->out, text.items ? text.items : "", text.n);
-  tffi_any_release(&cached);
-  tffi_free(text.items);
-  return rc;
-}
-
-static int tffi_repr(TffiRepr* r, const TVMFFIAny* v) {
+/* A value: printed (0), or an object with a frame pushed for it (1). */
+static int tffi_repr_enter(TffiRepr* r, const TVMFFIAny* v) {
   int32_t t = v->type_index;
   size_t n;
   const char* text = tffi_any_str_data(v, &n);
   /* Text of either form first: the heap forms need no cache. */
-  if (text && (t == kTVMFFISmallStr || t == kTVMFFIStr))
+  if (text && (t == kTVMFFISmallStr || t == kTVMFFIStr)) {
     tffi_text_quoted(r->out, text, n);
-  else if (text)
+  } else if (text) {
     tffi_text_bytes(r->out, text, n);
-  else if (t < kTVMFFIStaticObjectBegin)
-    return tffi_repr_pod(r, v);
-  else if (v->v_obj == NULL)
+  } else if (t < kTVMFFIStaticObjectBegin) {
+    return tffi_repr_pod(r->out, v);
+  } else if (v->v_obj == NULL) {
     tffi_text_str(r->out, "None");
-  else
-    return tffi_repr_object(r, v);
+  } else {
+    int rc = tffi_repr_seen(r, v);
+    if (rc == 0) rc = tffi_repr_leaf(r->out, r->with_addr, v);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+    return tffi_repr_push(r, v) != 0 ? -1 : 1;
+  }
   return 0;
+}
+
+/* Whether field i of level d of the type is printed: not repr-off, with a
+ * getter, and its name not printed already (by a parent or before it). */
+static int tffi_repr_field_shown(const TVMFFITypeInfo* info, int32_t d, int32_t i) {
+  const TVMFFITypeInfo* t = d < info->type_depth ? info->type_ancestors[d] : info;
+  const TVMFFIFieldInfo* f = &t->fields[i];
+  if ((f->flags & kTVMFFIFieldFlagBitMaskReprOff) || f->getter == NULL) return 0;
+  for (int32_t e = 1; e <= d; ++e) {
+    const TVMFFITypeInfo* u = e < info->type_depth ? info->type_ancestors[e] : info;
+    for (int32_t j = 0; j < (u == t ? i : u->num_fields); ++j)
+      if (!(u->fields[j].flags & kTVMFFIFieldFlagBitMaskReprOff) &&
+          u->fields[j].name.size == f->name.size &&
+          memcmp(u->fields[j].name.data, f->name.data, f->name.size) == 0)
+        return 0;
+  }
+  return 1;
+}
+
+/* The next field to print (1, with "name=" written), or none (0). */
+static int tffi_repr_next_field(TffiRepr* r, TffiReprFrame* f, const TVMFFIAny** child) {
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(f->v.type_index);
+  tffi_any_release(&f->field);
+  for (; f->d <= info->type_depth; ++f->d, f->i = 0) {
+    const TVMFFITypeInfo* t = f->d < info->type_depth ? info->type_ancestors[f->d] : info;
+    while (f->i < t->num_fields) {
+      const TVMFFIFieldInfo* field = &t->fields[f->i];
+      if (!tffi_repr_field_shown(info, f->d, (int32_t)f->i++)) continue;
+      if (field->getter((char*)f->v.v_obj + field->offset, &f->field) != 0) return -1;
+      tffi_text_str(r->out, f->shown++ ? ", " : "(");
+      tffi_text_add(r->out, field->name.data, field->name.size);
+      tffi_text_add(r->out, "=", 1);
+      *child = &f->field;
+      return 1;
+    }
+  }
+  if (f->shown) tffi_text_add(r->out, ")", 1);
+  return 0;
+}
+
+/* The next child of the frame to print (1), with what comes before it
+ * written; or the frame's end written (0). */
+static int tffi_repr_next(TffiRepr* r, TffiReprFrame* f, const TVMFFIAny** child) {
+  int32_t t = f->v.type_index;
+  if (f->kind == TFFI_REPR_SEQ) {
+    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
+    if (f->i < cell->size) {
+      if (f->i > 0) tffi_text_str(r->out, ", ");
+      return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
+    }
+    if (t == kTVMFFIArray && cell->size == 1) tffi_text_add(r->out, ",", 1);
+    tffi_text_add(r->out, t == kTVMFFIArray ? ")" : "]", 1);
+  } else if (f->kind == TFFI_REPR_MAP) {
+    const TffiMap* m = (const TffiMap*)f->v.v_obj;
+    if (f->p != tffi_map_end(m)) {
+      const TffiKV* at = tffi_map_at(m, f->p);
+      if (f->i++ % 2 == 0) {
+        if (f->i > 1) tffi_text_str(r->out, ", ");
+        return *child = &at->key, 1;
+      }
+      tffi_text_str(r->out, ": ");
+      f->p = tffi_map_next(m, f->p);
+      return *child = &at->value, 1;
+    }
+    tffi_text_add(r->out, "}", 1);
+  } else {
+    return f->kind == TFFI_REPR_FIELDS ? tffi_repr_next_field(r, f, child) : 0;
+  }
+  if (f->kind != TFFI_REPR_DONE) tffi_repr_addr(r->out, r->with_addr, f->v.v_obj);
+  return 0; /* a hook's or an enum's frame wrote its address, if any, already */
+}
+
+/* The frame on top is printed: remembered (where its text is, or the text
+ * itself when not in the result) and popped. */
+static int tffi_repr_finish(TffiRepr* r) {
+  TffiReprFrame* f = &r->items[r->n - 1];
+  TVMFFIAny done = tffi_any_none();
+  int rc = f->out->failed ? tffi_raise(TFFI_MEMORY_ERROR, "ffi.ReprPrint: out of memory") : 0;
+  TffiSpan span = {f->start, f->out->n - f->start};
+  if (rc == 0 && f->out == &r->result) {
+    done.type_index = kTVMFFIInt;
+    done.v_int64 = (int64_t)r->spans.n;
+    if (TFFI_VEC_PUSH(&r->spans, span) != 0) rc = tffi_raise_oom(sizeof span * (r->spans.n + 1));
+  } else if (rc == 0) {
+    rc = tffi_any_from_bytes(kTVMFFIStr, f->out->items + span.start, span.size, &done);
+  }
+  if (rc == 0) rc = tffi_map_set(r->seen, &f->v, &done);
+  tffi_any_release(&done);
+  return rc;
+}
+
+static void tffi_repr_pop(TffiRepr* r) {
+  TffiReprFrame* f = &r->items[--r->n];
+  tffi_any_release(&f->field);
+  tffi_any_release(&f->v);
+}
+
+/* Prints v into r->out, objects with the frames above those already on
+ * the stack (a hook's recursion prints above its caller's). */
+static int tffi_repr(TffiRepr* r, const TVMFFIAny* v) {
+  size_t base = r->n;
+  int rc = tffi_repr_enter(r, v);
+  while (rc >= 0 && r->n > base) {
+    const TVMFFIAny* child = NULL;
+    rc = tffi_repr_next(r, &r->items[r->n - 1], &child);
+    if (rc == 1) {
+      rc = tffi_repr_enter(r, child);
+    } else if (rc == 0) {
+      rc = tffi_repr_finish(r);
+      tffi_repr_pop(r);
+    }
+  }
+  while (r->n > base) tffi_repr_pop(r);
+  return rc < 0 ? -1 : 0;
 }
 
 static int tffi_repr_print_call(void* self, const TVMFFIAny* args, int32_t num_args,
@@ -298,13 +327,17 @@ static int tffi_repr_print_call(void* self, const TVMFFIAny* args, int32_t num_a
   if (tffi_args_count(self, num_args, 1) || tffi_any_copy_owned(&args[0], &v)) return -1;
   TVMFFIObject* seen = tffi_map_new(kTVMFFIDict, 0);
   const char* env = getenv("TVM_FFI_REPR_WITH_ADDR");
-  TffiText text = {NULL, 0, 0, 0};
-  TffiRepr r = {&text, (TffiMap*)seen, env != NULL && strcmp(env, "1") == 0, 0};
-  int rc = seen ? tffi_repr_to(&r, &v, &text) : -1;
-  if (rc == 0) rc = tffi_any_from_bytes(kTVMFFIStr, text.items ? text.items : "", text.n, result);
+  TffiRepr r = {.seen = (TffiMap*)seen, .with_addr = env != NULL && strcmp(env, "1") == 0};
+  int rc = seen ? tffi_repr_to(&r, &v, &r.result) : -1;
+  if (rc == 0) {
+    const char* text = r.result.items ? r.result.items : "";
+    rc = tffi_any_from_bytes(kTVMFFIStr, text, r.result.n, result);
+  }
   if (seen) tffi_decref(seen);
   tffi_any_release(&v);
-  tffi_free(text.items);
+  tffi_free(r.result.items);
+  tffi_free(r.items);
+  tffi_free(r.spans.items);
   return rc;
 }
 

@@ -19,6 +19,17 @@ void tffi_text_add(TffiText* t, const char* data, size_t size) {
   t->items[t->n] = '\0';
 }
 
+void tffi_text_copy(TffiText* t, const TffiText* from, size_t start, size_t size) {
+  if (t->failed) return;
+  if (TFFI_VEC_RESERVE(t, t->n + size + 1) != 0) {
+    t->failed = 1;
+    return;
+  }
+  if (size) memcpy(t->items + t->n, from->items + start, size);
+  t->n += size;
+  t->items[t->n] = '\0';
+}
+
 void tffi_text_str(TffiText* t, const char* s) { tffi_text_add(t, s, strlen(s)); }
 
 void tffi_text_printf(TffiText* t, const char* fmt, ...) {

@@ -17,6 +17,8 @@ typedef struct {
  * `failed`, reported once by the caller). */
 void tffi_text_add(TffiText* t, const char* data, size_t size);
 void tffi_text_str(TffiText* t, const char* s);
+/* Appends `size` bytes of `from` at `start`; `from` may be t itself. */
+void tffi_text_copy(TffiText* t, const TffiText* from, size_t start, size_t size);
 void tffi_text_printf(TffiText* t, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A str as a double-quoted Python literal: \n \t \r \\ \" escaped, other
