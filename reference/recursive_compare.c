@@ -21,6 +21,7 @@
 #include "map.h"
 #include "mem.h"
 #include "object.h"
+#include "ptr_table.h"
 #include "recursive.h"
 #include "recursive_order.h"
 #include "vec.h"
@@ -45,7 +46,7 @@ typedef struct {
   int eq_only;
   TffiCmpFrame* items; /* innermost last */
   size_t n, cap;
-  TffiMap* busy; /* left object -> how many frames hold it */
+  TffiPtrTable busy; /* left object -> how many frames hold it */
 } TffiCmp;
 
 static int tffi_cmp(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out);
@@ -92,24 +93,10 @@ static int tffi_cmp_unordered(const TffiCmp* c, int32_t* out) {
   return c->eq_only ? 0 : tffi_raise(TFFI_TYPE_ERROR, "Cannot order Map/Dict values");
 }
 
-/* Counts l in or out of the busy map (delta +1 or -1). */
-static int tffi_cmp_count(TffiCmp* c, const TVMFFIAny* l, int64_t delta) {
-  TffiKV* kv;
-  int found = tffi_map_find(c->busy, l, &kv);
-  if (found < 0) return -1;
-  int64_t count = (found ? kv->value.v_int64 : 0) + delta;
-  if (count == 0) return tffi_map_erase(c->busy, l) < 0 ? -1 : 0;
-  TVMFFIAny value = tffi_any_none();
-  value.type_index = kTVMFFIInt;
-  value.v_int64 = count;
-  return tffi_map_set(c->busy, l, &value);
-}
-
-/* 1 when the pair is being compared already, 0 when not, -1 on error. */
+/* 1 when the pair is being compared already, 0 when not. */
 static int tffi_cmp_is_busy(const TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r) {
-  TffiKV* kv;
-  int found = tffi_map_find(c->busy, l, &kv);
-  if (found <= 0) return found;
+  const TffiPtrSlot* slot = tffi_ptr_find(&c->busy, l->v_obj);
+  if (slot == NULL || slot->value == 0) return 0;
   for (size_t i = c->n; i-- > 0;)
     if (c->items[i].l.v_obj == l->v_obj && c->items[i].r.v_obj == r->v_obj) return 1;
   return 0;
@@ -117,11 +104,9 @@ static int tffi_cmp_is_busy(const TffiCmp* c, const TVMFFIAny* l, const TVMFFIAn
 
 static void tffi_cmp_pop(TffiCmp* c) {
   TffiCmpFrame* f = &c->items[--c->n];
-  (void)tffi_cmp_count(c, &f->l, -1); /* an object key is found by identity: cannot fail */
-  if (f->kind == TFFI_CMP_FIELDS) {
-    tffi_rec_values_free(f->lv, f->ln);
-    tffi_rec_values_free(f->rv, f->rn);
-  }
+  tffi_ptr_find(&c->busy, f->l.v_obj)->value -= 1;
+  tffi_rec_values_free(f->lv, f->ln);
+  tffi_rec_values_free(f->rv, f->rn);
   tffi_any_release(&f->l);
   tffi_any_release(&f->r);
 }
@@ -157,11 +142,8 @@ static int tffi_cmp_init(TffiCmp* c, TffiCmpFrame* f) {
     f->kind = TFFI_CMP_FIELDS;
     if (tffi_rec_fields(f->l.v_obj, kTVMFFIFieldFlagBitMaskCompareOff, &f->lv, &f->ln) != 0)
       return -1;
-    if (tffi_rec_fields(f->r.v_obj, kTVMFFIFieldFlagBitMaskCompareOff, &f->rv, &f->rn) != 0) {
-      tffi_rec_values_free(f->lv, f->ln);
-      f->kind = TFFI_CMP_DECIDED;
+    if (tffi_rec_fields(f->r.v_obj, kTVMFFIFieldFlagBitMaskCompareOff, &f->rv, &f->rn) != 0)
       return -1;
-    }
   }
   return 0;
 }
@@ -169,9 +151,7 @@ static int tffi_cmp_init(TffiCmp* c, TffiCmpFrame* f) {
 /* Two different objects of one type index, neither NULL: decided (0) when
  * a cycle, else a frame pushed for them (1). */
 static int tffi_cmp_push(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int32_t* out) {
-  int busy = tffi_cmp_is_busy(c, l, r);
-  if (busy < 0) return -1;
-  if (busy) {
+  if (tffi_cmp_is_busy(c, l, r)) {
     *out = 0;
     return c->eq_only ? 0
                       : tffi_raise(TFFI_VALUE_ERROR,
@@ -181,7 +161,9 @@ static int tffi_cmp_push(TffiCmp* c, const TVMFFIAny* l, const TVMFFIAny* r, int
     return tffi_raise(TFFI_VALUE_ERROR, "RecursiveCompare: maximum stack depth (%d) exceeded",
                       TFFI_WALK_MAX_DEPTH);
   if (TFFI_VEC_RESERVE(c, c->n + 1) != 0) return tffi_raise_oom(sizeof *c->items * (c->n + 1));
-  if (tffi_cmp_count(c, l, 1) != 0) return -1;
+  TffiPtrSlot* slot = tffi_ptr_slot(&c->busy, l->v_obj);
+  if (slot == NULL) return -1;
+  slot->value += 1;
   TffiCmpFrame* f = &c->items[c->n++];
   memset(f, 0, sizeof *f);
   f->kind = TFFI_CMP_DECIDED;
@@ -272,12 +254,11 @@ static int tffi_cmp_call(void* self, const TVMFFIAny* args, int32_t num_args, TV
     tffi_any_release(&l);
     return -1;
   }
-  TVMFFIObject* busy = tffi_map_new(kTVMFFIDict, 0);
-  TffiCmp c = {fn->eq_only, NULL, 0, 0, (TffiMap*)busy};
+  TffiCmp c = {.eq_only = fn->eq_only};
   int32_t cmp;
-  int rc = busy ? tffi_cmp(&c, &l, &r, &cmp) : -1;
+  int rc = tffi_cmp(&c, &l, &r, &cmp);
   tffi_free(c.items);
-  if (busy) tffi_decref(busy);
+  tffi_ptr_table_free(&c.busy);
   tffi_any_release(&l);
   tffi_any_release(&r);
   if (rc != 0) return -1;

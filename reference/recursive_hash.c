@@ -23,6 +23,7 @@
 #include "map.h"
 #include "mem.h"
 #include "object.h"
+#include "ptr_table.h"
 #include "recursive.h"
 #include "vec.h"
 
@@ -48,7 +49,7 @@ typedef struct {
 typedef struct {
   TffiHashFrame* items; /* innermost last */
   size_t n, cap;
-  TffiMap* memo; /* object -> its hash (an int), or None while being hashed */
+  TffiPtrTable memo; /* object -> its hash (mark 2), or mark 1 while being hashed */
 } TffiHasher;
 
 static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out);
@@ -164,8 +165,9 @@ static int tffi_hash_push(TffiHasher* h, const TVMFFIAny* v, const TVMFFIAny* ho
     return tffi_raise(TFFI_VALUE_ERROR, "ObjectGraphDFS: maximum stack depth (%d) exceeded",
                       TFFI_WALK_MAX_DEPTH);
   if (TFFI_VEC_RESERVE(h, h->n + 1) != 0) return tffi_raise_oom(sizeof *h->items * (h->n + 1));
-  TVMFFIAny marker = tffi_any_none();
-  if (tffi_map_set(h->memo, v, &marker) != 0) return -1;
+  TffiPtrSlot* slot = tffi_ptr_slot(&h->memo, v->v_obj);
+  if (slot == NULL) return -1;
+  slot->mark = 1;
   TffiHashFrame* f = &h->items[h->n++];
   memset(f, 0, sizeof *f);
   f->kind = TFFI_HASH_DONE;
@@ -175,10 +177,11 @@ static int tffi_hash_push(TffiHasher* h, const TVMFFIAny* v, const TVMFFIAny* ho
 }
 
 static int tffi_hash_remember(TffiHasher* h, const TVMFFIAny* v, uint64_t hash) {
-  TVMFFIAny value = tffi_any_none();
-  value.type_index = kTVMFFIInt;
-  value.v_int64 = (int64_t)hash;
-  return tffi_map_set(h->memo, v, &value);
+  TffiPtrSlot* slot = tffi_ptr_slot(&h->memo, v->v_obj);
+  if (slot == NULL) return -1;
+  slot->mark = 2;
+  slot->value = (int64_t)hash;
+  return 0;
 }
 
 /* An object: its hash (0) when known, in a cycle or without children,
@@ -186,11 +189,9 @@ static int tffi_hash_remember(TffiHasher* h, const TVMFFIAny* v, uint64_t hash) 
 static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
   static const TVMFFITypeAttrColumn *hash_column, *eq_column, *cmp_column;
   int32_t t = v->type_index;
-  TffiKV* seen;
-  int rc = tffi_map_find(h->memo, v, &seen);
-  if (rc < 0) return -1;
-  if (rc == 1) {
-    *out = seen->value.type_index == kTVMFFIInt ? (uint64_t)seen->value.v_int64 : tffi_type_hash(t);
+  const TffiPtrSlot* seen = tffi_ptr_find(&h->memo, v->v_obj);
+  if (seen != NULL && seen->mark != 0) {
+    *out = seen->mark == 2 ? (uint64_t)seen->value : tffi_type_hash(t);
     return 0;
   }
   if (t == kTVMFFIShape) {
@@ -266,9 +267,9 @@ static int tffi_hash_value(TffiHasher* h, const TVMFFIAny* value, uint64_t* out)
     }
     if (rc == 0 && h->n > base) tffi_hash_feed(&h->items[h->n - 1], *out);
   }
-  /* Unmarked, as a hook may go on after its recursion failed; an object
-   * key is found by identity, so erasing cannot fail. */
-  for (; h->n > base; tffi_hash_pop(h)) (void)tffi_map_erase(h->memo, &h->items[h->n - 1].v);
+  /* Unmarked, as a hook may go on after its recursion failed. */
+  for (; h->n > base; tffi_hash_pop(h))
+    tffi_ptr_find(&h->memo, h->items[h->n - 1].v.v_obj)->mark = 0;
   return rc < 0 ? -1 : 0;
 }
 
@@ -297,16 +298,11 @@ static int tffi_recursive_hash_call(void* self, const TVMFFIAny* args, int32_t n
                                     TVMFFIAny* result) {
   TVMFFIAny v;
   if (tffi_args_count(self, num_args, 1) || tffi_any_copy_owned(&args[0], &v)) return -1;
-  TVMFFIObject* memo = tffi_map_new(kTVMFFIDict, 0);
-  if (memo == NULL) {
-    tffi_any_release(&v);
-    return -1;
-  }
-  TffiHasher h = {NULL, 0, 0, (TffiMap*)memo};
+  TffiHasher h = {0};
   uint64_t out;
   int rc = tffi_hash_value(&h, &v, &out);
   tffi_free(h.items);
-  tffi_decref(memo);
+  tffi_ptr_table_free(&h.memo);
   tffi_any_release(&v);
   if (rc != 0) return -1;
   *result = tffi_any_none();

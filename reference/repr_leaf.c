@@ -52,7 +52,8 @@ int tffi_repr_is_enum(int32_t type_index) {
 static void tffi_repr_shape(TffiText* out, const TVMFFIAny* v) {
   const TVMFFIShapeCell* s = TVMFFIShapeGetCellPtr(v->v_obj);
   tffi_text_str(out, "Shape(");
-  for (size_t i = 0; i < s->size; ++i) tffi_text_printf(out, i ? ", %lld" : "%lld", (long long)s->data[i]);
+  for (size_t i = 0; i < s->size; ++i)
+    tffi_text_printf(out, i ? ", %lld" : "%lld", (long long)s->data[i]);
   tffi_text_add(out, ")", 1);
 }
 
@@ -63,7 +64,8 @@ static int tffi_repr_tensor(TffiText* out, int with_addr, const TVMFFIAny* v) {
   dtype.v_dtype = d->dtype;
   if (tffi_repr_pod(out, &dtype) != 0) return -1;
   tffi_text_add(out, "[", 1);
-  for (int i = 0; i < d->ndim; ++i) tffi_text_printf(out, i ? ", %lld" : "%lld", (long long)d->shape[i]);
+  for (int i = 0; i < d->ndim; ++i)
+    tffi_text_printf(out, i ? ", %lld" : "%lld", (long long)d->shape[i]);
   tffi_text_str(out, "]@");
   tffi_text_device(out, d->device);
   tffi_repr_addr(out, with_addr, v->v_obj);
