@@ -144,19 +144,10 @@ static int tffi_copy_finish(TffiCopier* c, TffiCopyFrame* f, TVMFFIAny* out) {
 static int tffi_copy_next(TffiCopier* c, TffiCopyFrame* f, const TVMFFIAny** child,
                           TVMFFIAny* out) {
   int32_t t = f->v.type_index;
-  if (t == kTVMFFIArray || t == kTVMFFIList) {
-    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
-    if (f->i < cell->size) return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
-  } else {
-    const TffiMap* m = (const TffiMap*)f->v.v_obj;
-    if (f->p != tffi_map_end(m)) {
-      const TffiKV* at = tffi_map_at(m, f->p);
-      if (f->i++ % 2 == 0) return *child = &at->key, 1;
-      f->p = tffi_map_next(m, f->p);
-      return *child = &at->value, 1;
-    }
-  }
-  return tffi_copy_finish(c, f, out);
+  *child = t == kTVMFFIArray || t == kTVMFFIList
+               ? tffi_rec_seq_child(f->v.v_obj, &f->i)
+               : tffi_rec_map_child((const TffiMap*)f->v.v_obj, &f->p, &f->i);
+  return *child != NULL ? 1 : tffi_copy_finish(c, f, out);
 }
 
 /* Takes the copy of the child the frame handed out last (owned). */

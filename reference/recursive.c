@@ -66,6 +66,19 @@ void tffi_rec_values_free(TVMFFIAny* values, int32_t n) {
   tffi_free(values);
 }
 
+const TVMFFIAny* tffi_rec_seq_child(TVMFFIObject* obj, int64_t* i) {
+  const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(obj);
+  return *i < cell->size ? (const TVMFFIAny*)cell->data + (*i)++ : NULL;
+}
+
+const TVMFFIAny* tffi_rec_map_child(const TffiMap* m, uint64_t* p, int64_t* i) {
+  if (*p == tffi_map_end(m)) return NULL;
+  const TffiKV* at = tffi_map_at(m, *p);
+  if ((*i)++ % 2 == 0) return &at->key;
+  *p = tffi_map_next(m, *p);
+  return &at->value;
+}
+
 const char* tffi_rec_type_key(int32_t type_index, int* len) {
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
   if (info == NULL) {

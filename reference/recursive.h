@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <tvm/ffi/c_api.h>
 
+#include "map.h"
+
 /* Deepest nesting a walk that recurses in C follows before it refuses
  * (the C stack): the JSON graph reader and writer. */
 #define TFFI_RECURSIVE_MAX_DEPTH 4096
@@ -30,6 +32,13 @@ const TVMFFIAny* tffi_rec_hook(const TVMFFITypeAttrColumn** cache, const char* c
  */
 int tffi_rec_fields(TVMFFIObject* obj, int64_t skip_mask, TVMFFIAny** out, int32_t* n);
 void tffi_rec_values_free(TVMFFIAny* values, int32_t n);
+
+/* The child that comes after those a walk has taken of a sequence (obj,
+ * an Array or List) or of a map (m, a Map or Dict, entry by entry: its key
+ * when *i is even, then its value), counting in *i (and the entry in *p,
+ * which starts at tffi_map_begin); NULL when there is none left. */
+const TVMFFIAny* tffi_rec_seq_child(TVMFFIObject* obj, int64_t* i);
+const TVMFFIAny* tffi_rec_map_child(const TffiMap* m, uint64_t* p, int64_t* i);
 
 /* The type key of type_index (for messages); "?" when unknown. */
 const char* tffi_rec_type_key(int32_t type_index, int* len);

@@ -218,16 +218,9 @@ static int tffi_hash_object(TffiHasher* h, const TVMFFIAny* v, uint64_t* out) {
 /* The next child of the frame (1), or its hash (0). */
 static int tffi_hash_next(TffiHashFrame* f, const TVMFFIAny** child, uint64_t* out) {
   if (f->kind == TFFI_HASH_SEQ) {
-    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
-    if (f->i < cell->size) return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
+    if ((*child = tffi_rec_seq_child(f->v.v_obj, &f->i)) != NULL) return 1;
   } else if (f->kind == TFFI_HASH_MAP) {
-    const TffiMap* m = (const TffiMap*)f->v.v_obj;
-    if (f->p != tffi_map_end(m)) {
-      const TffiKV* at = tffi_map_at(m, f->p);
-      if (f->i++ % 2 == 0) return *child = &at->key, 1;
-      f->p = tffi_map_next(m, f->p);
-      return *child = &at->value, 1;
-    }
+    if ((*child = tffi_rec_map_child((const TffiMap*)f->v.v_obj, &f->p, &f->i)) != NULL) return 1;
     qsort(f->entries, f->n_entries, sizeof *f->entries, tffi_cmp_u64);
     for (size_t i = 0; i < f->n_entries; ++i) f->acc = tffi_combine(f->acc, f->entries[i]);
   } else if (f->kind == TFFI_HASH_FIELDS && f->i < f->n_fields) {

@@ -250,24 +250,16 @@ static int tffi_repr_next_field(TffiRepr* r, TffiReprFrame* f, const TVMFFIAny**
 static int tffi_repr_next(TffiRepr* r, TffiReprFrame* f, const TVMFFIAny** child) {
   int32_t t = f->v.type_index;
   if (f->kind == TFFI_REPR_SEQ) {
-    const TVMFFISeqCell* cell = TVMFFISeqGetCellPtr(f->v.v_obj);
-    if (f->i < cell->size) {
-      if (f->i > 0) tffi_text_str(r->out, ", ");
-      return *child = (const TVMFFIAny*)cell->data + f->i++, 1;
+    if ((*child = tffi_rec_seq_child(f->v.v_obj, &f->i)) != NULL) {
+      if (f->i > 1) tffi_text_str(r->out, ", ");
+      return 1;
     }
-    if (t == kTVMFFIArray && cell->size == 1) tffi_text_add(r->out, ",", 1);
+    if (t == kTVMFFIArray && f->i == 1) tffi_text_add(r->out, ",", 1);
     tffi_text_add(r->out, t == kTVMFFIArray ? ")" : "]", 1);
   } else if (f->kind == TFFI_REPR_MAP) {
-    const TffiMap* m = (const TffiMap*)f->v.v_obj;
-    if (f->p != tffi_map_end(m)) {
-      const TffiKV* at = tffi_map_at(m, f->p);
-      if (f->i++ % 2 == 0) {
-        if (f->i > 1) tffi_text_str(r->out, ", ");
-        return *child = &at->key, 1;
-      }
-      tffi_text_str(r->out, ": ");
-      f->p = tffi_map_next(m, f->p);
-      return *child = &at->value, 1;
+    if ((*child = tffi_rec_map_child((const TffiMap*)f->v.v_obj, &f->p, &f->i)) != NULL) {
+      tffi_text_str(r->out, f->i % 2 == 0 ? ": " : f->i > 1 ? ", " : "");
+      return 1;
     }
     tffi_text_add(r->out, "}", 1);
   } else {
