@@ -26,6 +26,7 @@
 #include "map.h"
 #include "mem.h"
 #include "object.h"
+#include "ptr_table.h"
 #include "recursive.h"
 #include "repr_leaf.h"
 #include "repr_text.h"
@@ -50,15 +51,17 @@ typedef struct {
   TVMFFIAny field; /* the value of the field being printed (owned) */
 } TffiReprFrame;
 
-/* Where the text of a printed object is in the result. */
+/* Where the text of a printed object is: in the result, or in a str of
+ * its own when it was printed for a hook's recursion. */
 typedef struct {
   size_t start, size;
+  TVMFFIAny text; /* None: in the result */
 } TffiSpan;
 
 typedef struct {
   TffiText* out;
   TffiText result;
-  TffiMap* seen; /* object -> -1 while being printed, else a span's index or its text */
+  TffiPtrTable seen; /* object -> mark 1 while being printed, 2 with its span's index */
   int with_addr;
   TffiReprFrame* items; /* innermost last */
   size_t n, cap;
@@ -151,10 +154,9 @@ static int tffi_repr_push(TffiRepr* r, const TVMFFIAny* v) {
     return tffi_raise(TFFI_VALUE_ERROR, "ObjectGraphDFS: maximum stack depth (%d) exceeded",
                       TFFI_WALK_MAX_DEPTH);
   if (TFFI_VEC_RESERVE(r, r->n + 1) != 0) return tffi_raise_oom(sizeof *r->items * (r->n + 1));
-  TVMFFIAny marker = tffi_any_none();
-  marker.type_index = kTVMFFIInt;
-  marker.v_int64 = -1;
-  if (tffi_map_set(r->seen, v, &marker) != 0) return -1;
+  TffiPtrSlot* slot = tffi_ptr_slot(&r->seen, v->v_obj);
+  if (slot == NULL) return -1;
+  slot->mark = 1;
   TffiReprFrame* f = &r->items[r->n++];
   memset(f, 0, sizeof *f);
   f->v = *v;
@@ -167,20 +169,20 @@ static int tffi_repr_push(TffiRepr* r, const TVMFFIAny* v) {
 
 /* An object printed before (or being printed); 0 when it was not. */
 static int tffi_repr_seen(TffiRepr* r, const TVMFFIAny* v) {
-  TffiKV* seen;
-  int rc = tffi_map_find(r->seen, v, &seen);
-  if (rc <= 0) return rc;
-  if (seen->value.type_index == kTVMFFIInt && seen->value.v_int64 < 0) {
+  const TffiPtrSlot* seen = tffi_ptr_find(&r->seen, v->v_obj);
+  if (seen == NULL || seen->mark == 0) return 0;
+  if (seen->mark == 1) {
     tffi_text_str(r->out, "...");
     tffi_repr_addr(r->out, r->with_addr, v->v_obj);
-  } else if (seen->value.type_index == kTVMFFIInt) {
-    TffiSpan span = r->spans.items[seen->value.v_int64];
-    tffi_text_copy(r->out, &r->result, span.start, span.size);
-  } else {
-    size_t n;
-    const char* text = tffi_any_str_data(&seen->value, &n);
-    tffi_text_add(r->out, text, n);
+    return 1;
   }
+  const TffiSpan* span = &r->spans.items[seen->value];
+  size_t n;
+  const char* text = tffi_any_str_data(&span->text, &n);
+  if (text != NULL)
+    tffi_text_add(r->out, text, n);
+  else
+    tffi_text_copy(r->out, &r->result, span->start, span->size);
   return 1;
 }
 
@@ -273,19 +275,19 @@ static int tffi_repr_next(TffiRepr* r, TffiReprFrame* f, const TVMFFIAny** child
  * itself when not in the result) and popped. */
 static int tffi_repr_finish(TffiRepr* r) {
   TffiReprFrame* f = &r->items[r->n - 1];
-  TVMFFIAny done = tffi_any_none();
-  int rc = f->out->failed ? tffi_raise(TFFI_MEMORY_ERROR, "ffi.ReprPrint: out of memory") : 0;
-  TffiSpan span = {f->start, f->out->n - f->start};
-  if (rc == 0 && f->out == &r->result) {
-    done.type_index = kTVMFFIInt;
-    done.v_int64 = (int64_t)r->spans.n;
-    if (TFFI_VEC_PUSH(&r->spans, span) != 0) rc = tffi_raise_oom(sizeof span * (r->spans.n + 1));
-  } else if (rc == 0) {
-    rc = tffi_any_from_bytes(kTVMFFIStr, f->out->items + span.start, span.size, &done);
+  if (f->out->failed) return tffi_raise(TFFI_MEMORY_ERROR, "ffi.ReprPrint: out of memory");
+  TffiSpan span = {f->start, f->out->n - f->start, tffi_any_none()};
+  if (f->out != &r->result &&
+      tffi_any_from_bytes(kTVMFFIStr, f->out->items + span.start, span.size, &span.text) != 0)
+    return -1;
+  if (TFFI_VEC_PUSH(&r->spans, span) != 0) {
+    tffi_any_release(&span.text);
+    return tffi_raise_oom(sizeof span * (r->spans.n + 1));
   }
-  if (rc == 0) rc = tffi_map_set(r->seen, &f->v, &done);
-  tffi_any_release(&done);
-  return rc;
+  TffiPtrSlot* slot = tffi_ptr_find(&r->seen, f->v.v_obj); /* marked when pushed */
+  slot->mark = 2;
+  slot->value = (int64_t)(r->spans.n - 1);
+  return 0;
 }
 
 static void tffi_repr_pop(TffiRepr* r) {
@@ -317,15 +319,15 @@ static int tffi_repr_print_call(void* self, const TVMFFIAny* args, int32_t num_a
                                 TVMFFIAny* result) {
   TVMFFIAny v;
   if (tffi_args_count(self, num_args, 1) || tffi_any_copy_owned(&args[0], &v)) return -1;
-  TVMFFIObject* seen = tffi_map_new(kTVMFFIDict, 0);
   const char* env = getenv("TVM_FFI_REPR_WITH_ADDR");
-  TffiRepr r = {.seen = (TffiMap*)seen, .with_addr = env != NULL && strcmp(env, "1") == 0};
-  int rc = seen ? tffi_repr_to(&r, &v, &r.result) : -1;
+  TffiRepr r = {.with_addr = env != NULL && strcmp(env, "1") == 0};
+  int rc = tffi_repr_to(&r, &v, &r.result);
   if (rc == 0) {
     const char* text = r.result.items ? r.result.items : "";
     rc = tffi_any_from_bytes(kTVMFFIStr, text, r.result.n, result);
   }
-  if (seen) tffi_decref(seen);
+  tffi_ptr_table_free(&r.seen);
+  for (size_t i = 0; i < r.spans.n; ++i) tffi_any_release(&r.spans.items[i].text);
   tffi_any_release(&v);
   tffi_free(r.result.items);
   tffi_free(r.items);
