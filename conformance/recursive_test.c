@@ -134,10 +134,13 @@ Test(recursive, REC_002_containers_equal) {
   kv2[1] = core_int(4);
   TVMFFIAny m3 = host_ok("ffi.Map", kv2, 4);
   cr_expect(!eq(m1, m3));
+  kv2[0] = core_int(5); /* the same size, a key m1 does not have */
+  TVMFFIAny m4 = host_ok("ffi.Map", kv2, 4);
+  cr_expect(!eq(m1, m4), "maps of different keys are equal");
   TVMFFIAny nested1 = arr(&m1, 1), nested2 = arr(&m2, 1);
   cr_expect(eq(nested1, nested2));
-  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, nested1, nested2},
-                 *end = v + 10;
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, l1, short1, m1, m2, m3, m4, nested1, nested2},
+                 *end = v + 11;
        v < end; ++v)
     core_release(v);
 }
