@@ -350,6 +350,8 @@ Test(reflected_types, RTY_004_auto_init_keywords) {
   expect_init_refused(twice, 4, "multiple values for argument 'x'");
   TVMFFIAny only_y[3] = {kw, core_c_str("y"), core_int(2)};
   expect_init_refused(only_y, 3, "missing required argument: 'x'");
+  TVMFFIAny odd[3] = {core_int(1), kw, core_c_str("y")};
+  expect_init_refused(odd, 3, "KWARGS requires an even number of key-value arguments");
   core_release(&kw);
 }
 
@@ -589,6 +591,13 @@ Test(reflected_types, RTY_006_convert_attrs) {
   cr_assert_eq(out.type_index, kTVMFFIShape);
   cr_expect_eq(TVMFFIShapeGetCellPtr(out.v_obj)->size, 2);
   core_release(&out);
+  /* An array of ints is no str, bytes, error or function. */
+  static const char* const not_seq[] = {"ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function"};
+  for (size_t i = 0; i < sizeof not_seq / sizeof *not_seq; ++i) {
+    cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn(not_seq[i]).v_obj, &arr, 1, &out), -1,
+                 "%s's __ffi_convert__ took an array of ints", not_seq[i]);
+    EXPECT_RAISED(.kind = "TypeError", .says = {"Cannot cast from `ffi.Array`"});
+  }
   core_release(&arr);
   items[1] = core_c_str("x");
   arr = host_ok("ffi.Array", items, 2);
@@ -616,6 +625,27 @@ Test(reflected_types, RTY_009_convert_null_c_string) {
   null_text.type_index = kTVMFFIRawStr; /* v_c_str NULL */
   cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.String").v_obj, &null_text, 1, &text), -1,
                "a NULL C string converted to a str");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Cannot cast"});
+}
+
+/* RTY-009: a byte array whose data is NULL is refused unless it is empty
+ * (then it is b""), and so is a NULL byte-array pointer: nothing is read. */
+Test(reflected_types, RTY_009_convert_null_byte_array) {
+  TVMFFIByteArray empty = {NULL, 0}, hollow = {NULL, 3};
+  TVMFFIAny view = core_none(), bytes = core_none();
+  view.type_index = kTVMFFIByteArrayPtr;
+  view.v_ptr = &empty;
+  conf_expect_ok(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &view, 1, &bytes),
+                 "ffi.Bytes's __ffi_convert__ of an empty byte array");
+  cr_expect_eq(core_str_bytes(&bytes).size, 0);
+  core_release(&bytes);
+  view.v_ptr = &hollow;
+  cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &view, 1, &bytes), -1,
+               "3 bytes at NULL converted to bytes");
+  EXPECT_RAISED(.kind = "TypeError", .says = {"Cannot cast"});
+  view.v_ptr = NULL;
+  cr_expect_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &view, 1, &bytes), -1,
+               "a NULL byte-array pointer converted to bytes");
   EXPECT_RAISED(.kind = "TypeError", .says = {"Cannot cast"});
 }
 
