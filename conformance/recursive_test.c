@@ -1384,7 +1384,7 @@ Test(recursive, REC_013_failed_copy_keeps_nothing) {
     /* (l, fn): l's copy is whole, holding itself, when fn is refused. */
     TVMFFIAny items[2] = {l, fn}, a = arr(items, 2), out = core_none();
     cr_expect_eq(host_call("ffi.DeepCopy", &a, 1, &out), -1, "DeepCopy copied a Function");
-    EXPECT_RAISED(.kind = NULL); /* upstream: InternalError */
+    EXPECT_RAISED(.kind = NULL);     /* upstream: InternalError */
     host_ok("ffi.ListClear", &l, 1); /* the list's hold on itself */
     for (TVMFFIAny *v = (TVMFFIAny[]){a, l, fn}, *end = v + 3; v < end; ++v) core_release(v);
   }
