@@ -60,8 +60,7 @@ static int64_t list_names(char* seen, size_t cap, const char* want, int* found) 
   }
   TVMFFIAny past = core_int(n), out = core_none();
   cr_expect_eq(API(TVMFFIFunctionCall)(f.v_obj, &past, 1, &out), -1, "functor(count) returned 0");
-  ConfError e = conf_take_error();
-  cr_expect_str_eq(e.kind, "IndexError", "functor(count): %s: %s", e.kind, e.message);
+  EXPECT_RAISED(.kind = "IndexError");
   core_release(&f);
   return n;
 }
@@ -159,6 +158,15 @@ Test(host_globals, GLB_005_string_bytes) {
   cr_expect(out.type_index == kTVMFFIBytes || out.type_index == kTVMFFISmallBytes);
   cr_expect(got.size == 6 && memcmp(got.data, "b\0ytes", 6) == 0);
   core_release(&out);
+  /* Text is not bytes, whatever its form; nor is any other value. */
+  TVMFFIAny heap = host_str("a string long enough for the heap"), small = host_str("short");
+  TVMFFIAny arr = host_ok("ffi.Array", NULL, 0);
+  for (TVMFFIAny *v = (TVMFFIAny[]){heap, small, arr, core_int(5)}, *end = v + 4; v < end; ++v) {
+    cr_expect_eq(host_call("ffi.Bytes", v, 1, &out), -1, "ffi.Bytes took type index %d",
+                 v->type_index);
+    EXPECT_RAISED(.kind = "TypeError");
+  }
+  for (TVMFFIAny *v = (TVMFFIAny[]){heap, small, arr}, *end = v + 3; v < end; ++v) core_release(v);
 }
 
 /* GLB-006: ffi.GetRegisteredTypeKeys lists every type key, built-in and

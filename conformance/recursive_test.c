@@ -1346,6 +1346,54 @@ Test(recursive, REC_016_json_graph_self_reference) {
                        "ValueError");
 }
 
+static int do_nothing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)args, (void)n, (void)out;
+  return 0;
+}
+
+/* Expects a and b RecursiveEq, neither before the other; releases both. */
+static void expect_fieldless_pair(TVMFFIAny a, TVMFFIAny b, const char* what) {
+  cr_expect(eq(a, b), "two %s are not RecursiveEq", what);
+  cr_expect(!truth("ffi.RecursiveLt", a, b) && !truth("ffi.RecursiveLt", b, a),
+            "one of two %s orders before the other", what);
+  core_release(&a);
+  core_release(&b);
+}
+
+/* REC-009: Functions and errors have no fields: two of a kind are
+ * RecursiveEq, and neither orders before the other. */
+Test(recursive, REC_009_functions_and_errors_compare_as_fieldless) {
+  TVMFFIObjectHandle f = NULL, g = NULL;
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, do_nothing, NULL, &f), 0);
+  cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, hook_refusing, NULL, &g), 0);
+  expect_fieldless_pair(core_obj(f), core_obj(g), "Functions");
+  TVMFFIByteArray kind = {"ValueError", 10}, message = {"the same words", 14}, trace = {"", 0};
+  TVMFFIObjectHandle e1 = NULL, e2 = NULL;
+  cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &message, &trace, &e1), 0);
+  cr_assert_eq(API(TVMFFIErrorCreate)(&kind, &message, &trace, &e2), 0);
+  expect_fieldless_pair(core_obj(e1), core_obj(e2), "errors");
+}
+
+/* REC-013: a DeepCopy that fails part way gives back what it copied, also
+ * a copy of a list that holds itself (a cycle no count would free). */
+Test(recursive, REC_013_failed_copy_keeps_nothing) {
+  /* Twice, counting the second time: the first may fill lasting caches. */
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) core_count_begin();
+    TVMFFIObjectHandle f = NULL;
+    cr_assert_eq(API(TVMFFIFunctionCreate)(NULL, do_nothing, NULL, &f), 0);
+    TVMFFIAny fn = core_obj(f), l = lst(NULL, 0), twice[2] = {l, l};
+    host_ok("ffi.ListAppend", twice, 2);
+    /* (l, fn): l's copy is whole, holding itself, when fn is refused. */
+    TVMFFIAny items[2] = {l, fn}, a = arr(items, 2), out = core_none();
+    cr_expect_eq(host_call("ffi.DeepCopy", &a, 1, &out), -1, "DeepCopy copied a Function");
+    EXPECT_RAISED(.kind = NULL);     /* upstream: InternalError */
+    host_ok("ffi.ListClear", &l, 1); /* the list's hold on itself */
+    for (TVMFFIAny *v = (TVMFFIAny[]){a, l, fn}, *end = v + 3; v < end; ++v) core_release(v);
+  }
+  core_count_end("a failed DeepCopy of a list that holds itself");
+}
+
 /* REC-013: the walks give back every object they make but their result:
  * the memo of a hash, the copies a comparison does not keep. */
 Test(recursive, REC_013_walks_keep_nothing) {

@@ -251,7 +251,8 @@ static int tffi_list_replace_slice(void* self, const TVMFFIAny* args, int32_t nu
   int64_t n = rep->cell.size;
   TVMFFIAny* copy = tffi_malloc((size_t)(n ? n : 1) * sizeof(TVMFFIAny));
   if (copy == NULL) return tffi_raise_oom((size_t)n * sizeof(TVMFFIAny));
-  memcpy(copy, rep->cell.data, (size_t)n * sizeof(TVMFFIAny));
+  /* An empty list may have no storage: memcpy wants a pointer even for 0 bytes. */
+  if (n) memcpy(copy, rep->cell.data, (size_t)n * sizeof(TVMFFIAny));
   /* Elements are owned values already: a copy only counts a reference. */
   for (int64_t k = 0; k < n; ++k)
     if (copy[k].type_index >= kTVMFFIStaticObjectBegin && copy[k].v_obj) tffi_incref(copy[k].v_obj);
