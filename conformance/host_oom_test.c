@@ -166,6 +166,28 @@ static int step_read_graph(void* ctx) {
   return rc;
 }
 
+/* ReprPrint of [(1, 2), (1, 2)], one array held twice: the second is
+ * printed from what the first left, so that must be whole or refused. */
+static int step_repr_shared(void* ctx) {
+  (void)ctx;
+  static const char want[] = "[(1, 2), (1, 2)]";
+  TVMFFIAny pair[2] = {core_int(1), core_int(2)}, arr, list, out;
+  if (quiet("ffi.Array", pair, 2, &arr) != 0) return -1;
+  TVMFFIAny items[2] = {arr, arr};
+  int rc = quiet("ffi.List", items, 2, &list);
+  drop(&arr);
+  if (rc != 0) return -1;
+  rc = quiet("ffi.ReprPrint", &list, 1, &out);
+  drop(&list);
+  if (rc != 0) return -1;
+  TVMFFIByteArray text = core_str_bytes(&out);
+  if (text.size != sizeof want - 1 || memcmp(text.data, want, text.size) != 0)
+    wrong.name = "ReprPrint of an array held twice: text that is not [(1, 2), (1, 2)], length",
+    wrong.rc = (int)text.size;
+  drop(&out);
+  return 0;
+}
+
 /* ffi.String of a C string, or ffi.Bytes of a byte array, heap-sized. */
 static int step_string(void* ctx) {
   static const TVMFFIByteArray bytes = {"bytes long enough to live on the heap", 37};
@@ -260,4 +282,5 @@ Test(host_oom, GLB_011_recursive_walks) {
     walk(fns[i], step_on_nested, (void*)fns[i]);
   }
   walk("ffi.FromJSONGraphString", step_read_graph, NULL);
+  walk("ffi.ReprPrint of an array held twice", step_repr_shared, NULL);
 }

@@ -80,7 +80,7 @@ static TVMFFIAny big(const uint64_t* words, size_t n) {
 }
 
 /* REC-001: equality of values: kinds must match (1 is not true, not 1.0),
- * text compares by content in any form, NaN equals NaN. */
+ * text and bytes compare by content in any form, NaN equals NaN. */
 Test(recursive, REC_001_values_equal) {
   TVMFFIAny s1 = host_str("same text, long enough"), s2 = core_c_str("same text, long enough");
   cr_expect(eq(core_int(3), core_int(3)));
@@ -89,6 +89,12 @@ Test(recursive, REC_001_values_equal) {
   cr_expect(!eq(core_int(1), core_float(1.0)), "1 == 1.0");
   cr_expect(eq(core_float(__builtin_nan("")), core_float(__builtin_nan(""))), "NaN != NaN");
   cr_expect(eq(s1, s2));
+  /* Past the small form's seven bytes: heap bytes are text, not an object
+   * without fields (which would equal any other of its type). */
+  TVMFFIByteArray b1 = {"sixteen bytes, 1", 16}, b1_again = {"sixteen bytes, 1", 16},
+                  b2 = {"sixteen bytes, 2", 16};
+  cr_expect(eq(byte_ptr(&b1), byte_ptr(&b1_again)), "equal heap bytes are unequal");
+  cr_expect(!eq(byte_ptr(&b1), byte_ptr(&b2)), "heap bytes that differ in the last byte are equal");
   cr_expect(eq(core_none(), core_none()));
   cr_expect(!eq(core_none(), core_int(0)));
   core_release(&s1);
@@ -360,7 +366,8 @@ Test(recursive, REC_005_hashes_of_every_kind) {
 }
 
 /* REC-006: equal values hash alike: containers with equal elements, maps
- * with the same entries in another order; different ones (almost always)
+ * with the same entries in another order, a list holding one array twice
+ * and a list holding two equal arrays; different ones (almost always)
  * differ. */
 Test(recursive, REC_006_hash_follows_equality) {
   TVMFFIAny a1 = ints("ffi.Array", 1, 2, 2), a2 = ints("ffi.Array", 1, 2, 2);
@@ -371,7 +378,11 @@ Test(recursive, REC_006_hash_follows_equality) {
   TVMFFIAny kv2[4] = {core_c_str("x"), core_int(3), core_int(1), core_int(2)};
   TVMFFIAny m1 = host_ok("ffi.Map", kv1, 4), m2 = host_ok("ffi.Map", kv2, 4);
   cr_expect_eq(hash_of(m1), hash_of(m2));
-  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, m1, m2}, *end = v + 5; v < end; ++v)
+  /* The second a1 is one the walk hashed before, not one it is inside. */
+  TVMFFIAny twice_items[2] = {a1, a1}, equal_items[2] = {a1, a2};
+  TVMFFIAny twice = lst(twice_items, 2), equal = lst(equal_items, 2);
+  cr_expect_eq(hash_of(twice), hash_of(equal), "an array met twice hashed unlike its twin");
+  for (TVMFFIAny *v = (TVMFFIAny[]){a1, a2, a3, m1, m2, twice, equal}, *end = v + 7; v < end; ++v)
     core_release(v);
 }
 
@@ -705,9 +716,12 @@ Test(recursive, REC_008_deep_copy_refuses_other_objects) {
 }
 
 /* REC-014: a list or dict inside an array or map that leads back to it is
- * copied into one that holds the array's or map's copy, not the original. */
+ * copied into one that holds the array's or map's copy, not the original,
+ * and its other elements as they were. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   TVMFFIAny list = lst(NULL, 0), array = arr(&list, 1), ap[2] = {list, array};
+  host_ok("ffi.ListAppend", ap, 2);
+  ap[1] = core_int(7);
   host_ok("ffi.ListAppend", ap, 2);
   TVMFFIAny array_copy = host_ok("ffi.DeepCopy", &array, 1);
   cr_assert_eq(array_copy.type_index, kTVMFFIArray);
@@ -718,6 +732,10 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   const TVMFFIAny* held = TVMFFISeqGetCellPtr(list_copy.v_obj)->data;
   cr_expect_eq(held[0].v_obj, array_copy.v_obj, "the list's copy holds %s, not the array's copy",
                held[0].v_obj == array.v_obj ? "the original array" : "another object");
+  cr_assert_eq(TVMFFISeqGetCellPtr(list_copy.v_obj)->size, 2);
+  cr_expect(held[1].type_index == kTVMFFIInt && held[1].v_int64 == 7,
+            "the list's copy holds type index %d, not the int 7, after the array",
+            held[1].type_index);
   host_ok("ffi.ListClear", &list, 1);
   host_ok("ffi.ListClear", &list_copy, 1);
 
@@ -787,6 +805,53 @@ static TVMFFIAny thing(int bare, int64_t x, int64_t y, int64_t z, int64_t w) {
   t->header.deleter = thing_delete;
   t->x = x, t->y = y, t->z = z, t->w = w;
   return core_obj(t);
+}
+
+/* A RecThing of type conformance.RecNoGetter: x is a field without a
+ * getter, y an int field as RecThing's. */
+static TVMFFIAny thing_without_getter(int64_t x, int64_t y) {
+  static int32_t index = -1;
+  if (index < 0) {
+    TVMFFIByteArray key = {"conformance.RecNoGetter", 23};
+    index = API(TVMFFITypeGetOrAllocIndex)(&key, -1, 1, 0, 1, kTVMFFIObject);
+    cr_assert_geq(index, 0);
+    TVMFFIFieldInfo f;
+    memset(&f, 0, sizeof f);
+    f.name = (TVMFFIByteArray){"x", 1};
+    f.size = f.alignment = 8;
+    f.offset = 24;
+    f.field_static_type_index = kTVMFFIInt;
+    cr_assert_eq(API(TVMFFITypeRegisterField)(index, &f), 0);
+    host_add_i64_field(index, "y", 32, 0, NULL, core_none());
+  }
+  TVMFFIAny v = thing(0, x, y, 0, 0);
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = index;
+  return v;
+}
+
+/* REC-009: a field without a getter cannot be read: ReprPrint leaves it
+ * out. */
+Test(recursive, REC_009_repr_skips_field_without_getter) {
+  HOSTILE_INPUT("a field's NULL getter is called");
+  TVMFFIAny v = thing_without_getter(1, 2);
+  expect_repr(v, "conformance.RecNoGetter(y=2)");
+  core_release(&v);
+}
+
+/* REC-007: an object whose type index names no registered type has no
+ * type key to print: ReprPrint refuses it, naming the index. */
+Test(recursive, REC_007_repr_unregistered_type) {
+  HOSTILE_INPUT("the type of an object is looked up and not found");
+  TVMFFIAny v = thing(1, 0, 0, 0, 0), out = core_none();
+  ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = 60000;
+  int rc = host_call("ffi.ReprPrint", &v, 1, &out);
+  ConfError e = conf_take_error();
+  cr_expect_eq(rc, -1, "ReprPrint of type index 60000 returned %d", rc);
+  cr_expect(e.kind[0] && strstr(e.message, "60000"), "raised %s: %s, not naming 60000",
+            e.kind[0] ? e.kind : "nothing", e.message);
+  ((TVMFFIObject*)v.v_obj)->type_index = thing_type(1);
+  core_release(&out);
+  core_release(&v);
 }
 
 /* REC-009: a reflected object's repr leaves out repr-off fields, its
