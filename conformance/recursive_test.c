@@ -1518,8 +1518,9 @@ static uint64_t nested_hash(int depth) {
 /* How deep REC-018 nests: 100,000, a tenth of it under valgrind (the
  * stress divisor) and ASan. Those runs look for leaks and bad reads, which
  * a tenth (past any old C-stack bound) shows as well, at a hundredth of the
- * time: the map under the walks' memos costs more than linear time there,
- * and releasing a chain of lists recurses in C with ASan's larger frames. */
+ * time: the map under the walks' memos costs more than linear time there
+ * (and an implementation whose release of a chain of lists recurses in C
+ * may overflow the stack with ASan's larger frames). */
 static int deep_nesting_depth(void) {
 #ifdef __SANITIZE_ADDRESS__
   return 10000;

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "mem.h"
+#include "vec.h"
 
 /* Set while a custom allocator runs on this thread. A custom allocator that
  * fails must raise an error, and making that error object allocates again:
@@ -66,14 +68,61 @@ __attribute__((noinline)) static void tffi_decref_weak_left(TVMFFIObject* obj) {
   }
 }
 
-/* The last strong reference went. With no weak reference left (nearly
- * always) contents and storage go in one deleter call, made as a tail call. */
-void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
-  if (before != TFFI_REF_BOTH_ONE) {
+/* The last strong reference went (`before`: the counts just before). With
+ * no weak reference left (nearly always) contents and storage go in one
+ * deleter call. */
+static void tffi_destroy(TVMFFIObject* obj, uint64_t before) {
+  if (before != TFFI_REF_BOTH_ONE)
     tffi_decref_weak_left(obj);
-    return;
+  else if (obj->deleter)
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+}
+
+/* A container's deleter releases its elements from inside itself, so a
+ * list nested a million deep would take a million nested deleter calls
+ * and overflow the C stack. Past TFFI_RELEASE_NESTING deleters under way
+ * on a thread, a container whose last reference goes is set aside instead
+ * and destroyed by the outermost release, one after another. Only
+ * containers wait: their deleters are the runtime's, always loaded, where
+ * another object's deleter may be in a library its owner is unloading. */
+enum { TFFI_RELEASE_NESTING = 256 };
+
+typedef struct {
+  TVMFFIObject* obj;
+  uint64_t before;
+} TffiDying;
+
+static _Thread_local struct {
+  int depth;        /* deleter calls under way */
+  TffiDying* items; /* set aside, the latest last */
+  size_t n, cap;
+} tffi_dying;
+
+static int tffi_is_container(int32_t type_index) {
+  return type_index == kTVMFFIArray || type_index == kTVMFFIList || type_index == kTVMFFIMap ||
+         type_index == kTVMFFIDict;
+}
+
+/* Destroys what was set aside, and what that sets aside in turn. */
+static void tffi_destroy_set_aside(void) {
+  while (tffi_dying.n > 0) {
+    TffiDying d = tffi_dying.items[--tffi_dying.n];
+    tffi_destroy(d.obj, d.before);
   }
-  if (obj->deleter) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+  tffi_free(tffi_dying.items);
+  tffi_dying.items = NULL;
+  tffi_dying.cap = 0;
+}
+
+void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
+  /* Without room to set it aside, it is destroyed at once, as below. */
+  if (tffi_dying.depth >= TFFI_RELEASE_NESTING && tffi_is_container(obj->type_index) &&
+      TFFI_VEC_PUSH(&tffi_dying, ((TffiDying){obj, before})) == 0)
+    return;
+  tffi_dying.depth += 1;
+  tffi_destroy(obj, before);
+  if (tffi_dying.depth == 1 && tffi_dying.items != NULL) tffi_destroy_set_aside();
+  tffi_dying.depth -= 1;
 }
 
 int TVMFFIObjectIncRef(TVMFFIObjectHandle obj) {
