@@ -98,7 +98,7 @@ static _Thread_local struct {
   size_t n, cap;
 } tffi_dying;
 
-static int tffi_is_container(int32_t type_index) {
+static int tffi_release_can_wait(int32_t type_index) {
   return type_index == kTVMFFIArray || type_index == kTVMFFIList || type_index == kTVMFFIMap ||
          type_index == kTVMFFIDict;
 }
@@ -116,7 +116,7 @@ static void tffi_destroy_set_aside(void) {
 
 void tffi_decref_slow(TVMFFIObject* obj, uint64_t before) {
   /* Without room to set it aside, it is destroyed at once, as below. */
-  if (tffi_dying.depth >= TFFI_RELEASE_NESTING && tffi_is_container(obj->type_index) &&
+  if (tffi_dying.depth >= TFFI_RELEASE_NESTING && tffi_release_can_wait(obj->type_index) &&
       TFFI_VEC_PUSH(&tffi_dying, ((TffiDying){obj, before})) == 0)
     return;
   tffi_dying.depth += 1;
