@@ -717,7 +717,8 @@ Test(recursive, REC_008_deep_copy_refuses_other_objects) {
 
 /* REC-014: a list or dict inside an array or map that leads back to it is
  * copied into one that holds the array's or map's copy, not the original,
- * and its other elements as they were. */
+ * and its other elements as they were; the reference it held to the
+ * original is given back. */
 Test(recursive, REC_014_deep_copy_back_to_enclosing) {
   TVMFFIAny list = lst(NULL, 0), array = arr(&list, 1), ap[2] = {list, array};
   host_ok("ffi.ListAppend", ap, 2);
@@ -738,6 +739,8 @@ Test(recursive, REC_014_deep_copy_back_to_enclosing) {
             held[1].type_index);
   host_ok("ffi.ListClear", &list, 1);
   host_ok("ffi.ListClear", &list_copy, 1);
+  cr_expect_eq(core_strong(array.v_obj), 1, "the original array is held %u times, not once",
+               core_strong(array.v_obj));
 
   TVMFFIAny dict = host_ok("ffi.Dict", NULL, 0),
             kv[4] = {host_str("k"), dict, host_str("n"), core_int(2)};
@@ -830,12 +833,18 @@ static TVMFFIAny thing_without_getter(int64_t x, int64_t y) {
 }
 
 /* REC-009: a field without a getter cannot be read: ReprPrint leaves it
- * out. */
-Test(recursive, REC_009_repr_skips_field_without_getter) {
+ * out, RecursiveEq and RecursiveHash go by the other fields. */
+Test(recursive, REC_009_field_without_getter_skipped) {
   HOSTILE_INPUT("a field's NULL getter is called");
-  TVMFFIAny v = thing_without_getter(1, 2);
+  TVMFFIAny v = thing_without_getter(1, 2), same_y = thing_without_getter(9, 2);
+  TVMFFIAny other_y = thing_without_getter(1, 3);
   expect_repr(v, "conformance.RecNoGetter(y=2)");
-  core_release(&v);
+  cr_expect(eq(v, same_y), "objects differing only in the field without a getter are unequal");
+  cr_expect(!eq(v, other_y), "objects differing in y are equal");
+  cr_expect_eq(hash_of(v), combine(key_hash(v.type_index), combine(kTVMFFIInt, 2)),
+               "the hash of y alone");
+  for (TVMFFIAny *o = (TVMFFIAny[]){v, same_y, other_y}, *end = o + 3; o < end; ++o)
+    core_release(o);
 }
 
 /* REC-007: an object whose type index names no registered type has no
