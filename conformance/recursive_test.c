@@ -1065,7 +1065,9 @@ Test(recursive, REC_009_eq_without_hash) {
   TVMFFIAny v = thing(0, 1, 0, 0, 0);
   ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = index;
   TVMFFIAny items[1] = {v}, a = arr(items, 1);
-  host_refused("ffi.RecursiveHash", &a, 1, "ValueError", "__ffi_hash__");
+  host_refused("ffi.RecursiveHash", &a, 1, "ValueError",
+               "type 'conformance.RecEqOnly' defines __ffi_eq__ or __ffi_compare__ but not "
+               "__ffi_hash__");
   core_release(&a);
   core_release(&v);
 }
@@ -1083,6 +1085,12 @@ Test(recursive, REC_009_hooks) {
   cr_expect(truth("ffi.RecursiveGt", h1, h2), "the __ffi_compare__ hook was not used");
   cr_expect(!truth("ffi.RecursiveLt", h1, h2), "the __ffi_compare__ hook was not used");
   cr_expect_eq(hash_of(h1), combine(kTVMFFIInt, 1) + 1);
+  /* Inside a container the hook decides for its own pair only. */
+  TVMFFIAny in1 = arr(&h1, 1), in1b = arr(&h1b, 1), in2 = arr(&h2, 1);
+  cr_expect(eq(in1, in1b));
+  cr_expect(!eq(in1, in2), "arrays of objects the __ffi_eq__ hook tells apart are equal");
+  cr_expect(truth("ffi.RecursiveGt", in1, in2), "the __ffi_compare__ hook was not used inside");
+  for (TVMFFIAny *v = (TVMFFIAny[]){in1, in1b, in2}, *end = v + 3; v < end; ++v) core_release(v);
   cr_expect(recursion_tries > 0 && recursion_refusals == recursion_tries,
             "%d of %d recursion Functions refused a call without arguments", recursion_refusals,
             recursion_tries);
@@ -1304,7 +1312,8 @@ Test(recursive, REC_010_json_graph_shared_nodes) {
 }
 
 /* REC-017: an object value whose pointer is NULL (a null reference) is
- * None: printed as None, written as a None node. */
+ * None: printed as None, written as a None node, unequal to (1,) either
+ * way round. */
 Test(recursive, REC_017_null_object_values) {
   static const int32_t kinds[] = {kTVMFFIArray, kTVMFFIObject};
   for (int i = 0; i < 2; ++i) {
@@ -1313,6 +1322,11 @@ Test(recursive, REC_017_null_object_values) {
     expect_repr(null_ref, "None");
     expect_graph(null_ref, "{\"root_index\":0,\"nodes\":[{\"type\":\"None\"}]}");
   }
+  TVMFFIAny null_array = core_none(), one = ints("ffi.Array", 1, 0, 1);
+  null_array.type_index = kTVMFFIArray;
+  cr_expect(!eq(one, null_array), "(1,) equals a null array reference");
+  cr_expect(!eq(null_array, one), "a null array reference equals (1,)");
+  core_release(&one);
 }
 
 /* REC-011: the reader takes whitespace between tokens, keys it does not
