@@ -1,4 +1,4 @@
-/* Clauses REC-001 to REC-018 of spec/host.md: the recursive operations on
+/* Clauses REC-001 to REC-019 of spec/host.md: the recursive operations on
  * values that upstream's Python package uses for ==, <, hash(), repr() and
  * copy.deepcopy() of FFI containers and classes: "ffi.RecursiveEq",
  * "...Lt/Le/Gt/Ge", "ffi.RecursiveHash", "ffi.ReprPrint", "ffi.DeepCopy".
@@ -832,9 +832,9 @@ static TVMFFIAny thing_without_getter(int64_t x, int64_t y) {
   return v;
 }
 
-/* REC-009: a field without a getter cannot be read: ReprPrint leaves it
+/* REC-019: a field without a getter cannot be read: ReprPrint leaves it
  * out, RecursiveEq and RecursiveHash go by the other fields. */
-Test(recursive, REC_009_field_without_getter_skipped) {
+Test(recursive, REC_019_field_without_getter_skipped) {
   HOSTILE_INPUT("a field's NULL getter is called");
   TVMFFIAny v = thing_without_getter(1, 2), same_y = thing_without_getter(9, 2);
   TVMFFIAny other_y = thing_without_getter(1, 3);
@@ -847,9 +847,9 @@ Test(recursive, REC_009_field_without_getter_skipped) {
     core_release(o);
 }
 
-/* REC-007: an object whose type index names no registered type has no
+/* REC-019: an object whose type index names no registered type has no
  * type key to print: ReprPrint refuses it, naming the index. */
-Test(recursive, REC_007_repr_unregistered_type) {
+Test(recursive, REC_019_repr_unregistered_type) {
   HOSTILE_INPUT("the type of an object is looked up and not found");
   TVMFFIAny v = thing(1, 0, 0, 0, 0), out = core_none();
   ((TVMFFIObject*)v.v_obj)->type_index = v.type_index = 60000;
