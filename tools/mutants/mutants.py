@@ -3,6 +3,8 @@ purpose, one small change at a time, and see whether the suite notices.
 
     bazel run //tools:mutants -- [--files reference/X.c ...] [--sample N]
         [--seed S] [--jobs J] [--asan] [--json FILE] [--min-score P]
+    bazel run //tools:mutants -- --gate NAME MIN [reference/X.c ...] ...
+        [--sample N] [--seed S] [--jobs J] [--json-dir DIR]
 
 Mutants come from universalmutator (pinned; installed on first use into a
 venv of its own in the cache). The suite is built once, from unmutated code,
@@ -53,8 +55,11 @@ ASAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno
 LDLIBS = ["-ldl", "-lpthread"]
 
 
+STARTED = time.time()
+
+
 def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+    print("%s [%.0f s]" % (msg, time.time() - STARTED), file=sys.stderr, flush=True)
 
 
 def workspace_root():
@@ -172,8 +177,27 @@ class Builder:
         self.sources = runtime_sources(root)
         self.objdir = os.path.join(work, "objects-asan" if sanitize else "objects")
         os.makedirs(self.objdir, exist_ok=True)
+        # Shared by every checkout: an object is keyed by everything that
+        # goes into it (flags, the source, every header it could include),
+        # so a fresh clone of an unchanged runtime compiles nothing.
+        self.cache = os.path.join(cache_root(), "mutants", "objects")
+        os.makedirs(self.cache, exist_ok=True)
+        headers = hashlib.sha1(" ".join(self.flags).encode())
+        for path in header_files(root, suite.dlpack_include):
+            with open(path, "rb") as f:
+                headers.update(f.read())
         for src in self.sources:
-            self._compile(os.path.join(root, src), self._obj(src))
+            self._compile_cached(os.path.join(root, src), self._obj(src), headers.copy())
+
+    def _compile_cached(self, path, obj, key):
+        with open(path, "rb") as f:
+            key.update(f.read())
+        cached = os.path.join(self.cache, key.hexdigest() + ".o")
+        if not os.path.exists(cached):
+            self._compile(path, obj)
+            publish(obj, cached)
+        else:
+            shutil.copyfile(cached, obj)
 
     def _obj(self, src, where=None):
         return os.path.join(where or self.objdir, os.path.basename(src)[:-2] + ".o")
@@ -218,6 +242,30 @@ class BuildError(Exception):
     pass
 
 
+def header_files(root, dlpack_include):
+    """Every header a runtime source can include, in a fixed order."""
+    found = []
+    for top in (os.path.join(root, "reference"), dlpack_include):
+        for folder, dirs, files in os.walk(top):
+            dirs.sort()
+            found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".h")]
+    return found
+
+
+def publish(path, dest):
+    """Copies `path` to `dest` so that no reader sees half a file: another
+    checkout may be filling the same shared cache at the same time."""
+    tmp = "%s.%d.tmp" % (dest, os.getpid())
+    if os.path.isdir(path):
+        shutil.copytree(path, tmp)
+    else:
+        shutil.copyfile(path, tmp)
+    try:
+        os.rename(tmp, dest)
+    except OSError:  # a directory another process published first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def runtime_sources(root):
     ref = os.path.join(root, "reference")
     return sorted("reference/" + f for f in os.listdir(ref)
@@ -260,15 +308,22 @@ class Mutant:
 def generate(root, files, work):
     mutate = mutate_command()
     pool = []
+    # Keyed by the source's content and the mutator's pins, and shared by
+    # every checkout: an edited source gets fresh mutants, an unchanged one
+    # is not mutated again in a fresh clone.
+    shared = os.path.join(cache_root(), "mutants", "generated")
+    os.makedirs(shared, exist_ok=True)
     for src in files:
         with open(os.path.join(root, src), "rb") as f:
-            digest = hashlib.sha1(f.read()).hexdigest()[:12]
-        # Keyed by content: an edited source gets fresh mutants.
-        out = os.path.join(work, "generated", "%s-%s" % (os.path.basename(src)[:-2], digest))
-        if not os.path.isdir(out) or not os.listdir(out):
-            os.makedirs(out, exist_ok=True)
-            subprocess.run([mutate, os.path.join(root, src), "c", "--noCheck", "--mutantDir", out],
-                           cwd=work, capture_output=True, text=True, check=True)
+            digest = hashlib.sha1(f.read() + "\n".join(MUTATOR).encode()).hexdigest()[:12]
+        out = os.path.join(shared, "%s-%s" % (os.path.basename(src)[:-2], digest))
+        if not os.path.isdir(out):
+            with tempfile.TemporaryDirectory(dir=work) as tmp:
+                made = os.path.join(tmp, "mutants")
+                os.makedirs(made)
+                subprocess.run([mutate, os.path.join(root, src), "c", "--noCheck", "--mutantDir", made],
+                               cwd=tmp, capture_output=True, text=True, check=True)
+                publish(made, out)
         with open(os.path.join(root, src)) as f:
             original = f.read().splitlines()
         names = sorted(os.listdir(out), key=lambda n: int(re.findall(r"\d+", n)[-1]))
@@ -402,36 +457,38 @@ def print_table(rows, total, asan):
     line("all", total)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--files", nargs="*", help="runtime sources to mutate (default: every reference/*.c)")
-    ap.add_argument("--sample", type=int, default=300, help="mutants to judge that compile to changed code (0: all)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--asan", action="store_true", help="run survivors again under ASan+UBSan")
-    ap.add_argument("--json", help="write every mutant's outcome here")
-    ap.add_argument("--min-score", type=float, help="exit 1 when the score (percent) is below this")
-    ap.add_argument("--work", help="working folder (default: a cache folder per checkout)")
-    args = ap.parse_args(argv)
+def parse_gate(words, root):
+    """--gate NAME MIN [FILE ...]: a named sample with its own target; no
+    files (or the word all) means every runtime source."""
+    if len(words) < 2:
+        sys.exit("mutants: --gate takes a name, a minimum score and the files")
+    try:
+        floor = float(words[1])
+    except ValueError:
+        sys.exit("mutants: --gate %s: the minimum score %r is not a number" % (words[0], words[1]))
+    files = [f for f in words[2:] if f != "all"] or runtime_sources(root)
+    return words[0], floor, files
 
-    root = workspace_root()
-    started = time.time()
-    files = args.files or runtime_sources(root)
-    files = [os.path.relpath(os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", root), f), root)
-             if not f.startswith("reference/") else f for f in files]
-    work = args.work or os.path.join(cache_root(), "mutants", re.sub(r"[^A-Za-z0-9]", "_", root))
-    os.makedirs(work, exist_ok=True)
 
+def prepare(root, work, jobs):
+    """The unmutated suite and runtime, checked: what every gate shares."""
     suite = Suite(root)
     builder = Builder(root, suite, work, sanitize=False)
     baseline = os.path.join(work, "libtvm_ffi.so")
     builder.link(baseline)
-    for name in sorted(suite.binaries):
+
+    def timed(name):
         t0 = time.time()
         verdict, detail = suite.run(name, baseline, timeout=600)
-        if verdict != "pass":
-            sys.exit("mutants: the unmutated runtime fails the suite (%s); fix that first" % detail)
-        suite.timeouts[name] = max(30.0, 10 * (time.time() - t0))
+        return name, verdict, detail, time.time() - t0
+
+    # Timed side by side, as the mutants will run: the clock each binary
+    # gets (10x its time here) then includes the same sharing of the CPUs.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        for name, verdict, detail, took in ex.map(timed, sorted(suite.binaries)):
+            if verdict != "pass":
+                sys.exit("mutants: the unmutated runtime fails the suite (%s); fix that first" % detail)
+            suite.timeouts[name] = max(30.0, 10 * took)
     log("mutants: unmutated runtime passes all %d binaries" % len(suite.binaries))
     # Upstream's Python tests judge mutants only where the unmutated runtime
     # runs them as upstream does (the package, the archive and upstream's
@@ -440,21 +497,24 @@ def main(argv=None):
     suite.pytests = verdict == "pass"
     log("mutants: upstream's Python tests in scope %s" % (
         "judge what the suite lets through" if suite.pytests else "unavailable (%s): not used" % detail))
+    return suite, builder
 
-    pool = generate(root, files, work)
-    # Mutants are drawn in a seeded order until --sample of them compile to
-    # changed code, so the sample counts mutants that really changed the runtime.
+
+def draw_and_judge(suite, builder, pool, seed, want, jobs, memo):
+    """Mutants in a seeded order until `want` of them compile to changed
+    code. `memo` (kills, seen) carries over between gates: a mutant drawn
+    twice is judged once."""
     order = list(pool)
-    random.Random(args.seed).shuffle(order)
-    want = args.sample if args.sample > 0 else len(order)
+    random.Random(seed).shuffle(order)
+    want = want if want > 0 else len(order)
     equivalent = load_equivalent(os.path.join(HERE, "equivalent.txt"))
-    kills, seen = {}, {}
+    kills, seen = memo
     chosen = []
     compiled = 0
     running = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         while order or running:
-            while order and len(running) < max(1, args.jobs) and compiled + len(running) < want:
+            while order and len(running) < max(1, jobs) and compiled + len(running) < want:
                 m = order.pop(0)
                 running[ex.submit(judge, suite, builder, m, kills, seen)] = m
             if not running:
@@ -471,7 +531,78 @@ def main(argv=None):
                 log("[%d/%d] %s:%d %s%s" % (compiled, want, m.src, m.line, status,
                                               (" (" + detail[:110] + ")") if detail else ""))
     chosen.sort(key=lambda m: (m.src, m.line))
+    return chosen
 
+
+def report(chosen, pool_size, seed, started, asan, json_path, min_score, name=None):
+    """Prints the table, the survivors and the summary line; 1 below the target."""
+    survivors = [m for m in chosen if m.status == "survived"]
+    rows, total = tally(chosen)
+    print_table(rows, total, asan)
+    for m in survivors:
+        print("\nsurvived: %s:%d%s\n%s" % (m.src, m.line, "  (killed under ASan)" if m.asan == "killed" else "",
+                                          m.diff.rstrip()))
+    elapsed = time.time() - started
+    score = total["score"]
+    print("\nmutants%s: %d drawn from %d (seed %d), %d compiled, %d to changed code, score %s, %.0f s" % (
+        " (%s)" % name if name else "", len(chosen), pool_size, seed, len(chosen) - total["build-broken"],
+        len(chosen) - total["build-broken"] - total["same code"],
+        "-" if score is None else "%.1f%%" % (100 * score), elapsed), flush=True)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"seed": seed, "pool": pool_size, "seconds": elapsed,
+                       "files": rows, "total": total,
+                       "mutants": [m.record() for m in chosen]}, f, indent=1)
+    if min_score is not None and (score is None or 100 * score < min_score):
+        print("mutants%s: score below %.1f%%" % (" (%s)" % name if name else "", min_score))
+        return 1
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", nargs="*", help="runtime sources to mutate (default: every reference/*.c)")
+    ap.add_argument("--gate", nargs="+", action="append", metavar="NAME MIN FILE",
+                    help="a named sample with its own minimum score, over FILEs (none: every source); "
+                         "repeat it for several, which share the setup and the verdicts")
+    ap.add_argument("--sample", type=int, default=300, help="mutants to judge that compile to changed code (0: all)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--asan", action="store_true", help="run survivors again under ASan+UBSan")
+    ap.add_argument("--json", help="write every mutant's outcome here")
+    ap.add_argument("--json-dir", help="with --gate: write each gate's outcomes to DIR/NAME.json")
+    ap.add_argument("--min-score", type=float, help="exit 1 when the score (percent) is below this")
+    ap.add_argument("--work", help="working folder (default: a cache folder per checkout)")
+    args = ap.parse_args(argv)
+    if args.gate and (args.files or args.json or args.min_score is not None or args.asan):
+        sys.exit("mutants: --gate names its own files and score; --files, --json, --min-score "
+                 "and --asan are for a single run")
+
+    root = workspace_root()
+    started = time.time()
+    here = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
+    work = args.work or os.path.join(cache_root(), "mutants", re.sub(r"[^A-Za-z0-9]", "_", root))
+    os.makedirs(work, exist_ok=True)
+    suite, builder = prepare(root, work, args.jobs)
+    memo = ({}, {})
+
+    if args.gate:
+        failed = 0
+        for words in args.gate:
+            name, floor, files = parse_gate(words, root)
+            t0 = time.time()
+            pool = generate(root, files, work)
+            chosen = draw_and_judge(suite, builder, pool, args.seed, args.sample, args.jobs, memo)
+            out = os.path.join(here, args.json_dir, name + ".json") if args.json_dir else None
+            failed |= report(chosen, len(pool), args.seed, t0, False, out, floor, name)
+        log("mutants: %d gates in %.0f s" % (len(args.gate), time.time() - started))
+        return failed
+
+    files = args.files or runtime_sources(root)
+    files = [os.path.relpath(os.path.join(here, f), root)
+             if not f.startswith("reference/") else f for f in files]
+    pool = generate(root, files, work)
+    chosen = draw_and_judge(suite, builder, pool, args.seed, args.sample, args.jobs, memo)
     survivors = [m for m in chosen if m.status == "survived"]
     if args.asan and survivors:
         log("mutants: running %d survivors under ASan+UBSan" % len(survivors))
@@ -480,28 +611,8 @@ def main(argv=None):
         for m in survivors:
             status, detail = judge(suite, abuilder, m, {}, {}, env)
             m.asan = status if status in ("killed", "timed out") else "survived"
-
-    rows, total = tally(chosen)
-    print_table(rows, total, args.asan)
-    for m in survivors:
-        print("\nsurvived: %s:%d%s\n%s" % (m.src, m.line, "  (killed under ASan)" if m.asan == "killed" else "",
-                                          m.diff.rstrip()))
-    elapsed = time.time() - started
-    score = total["score"]
-    print("\nmutants: %d drawn from %d (seed %d), %d compiled, %d to changed code, score %s, %.0f s" % (
-        len(chosen), len(pool), args.seed, len(chosen) - total["build-broken"],
-        len(chosen) - total["build-broken"] - total["same code"],
-        "-" if score is None else "%.1f%%" % (100 * score), elapsed))
-    if args.json:
-        out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd()), args.json)
-        with open(out, "w") as f:
-            json.dump({"seed": args.seed, "pool": len(pool), "seconds": elapsed,
-                       "files": rows, "total": total,
-                       "mutants": [m.record() for m in chosen]}, f, indent=1)
-    if args.min_score is not None and (score is None or 100 * score < args.min_score):
-        print("mutants: score below %.1f%%" % args.min_score)
-        return 1
-    return 0
+    out = os.path.join(here, args.json) if args.json else None
+    return report(chosen, len(pool), args.seed, started, args.asan, out, args.min_score)
 
 
 if __name__ == "__main__":
