@@ -14,9 +14,7 @@
 _Static_assert(TFFI_BODY_OFFSET >= sizeof(TVMFFIObjectAllocHeader),
                "the header must fit before the body");
 
-void tffi_allocator_default_delete_space(void* body) {
-  tffi_allocator_default_free_body(body);
-}
+void tffi_allocator_default_delete_space(void* body) { tffi_allocator_default_free_body(body); }
 
 static void* tffi_default_allocate(size_t size, size_t alignment, int32_t type_index,
                                    void* context) {

@@ -44,7 +44,8 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
   int rc = 0;
   switch (kind) {
     case kTVMFFIRawStr: /* only a NULL one gets here */
-      rc = tffi_raise(TFFI_VALUE_ERROR, "TVMFFIAnyViewToOwnedAny: any_view holds a NULL const char*");
+      rc = tffi_raise(TFFI_VALUE_ERROR,
+                      "TVMFFIAnyViewToOwnedAny: any_view holds a NULL const char*");
       break;
     case kTVMFFIByteArrayPtr: {
       const TVMFFIByteArray* bytes = view->v_ptr;
@@ -55,9 +56,7 @@ int tffi_any_copy_owned(const TVMFFIAny* view, TVMFFIAny* out) {
         rc = tffi_any_from_bytes(kTVMFFIBytes, bytes->data, bytes->size, &result);
       break;
     }
-    case kTVMFFIObjectRValueRef:
-      rc = tffi_move_rvalue(view, &result);
-      break;
+    case kTVMFFIObjectRValueRef: rc = tffi_move_rvalue(view, &result); break;
     default:
       /* Inline values, DLTensor* included (a borrowed pointer stays one):
        * a verbatim copy, handed out only when rc is 0. Anything else names

@@ -25,8 +25,8 @@ int tffi_args_count(const char* fn, int32_t got, int32_t want) {
                     (int)got);
 }
 
-int tffi_args_error(const char* kind, const char* fn, int32_t i, const char* name,
-                    const char* fmt, ...) {
+int tffi_args_error(const char* kind, const char* fn, int32_t i, const char* name, const char* fmt,
+                    ...) {
   char detail[256];
   va_list ap;
   va_start(ap, fmt);

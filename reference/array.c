@@ -45,8 +45,7 @@ static TVMFFIObject* tffi_array_new(const TVMFFIAny* args, int32_t n) {
   return &arr->header;
 }
 
-static int tffi_array_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_array_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (num_args < 0 || num_args > TFFI_ARRAY_MAX_SIZE)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: num_args %d is out of range", (const char*)self,
                       (int)num_args);

@@ -18,8 +18,7 @@ typedef struct {
 int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
   if (out == NULL) return tffi_arg_null("TVMFFIBigIntFromByteArray", "out");
   *out = tffi_any_none();
-  if (input == NULL)
-    return tffi_arg_null("TVMFFIBigIntFromByteArray", "input");
+  if (input == NULL) return tffi_arg_null("TVMFFIBigIntFromByteArray", "input");
   if (input->size % sizeof(int64_t) != 0)
     return tffi_raise(TFFI_VALUE_ERROR,
                       "TVMFFIBigIntFromByteArray: input->size %zu is not in whole 64-bit words",
@@ -28,8 +27,7 @@ int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
    * int (BIG-001), and what is allocated is never more than the words the
    * caller already holds in memory. */
   size_t n = input->size / sizeof(int64_t);
-  if (n && input->data == NULL)
-    return tffi_arg_null("TVMFFIBigIntFromByteArray", "input->data");
+  if (n && input->data == NULL) return tffi_arg_null("TVMFFIBigIntFromByteArray", "input->data");
   /* The shortest form: drop top words that only repeat the sign of the word
    * below them. Words are read through memcpy: the bytes need not be
    * aligned. */

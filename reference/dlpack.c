@@ -24,8 +24,7 @@ int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
                                        require_contiguous)) {
     return -1;
   }
-  return tffi_tensor_new_checked(&from->dl_tensor, tffi_release_legacy, from,
-                                 (TVMFFIObject**)out);
+  return tffi_tensor_new_checked(&from->dl_tensor, tffi_release_legacy, from, (TVMFFIObject**)out);
 }
 
 /* An exported managed tensor holds one strong reference to the tensor (its

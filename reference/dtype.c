@@ -80,6 +80,7 @@ typedef struct {
 /* Every narrow float format DLPack names, with its total bit width. A
  * name comes before any shorter one it starts with: the first that the
  * input starts with is the longest. */
+/* clang-format off */
 static const TffiVariant tffi_variants[] = {
     {"float8_e3m4", kDLFloat8_e3m4, 8},
     {"float8_e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
@@ -93,6 +94,7 @@ static const TffiVariant tffi_variants[] = {
     {"float6_e3m2fn", kDLFloat6_e3m2fn, 6},
     {"float4_e2m1fn", kDLFloat4_e2m1fn, 4},
 };
+/* clang-format on */
 
 /* A narrow float: family prefix in any spelling, then the longest format
  * name the rest starts with, then the lanes and the end of the input.
@@ -125,10 +127,16 @@ typedef struct {
 /* Order matters: a longer spelling before any shorter one it starts with.
  * The short spellings (two letters at most) count only before a digit. */
 static const TffiBase tffi_bases[] = {
-    {"int", kDLInt, 32},       {"uint", kDLUInt, 32},      {"bool", kDLBool, 8},
-    {"float", kDLFloat, 32},   {"handle", kDLOpaqueHandle, 64},
-    {"bfloat", kDLBfloat, 16}, {"bf", kDLBfloat, 16},      {"i", kDLInt, 32},
-    {"u", kDLUInt, 32},        {"f", kDLFloat, 32},
+    {"int", kDLInt, 32},
+    {"uint", kDLUInt, 32},
+    {"bool", kDLBool, 8},
+    {"float", kDLFloat, 32},
+    {"handle", kDLOpaqueHandle, 64},
+    {"bfloat", kDLBfloat, 16},
+    {"bf", kDLBfloat, 16},
+    {"i", kDLInt, 32},
+    {"u", kDLUInt, 32},
+    {"f", kDLFloat, 32},
 };
 
 /* A narrow float family prefix sets *matched and parses the rest; the

@@ -78,7 +78,8 @@ static TffiStreams* tffi_streams_get_or_create(void) {
   }
   TffiStreams* s = tffi_calloc(1, sizeof *s);
   if (s == NULL) {
-    tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIEnvSetStream: out of memory for the thread's stream table");
+    tffi_raise(TFFI_MEMORY_ERROR,
+               "TVMFFIEnvSetStream: out of memory for the thread's stream table");
     return NULL;
   }
   /* Fails only for memory: past the first 32 keys, the thread library
@@ -105,7 +106,8 @@ static TVMFFIStreamHandle tffi_stream_lookup_slow(const TffiStreams* s, int32_t 
 TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
   const TffiStreams* s = tffi_streams;
   if (s == NULL) return NULL;
-  if ((uint32_t)device_type < TFFI_STREAM_FAST_TYPES && (uint32_t)device_id < TFFI_STREAM_FAST_IDS) {
+  if ((uint32_t)device_type < TFFI_STREAM_FAST_TYPES &&
+      (uint32_t)device_id < TFFI_STREAM_FAST_IDS) {
     return s->fast[device_type][device_id];
   }
   return tffi_stream_lookup_slow(s, device_type, device_id);
@@ -124,8 +126,8 @@ static int tffi_stream_append(TffiStreams* s, int32_t type, int32_t id, TVMFFISt
   return 0;
 }
 
-static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
-                                TVMFFIStreamHandle stream, TVMFFIStreamHandle* old) {
+static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id, TVMFFIStreamHandle stream,
+                                TVMFFIStreamHandle* old) {
   for (size_t i = 0; i < s->more.n; ++i) {
     TffiStreamEntry* e = &s->more.items[i];
     if (e->device_type != type || e->device_id != id) continue;
@@ -142,6 +144,7 @@ static int tffi_stream_set_slow(TffiStreams* s, int32_t type, int32_t id,
 
 int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
                        TVMFFIStreamHandle* opt_out_original_stream) {
+  /* clang-format off */
   if (device_type < 0 || device_type >= TFFI_STREAM_MAX_TYPE) {
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream: device_type %d is outside [0, "
                       TFFI_STREAM_TEXT(TFFI_STREAM_MAX_TYPE) ")", device_type);
@@ -150,6 +153,7 @@ int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandl
     return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIEnvSetStream: device_id %d is outside [0, "
                       TFFI_STREAM_TEXT(TFFI_STREAM_MAX_ID) ")", device_id);
   }
+  /* clang-format on */
   TffiStreams* s = tffi_streams_get_or_create();
   if (s == NULL) return -1;
   TVMFFIStreamHandle old;

@@ -142,8 +142,7 @@ static void tffi_oom_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteA
 /* Raised when not even an error object can be allocated. Its reference count
  * starts so high that no sequence of releases brings it to zero. */
 static TffiError tffi_oom_error = {
-    .header = {.combined_ref_count = TFFI_REF_WEAK_ONE | 0x40000000u,
-               .type_index = kTVMFFIError},
+    .header = {.combined_ref_count = TFFI_REF_WEAK_ONE | 0x40000000u, .type_index = kTVMFFIError},
     .cell = {.kind = {"MemoryError", 11},
              .message = {"out of memory while raising an error", 36},
              .backtrace = {tffi_empty, 0},
@@ -216,7 +215,8 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** message_pa
     if (message_parts[i]) total += strlen(message_parts[i]);
   char* msg = tffi_malloc(total + 1);
   if (msg == NULL) {
-    tffi_raise(TFFI_MEMORY_ERROR, "TVMFFIErrorSetRaisedFromCStrParts: out of memory for the message");
+    tffi_raise(TFFI_MEMORY_ERROR,
+               "TVMFFIErrorSetRaisedFromCStrParts: out of memory for the message");
     return;
   }
   size_t at = 0;
@@ -246,12 +246,9 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   return TVMFFIErrorCreateWithCauseAndExtraContext(kind, message, backtrace, NULL, NULL, out);
 }
 
-int TVMFFIErrorCreateWithCauseAndExtraContext(const TVMFFIByteArray* kind,
-                                              const TVMFFIByteArray* message,
-                                              const TVMFFIByteArray* backtrace,
-                                              TVMFFIObjectHandle cause_chain,
-                                              TVMFFIObjectHandle extra_context,
-                                              TVMFFIObjectHandle* out) {
+int TVMFFIErrorCreateWithCauseAndExtraContext(
+    const TVMFFIByteArray* kind, const TVMFFIByteArray* message, const TVMFFIByteArray* backtrace,
+    TVMFFIObjectHandle cause_chain, TVMFFIObjectHandle extra_context, TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_raise(TFFI_VALUE_ERROR, "TVMFFIErrorCreate: out is NULL");
   *out = tffi_error_new(kind, message, backtrace, cause_chain, extra_context);
   if (*out == NULL) return -1; /* upstream signals OOM here with -1 and nothing raised */

@@ -48,8 +48,7 @@ int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*delete
                          TVMFFIObjectHandle* out) {
   if (out == NULL) return tffi_arg_null("TVMFFIFunctionCreate", "out");
   *out = NULL;
-  if (safe_call == NULL)
-    return tffi_arg_null("TVMFFIFunctionCreate", "safe_call");
+  if (safe_call == NULL) return tffi_arg_null("TVMFFIFunctionCreate", "safe_call");
   *out = tffi_function_new(self, safe_call, deleter);
   return *out ? 0 : -1;
 }

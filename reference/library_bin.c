@@ -20,8 +20,7 @@ typedef struct {
 static int tffi_bin_fail(TffiCursor* c, size_t offset, const char* field, const char* why) {
   c->out->error_offset = offset;
   c->out->error_field = field;
-  return tffi_raise(TFFI_VALUE_ERROR, "library_bin: offset %zu: field %s: %s", offset, field,
-                    why);
+  return tffi_raise(TFFI_VALUE_ERROR, "library_bin: offset %zu: field %s: %s", offset, field, why);
 }
 
 static int tffi_read_u64(TffiCursor* c, const char* field, uint64_t* v) {

@@ -153,8 +153,10 @@ static int tffi_build_modules(TffiLibrary* lib, const TffiLibraryBinView* bin,
       continue;
     }
     modules[i] = tffi_module_new(lib);
-    if (modules[i] == NULL) rc = -1;
-    else if (ctx_slot) *ctx_slot = modules[i];
+    if (modules[i] == NULL)
+      rc = -1;
+    else if (ctx_slot)
+      *ctx_slot = modules[i];
   }
   tffi_loader_cache_drop(&cache);
   return rc == 0 ? tffi_link_imports(bin, modules) : -1;

@@ -81,8 +81,7 @@ int tffi_module_symbol(TVMFFIObject* mod, const char* name, void** out) {
   return tffi_library_symbol(((TffiModule*)mod)->lib, name, 0, out);
 }
 
-static int tffi_bound_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_bound_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   TffiBoundSymbol* b = self;
   /* Exported functions have no closure: they get a NULL handle. */
   return b->symbol(NULL, args, num_args, result);
@@ -171,14 +170,15 @@ static int tffi_call_getter(void* addr, const char* symbol, TVMFFIAny* out) {
   return 0;
 }
 
-static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const char* name,
-                                size_t len, TVMFFIAny* out) {
+static int tffi_module_own_info(TVMFFIObject* mod, const char* prefix, const char* name, size_t len,
+                                TVMFFIAny* out) {
   if (memchr(name, '\0', len) != NULL) return 0;
   char* symbol = tffi_prefixed(prefix, name, len);
   if (symbol == NULL) return -1;
   void* addr;
   int rc = tffi_module_symbol(mod, symbol, &addr);
-  if (rc == 0 && addr != NULL && tffi_library_is_code(addr)) rc = tffi_call_getter(addr, symbol, out);
+  if (rc == 0 && addr != NULL && tffi_library_is_code(addr))
+    rc = tffi_call_getter(addr, symbol, out);
   tffi_free(symbol);
   return rc;
 }
@@ -226,7 +226,8 @@ static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
   *found = 0;
   if (tffi_modules_add(&seen, from) < 0 || tffi_modules_add(&stack, from) < 0)
     rc = tffi_raise_oom(64);
-  else tffi_incref(from);
+  else
+    tffi_incref(from);
   while (stack.n > 0) {
     TVMFFIObject* m = stack.items[--stack.n];
     if (m == target) *found = 1;
@@ -235,8 +236,10 @@ static int tffi_reaches(TVMFFIObject* from, TVMFFIObject* target, int* found) {
     for (size_t i = 0; rc == 0 && i < imports.n; ++i) {
       int added = tffi_modules_add(&seen, imports.items[i]);
       if (added == 1) added = tffi_modules_add(&stack, imports.items[i]);
-      if (added < 0) rc = tffi_raise_oom(seen.cap * sizeof(void*));
-      else if (added == 1) tffi_incref(imports.items[i]);
+      if (added < 0)
+        rc = tffi_raise_oom(seen.cap * sizeof(void*));
+      else if (added == 1)
+        tffi_incref(imports.items[i]);
     }
     tffi_modules_free(&imports);
     tffi_decref(m);
@@ -267,8 +270,10 @@ int tffi_module_import_list(TVMFFIObject* mod, TVMFFIObject* const* pool, const 
   pthread_mutex_unlock(&m->lock);
   if (pushed < ok) return tffi_raise_oom((count + 1) * sizeof(TVMFFIObject*));
   if (rc != 0) return -1;
-  if (cycle) return tffi_raise(TFFI_RUNTIME_ERROR, "ffi.ModuleImportModule: importing the module "
-                                                   "would create a cyclic dependency");
+  if (cycle)
+    return tffi_raise(TFFI_RUNTIME_ERROR,
+                      "ffi.ModuleImportModule: importing the module "
+                      "would create a cyclic dependency");
   return 0;
 }
 

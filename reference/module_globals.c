@@ -98,8 +98,7 @@ static int tffi_mod_property_mask(void* fn, const TVMFFIAny* args, int32_t n, TV
   return 0;
 }
 
-static int tffi_mod_inspect_source(void* fn, const TVMFFIAny* args, int32_t n,
-                                   TVMFFIAny* result) {
+static int tffi_mod_inspect_source(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   TVMFFIObject* mod = NULL;
   const char* format;
   size_t len;

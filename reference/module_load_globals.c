@@ -41,8 +41,8 @@ static int tffi_load_so(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
  * the format is the text after the last '.', with the aliases of shared
  * libraries on other systems folded into "so", and *format points at it in
  * the name. In buf when it fits there (tffi_prefixed_in). */
-static char* tffi_file_loader(const char* fn, const char* path, size_t len, char* buf,
-                              size_t cap, const char** format) {
+static char* tffi_file_loader(const char* fn, const char* path, size_t len, char* buf, size_t cap,
+                              const char** format) {
   size_t dot = len;
   while (dot > 0 && path[dot - 1] != '.') --dot;
   if (dot == 0) {

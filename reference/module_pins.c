@@ -29,8 +29,10 @@ static int tffi_pin(void* fn, const TVMFFIAny* args, int32_t n, TVMFFIAny* resul
   size_t i = 0;
   while (i < tffi_pinned.n && tffi_pinned.items[i] != mod) ++i;
   if (i == tffi_pinned.n) {
-    if (TFFI_VEC_PUSH(&tffi_pinned, mod) == 0) tffi_incref(mod);
-    else rc = tffi_raise_oom((tffi_pinned.n + 1) * sizeof mod);
+    if (TFFI_VEC_PUSH(&tffi_pinned, mod) == 0)
+      tffi_incref(mod);
+    else
+      rc = tffi_raise_oom((tffi_pinned.n + 1) * sizeof mod);
   }
   pthread_mutex_unlock(&tffi_pinned_lock);
   return rc;

@@ -12,8 +12,8 @@
 #include "object.h"
 #include "type.h"
 
-int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteArray* in,
-                            size_t max, TVMFFIByteArray* out) {
+int tffi_reflect_copy_bytes(const char* api, const char* arg, const TVMFFIByteArray* in, size_t max,
+                            TVMFFIByteArray* out) {
   if (in == NULL) return tffi_raise(TFFI_VALUE_ERROR, "%s: %s is NULL", api, arg);
   if (in->data == NULL && in->size != 0)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: %s.data is NULL with size %zu", api, arg, in->size);
@@ -59,9 +59,8 @@ static void tffi_texts_free(TffiTexts* t) {
   memset(t, 0, sizeof *t);
 }
 
-static int tffi_texts_copy(const char* api, const TVMFFIByteArray* name,
-                           const TVMFFIByteArray* doc, const TVMFFIByteArray* metadata,
-                           TffiTexts* out) {
+static int tffi_texts_copy(const char* api, const TVMFFIByteArray* name, const TVMFFIByteArray* doc,
+                           const TVMFFIByteArray* metadata, TffiTexts* out) {
   memset(out, 0, sizeof *out);
   if (tffi_reflect_copy_bytes(api, "info->name", name, TFFI_REFLECT_NAME_MAX, &out->name) ||
       tffi_reflect_copy_bytes(api, "info->doc", doc, TFFI_REFLECT_TEXT_MAX, &out->doc) ||
@@ -107,8 +106,7 @@ static int tffi_field_take_refs(const char* api, const TVMFFIFieldInfo* info,
   }
   if (info->flags & kTVMFFIFieldFlagBitMaskHasDefault) {
     if (tffi_reflect_copy_value(api, "info->default_value_or_factory",
-                                &info->default_value_or_factory,
-                                &rec->default_value_or_factory)) {
+                                &info->default_value_or_factory, &rec->default_value_or_factory)) {
       if ((info->flags & kTVMFFIFieldFlagBitSetterIsFunctionObj) && info->setter != NULL)
         tffi_decref(info->setter);
       return -1;
@@ -129,10 +127,9 @@ static void tffi_field_drop(TVMFFIFieldInfo* rec) {
 static int tffi_field_append(const char* api, TVMFFITypeInfo* type, const TVMFFIFieldInfo* rec) {
   for (int32_t i = 0; i < type->num_fields; ++i)
     if (tffi_bytes_eq(&type->fields[i].name, &rec->name))
-      return tffi_raise(TFFI_RUNTIME_ERROR,
-                        "%s: info->name `%.*s` is already a field of type `%.*s`", api,
-                        (int)rec->name.size, rec->name.data, (int)type->type_key.size,
-                        type->type_key.data);
+      return tffi_raise(
+          TFFI_RUNTIME_ERROR, "%s: info->name `%.*s` is already a field of type `%.*s`", api,
+          (int)rec->name.size, rec->name.data, (int)type->type_key.size, type->type_key.data);
   if (type->num_fields >= TFFI_REFLECT_MEMBERS_MAX)
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has %d fields", api,
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);
@@ -174,8 +171,7 @@ int TVMFFITypeRegisterField(int32_t type_index, const TVMFFIFieldInfo* info) {
 
 /* Lock held. Appends `rec` to the type's methods. Upstream keeps a name
  * registered twice twice, so this does too. */
-static int tffi_method_append(const char* api, TVMFFITypeInfo* type,
-                              const TVMFFIMethodInfo* rec) {
+static int tffi_method_append(const char* api, TVMFFITypeInfo* type, const TVMFFIMethodInfo* rec) {
   if (type->num_methods >= TFFI_REFLECT_MEMBERS_MAX)
     return tffi_raise(TFFI_RUNTIME_ERROR, "%s: type `%.*s` already has %d methods", api,
                       (int)type->type_key.size, type->type_key.data, TFFI_REFLECT_MEMBERS_MAX);

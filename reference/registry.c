@@ -154,8 +154,7 @@ int tffi_global_set(const char* name, size_t len, TVMFFIObject* fn, int allow_ov
 int tffi_global_set_with_metadata(const char* name, size_t len, TVMFFIObject* fn,
                                   int allow_override, const char* metadata, size_t metadata_len) {
   if (tffi_check_name("TVMFFIFunctionSetGlobal", name, len) != 0) return -1;
-  if (fn == NULL)
-    return tffi_arg_null("TVMFFIFunctionSetGlobal", "argument `f`");
+  if (fn == NULL) return tffi_arg_null("TVMFFIFunctionSetGlobal", "argument `f`");
   if (fn->type_index != kTVMFFIFunction)
     return tffi_raise(
         TFFI_TYPE_ERROR,
@@ -277,6 +276,6 @@ int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, i
                       "but its size is %zu",
                       meta->size);
   return tffi_global_set_with_metadata(method_info->name.data, method_info->name.size,
-                                       method->v_obj, allow_override,
-                                       meta->data ? meta->data : "", meta->size);
+                                       method->v_obj, allow_override, meta->data ? meta->data : "",
+                                       meta->size);
 }

@@ -30,8 +30,7 @@ static TVMFFIObject* tffi_shape_new(const TVMFFIAny* args, int32_t n) {
 }
 
 /* "ffi.Shape"(int...) -> Shape. */
-static int tffi_shape_call(void* self, const TVMFFIAny* args, int32_t num_args,
-                           TVMFFIAny* result) {
+static int tffi_shape_call(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   const char* fn = self;
   if (num_args < 0 || num_args > TFFI_SHAPE_MAX_NDIM)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: num_args %d is out of range", fn, (int)num_args);

@@ -24,8 +24,7 @@ __attribute__((noinline)) static TffiStr* tffi_str_alloc_rare(int32_t type_index
     tffi_raise_oom(size);
     return NULL;
   }
-  return tffi_object_alloc_uninit(sizeof(TffiStr) + size + 1, type_index,
-                                  tffi_object_delete_plain);
+  return tffi_object_alloc_uninit(sizeof(TffiStr) + size + 1, type_index, tffi_object_delete_plain);
 }
 
 /* The largest size the default allocator's inline path is asked for. */
@@ -35,14 +34,15 @@ __attribute__((noinline)) static TffiStr* tffi_str_alloc_rare(int32_t type_index
  * (None on failure). Inlined into its callers so that an owned string costs
  * one frame from the measure to the copy; the copy comes last, so that only
  * the return is left after it. */
-static inline __attribute__((always_inline)) int tffi_heap_str(int32_t type_index,
-                                                               const char* data, size_t size,
-                                                               TVMFFIAny* out) {
+static inline __attribute__((always_inline)) int tffi_heap_str(int32_t type_index, const char* data,
+                                                               size_t size, TVMFFIAny* out) {
   TffiStr* str;
   if (__builtin_expect(tffi_allocator_custom() == NULL && size <= TFFI_STR_INLINE_MAX, 1)) {
     str = tffi_allocator_default_body(sizeof(TffiStr) + size + 1);
-    if (str != NULL) tffi_object_init_header(&str->header, type_index, tffi_object_delete_plain);
-    else tffi_raise_oom(size);
+    if (str != NULL)
+      tffi_object_init_header(&str->header, type_index, tffi_object_delete_plain);
+    else
+      tffi_raise_oom(size);
   } else {
     str = tffi_str_alloc_rare(type_index, size);
   }
@@ -87,23 +87,19 @@ int tffi_any_from_c_str(const char* s, TVMFFIAny* out) {
 const char* tffi_any_str_data(const TVMFFIAny* value, size_t* size) {
   switch (value->type_index) {
     case kTVMFFISmallStr:
-    case kTVMFFISmallBytes:
-      *size = value->small_str_len;
-      return value->v_bytes;
+    case kTVMFFISmallBytes: *size = value->small_str_len; return value->v_bytes;
     case kTVMFFIStr:
     case kTVMFFIBytes: {
       const TVMFFIByteArray* bytes = TVMFFIBytesGetByteArrayPtr(value->v_obj);
       *size = bytes->size;
       return bytes->data;
     }
-    default:
-      *size = 0;
-      return NULL;
+    default: *size = 0; return NULL;
   }
 }
 
-static int tffi_from_byte_array(int32_t type_index, const char* api,
-                                const TVMFFIByteArray* input, TVMFFIAny* out) {
+static int tffi_from_byte_array(int32_t type_index, const char* api, const TVMFFIByteArray* input,
+                                TVMFFIAny* out) {
   if (out == NULL) return tffi_arg_null(api, "out");
   if (input == NULL) {
     *out = (TVMFFIAny){0};

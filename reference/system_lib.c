@@ -11,7 +11,7 @@
 
 typedef struct {
   char* prefix;
-  size_t len; /* of prefix, which holds no NUL */
+  size_t len;           /* of prefix, which holds no NUL */
   TVMFFIObject* module; /* the table's own reference */
 } TffiSystemModule;
 
@@ -41,7 +41,8 @@ static int tffi_system_lib_create(const char* prefix, size_t len, TVMFFIObject**
 
 int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out) {
   if (memchr(prefix, '\0', len) != NULL) {
-    return tffi_raise(TFFI_VALUE_ERROR, "ffi.SystemLib: argument #0 (symbol_prefix) contains a NUL byte");
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "ffi.SystemLib: argument #0 (symbol_prefix) contains a NUL byte");
   }
   int rc = 0;
   *out = NULL;
@@ -50,8 +51,10 @@ int tffi_system_lib_get(const char* prefix, size_t len, TVMFFIObject** out) {
     const TffiSystemModule* e = &tffi_system_modules.items[i];
     if (e->len == len && memcmp(e->prefix, prefix, len) == 0) *out = e->module;
   }
-  if (*out) tffi_incref(*out);
-  else rc = tffi_system_lib_create(prefix, len, out);
+  if (*out)
+    tffi_incref(*out);
+  else
+    rc = tffi_system_lib_create(prefix, len, out);
   pthread_mutex_unlock(&tffi_system_lock);
   return rc;
 }

@@ -106,7 +106,8 @@ static int tffi_make_entry(int32_t index, const char* key, size_t len, TffiType*
   t->info.type_key_hash = tffi_key_hash(key, len);
   t->num_slots = num_slots;
   t->allocated_slots = 1;
-  t->child_slots_can_overflow = can_overflow && (parent == NULL || parent->child_slots_can_overflow);
+  t->child_slots_can_overflow =
+      can_overflow && (parent == NULL || parent->child_slots_can_overflow);
   tffi_types[index] = t;
   return 0;
 }
@@ -237,8 +238,7 @@ void tffi_type_ready(void) { tffi_type_run_hooks(); }
 int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
   if (tffi_check_key("TVMFFITypeKeyToIndex", type_key)) return -1;
   tffi_type_run_hooks();
-  if (out_tindex == NULL)
-    return tffi_arg_null("TVMFFITypeKeyToIndex", "out_tindex");
+  if (out_tindex == NULL) return tffi_arg_null("TVMFFITypeKeyToIndex", "out_tindex");
   pthread_mutex_lock(&tffi_types_lock);
   int rc = tffi_types_init();
   TffiType* t = rc ? NULL : tffi_find_key(type_key->data, type_key->size);
@@ -264,24 +264,25 @@ static int32_t tffi_get_or_alloc(const TVMFFIByteArray* type_key, int32_t static
   if (parent_type_index >= 0) {
     parent = tffi_at(parent_type_index);
     if (parent == NULL)
-      return tffi_raise(TFFI_KEY_ERROR, "%s: parent_type_index %d is not a registered type",
-                        api, (int)parent_type_index);
+      return tffi_raise(TFFI_KEY_ERROR, "%s: parent_type_index %d is not a registered type", api,
+                        (int)parent_type_index);
   } else if (parent_type_index != -1) {
     return tffi_raise(TFFI_VALUE_ERROR, "%s: parent_type_index %d is invalid", api,
                       (int)parent_type_index);
   }
   int32_t want_depth = parent ? parent->info.type_depth + 1 : 0;
   if (type_depth != want_depth)
-    return tffi_raise(TFFI_VALUE_ERROR, "%s: type_depth %d does not match the parent's depth + 1 (%d)",
-                      api, (int)type_depth, (int)want_depth);
+    return tffi_raise(TFFI_VALUE_ERROR,
+                      "%s: type_depth %d does not match the parent's depth + 1 (%d)", api,
+                      (int)type_depth, (int)want_depth);
   if (num_child_slots < 0 || num_child_slots > TFFI_TYPE_MAX_INDEX)
     return tffi_raise(TFFI_VALUE_ERROR, "%s: num_child_slots %d is out of range", api,
                       (int)num_child_slots);
   int32_t index;
   if (static_type_index >= 0) {
     if (static_type_index >= TFFI_TYPE_DYN_BEGIN || tffi_types[static_type_index])
-      return tffi_raise(TFFI_VALUE_ERROR, "%s: static_type_index %d is taken or out of range",
-                        api, (int)static_type_index);
+      return tffi_raise(TFFI_VALUE_ERROR, "%s: static_type_index %d is taken or out of range", api,
+                        (int)static_type_index);
     index = static_type_index;
   } else {
     if (parent == NULL)
@@ -304,11 +305,10 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
   if (tffi_check_key("TVMFFITypeGetOrAllocIndex", type_key)) return -1;
   tffi_type_run_hooks();
   pthread_mutex_lock(&tffi_types_lock);
-  int32_t index = tffi_types_init() ? -1
-                                    : tffi_get_or_alloc(type_key, static_type_index, type_depth,
-                                                        num_child_slots,
-                                                        child_slots_can_overflow != 0,
-                                                        parent_type_index);
+  int32_t index = tffi_types_init()
+                      ? -1
+                      : tffi_get_or_alloc(type_key, static_type_index, type_depth, num_child_slots,
+                                          child_slots_can_overflow != 0, parent_type_index);
   pthread_mutex_unlock(&tffi_types_lock);
   return index;
 }

@@ -15,8 +15,8 @@
  * entry's, and entries never move or go away, so callers may keep it. */
 typedef struct {
   TVMFFITypeAttrColumn column;
-  TVMFFIAny* slots;  /* owned; column.data points here */
-  int32_t capacity;  /* slots allocated; column.size of them are in use */
+  TVMFFIAny* slots;     /* owned; column.data points here */
+  int32_t capacity;     /* slots allocated; column.size of them are in use */
   TVMFFIByteArray name; /* owned, NUL-terminated */
 } TffiAttrColumn;
 
@@ -30,11 +30,25 @@ static int tffi_attrs_ready;
  * on upstream's headers looks a column up by one of these names at load
  * time and fails when it is missing, even when it registers nothing in it. */
 static const char* const tffi_builtin_columns[] = {
-    "__any_equal__",   "__any_hash__",         "__data_from_json__", "__data_to_json__",
-    "__ffi_compare__", "__ffi_convert__",      "__ffi_enum__",       "__ffi_eq__",
-    "__ffi_hash__",    "__ffi_init__",         "__ffi_new__",        "__ffi_repr__",
-    "__ffi_shallow_copy__", "__ffi_type_final__", "__s_equal__",     "__s_hash__",
-    "__s_maybe_inplace_mutate__", "__s_mutate__", "__s_visit__",
+    "__any_equal__",
+    "__any_hash__",
+    "__data_from_json__",
+    "__data_to_json__",
+    "__ffi_compare__",
+    "__ffi_convert__",
+    "__ffi_enum__",
+    "__ffi_eq__",
+    "__ffi_hash__",
+    "__ffi_init__",
+    "__ffi_new__",
+    "__ffi_repr__",
+    "__ffi_shallow_copy__",
+    "__ffi_type_final__",
+    "__s_equal__",
+    "__s_hash__",
+    "__s_maybe_inplace_mutate__",
+    "__s_mutate__",
+    "__s_visit__",
 };
 
 /* Lock held. A linear scan: a process holds tens of columns. */
@@ -157,8 +171,7 @@ int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
     return tffi_raise(TFFI_KEY_ERROR, "%s: type_index %d is not a registered type", api,
                       (int)type_index);
   TVMFFIAny value = tffi_any_none();
-  if (type_index != kTVMFFINone &&
-      tffi_reflect_copy_value(api, "attr_value", attr_value, &value))
+  if (type_index != kTVMFFINone && tffi_reflect_copy_value(api, "attr_value", attr_value, &value))
     return -1;
   pthread_mutex_lock(&tffi_attrs_lock);
   int rc = tffi_attr_store(api, attr_name, type_index, &value);
