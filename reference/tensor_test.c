@@ -120,3 +120,36 @@ Test(tensor_object, alloc_cpu_is_aligned_and_zeroed) {
   cr_expect_eq(test_tensor_alloc_cpu(NULL, 1, (DLDataType){kDLFloat, 64, 1}, &obj), -1);
   expect_raised("ValueError", "shape");
 }
+
+/* The object asks for its shape and strides and nothing more: no call of
+ * the ABI can see spare bytes, so only the size the allocator is asked for
+ * can tell. */
+static size_t asked;
+
+static void sized_free(void* body) { free((char*)body - 16); }
+
+static void* sized_alloc(size_t size, size_t align, int32_t type_index, void* ctx) {
+  (void)align, (void)ctx;
+  if (type_index == kTVMFFITensor) asked = size;
+  char* block = malloc(16 + size);
+  ((TVMFFIObjectAllocHeader*)(block + 16))[-1].delete_space = sized_free;
+  return block + 16;
+}
+
+static size_t tensor_bytes(int32_t ndim) {
+  int64_t shape[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  DLTensor t = meta(shape, ndim);
+  TVMFFIObject* obj = NULL;
+  asked = 0;
+  cr_assert_eq(tffi_tensor_new_checked(&t, count_release, NULL, &obj), 0);
+  tffi_decref(obj);
+  return asked;
+}
+
+Test(tensor_object, storage_grows_by_shape_and_strides_only) {
+  static TVMFFICustomAllocator mine = {sized_alloc, NULL};
+  cr_assert_eq(TVMFFISetCustomAllocator(&mine), 0);
+  size_t one = tensor_bytes(1), nine = tensor_bytes(9);
+  TVMFFISetCustomAllocator(NULL);
+  cr_expect_eq(nine - one, 8 * 2 * sizeof(int64_t), "9 dims take %zu bytes more than 1", nine - one);
+}
