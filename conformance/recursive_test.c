@@ -469,6 +469,8 @@ Test(recursive, REC_007_repr_values) {
   expect_repr(core_c_str("\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf"), "\"\\u07ff\\uffff\\U0010ffff\"");
   expect_repr(core_c_str("\x1b[1;31mred\x1b[0m\x1b[K"), "\"\\x1b[1;31mred\\x1b[0m\\x1b[K\"");
   expect_repr(core_c_str("\x1b[3x\x1b"), "\"\\x1b[3x\\x1b\"");
+  /* A sequence's shape without its ESC is plain text: nothing is escaped. */
+  expect_repr(core_c_str("a[1m[0m"), "\"a[1m[0m\"");
   TVMFFIByteArray raw = {"a\"\\\0\x7f\x80 ~", 8};
   expect_repr(byte_ptr(&raw), "b\"a\\x22\\x5c\\x00\\x7f\\x80 ~\"");
 }
