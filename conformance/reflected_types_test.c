@@ -612,6 +612,15 @@ Test(reflected_types, RTY_006_convert_attrs) {
   TVMFFIByteArray got = core_str_bytes(&bytes);
   cr_expect(got.size == 3 && memcmp(got.data, "x\0y", 3) == 0, "a byte array did not convert");
   core_release(&bytes);
+  /* Bytes short enough to live in the value itself convert to themselves. */
+  TVMFFIAny small = core_none();
+  small.type_index = kTVMFFISmallBytes;
+  small.small_str_len = 2;
+  memcpy(small.v_bytes, "a\0", 2);
+  cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Bytes").v_obj, &small, 1, &bytes), 0);
+  got = core_str_bytes(&bytes);
+  cr_expect(got.size == 2 && memcmp(got.data, "a\0", 2) == 0, "short bytes did not convert");
+  core_release(&bytes);
   TVMFFIAny list = host_ok("ffi.List", items, 1), to_array = core_none();
   cr_assert_eq(API(TVMFFIFunctionCall)(convert_fn("ffi.Array").v_obj, &list, 1, &to_array), 0);
   cr_expect_eq(to_array.type_index, kTVMFFIArray, "a list did not convert to an array");
