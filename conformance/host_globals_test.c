@@ -114,6 +114,25 @@ Test(host_globals, GLB_003_remove_global) {
   r = host_ok("ffi.FunctionRemoveGlobal", &arg, 1);
   cr_expect(r.type_index == kTVMFFIBool && r.v_int64 == 0);
   API(TVMFFIObjectDecRef)(f);
+  /* A name past 1 MiB may be refused (-1 and an error) or be absent
+   * (false); a false leaves nothing raised behind it. */
+  size_t len = ((size_t)1 << 20) + 1;
+  char* text = malloc(len);
+  cr_assert_not_null(text);
+  memset(text, 'g', len);
+  TVMFFIByteArray long_name = {text, len};
+  TVMFFIAny big = core_none(), out = core_none();
+  cr_assert_eq(API(TVMFFIStringFromByteArray)(&long_name, &big), 0);
+  free(text);
+  if (host_call("ffi.FunctionRemoveGlobal", &big, 1, &out) == 0) {
+    cr_expect(out.type_index == kTVMFFIBool && out.v_int64 == 0, "a name never set was removed");
+    TVMFFIObjectHandle left = core_take_raised();
+    cr_expect_null(left, "a false came with an error left raised");
+    if (left != NULL && left != (TVMFFIObjectHandle)(uintptr_t)0x1) API(TVMFFIObjectDecRef)(left);
+  } else {
+    EXPECT_RAISED(.kind = "ValueError", .says = {"ffi.FunctionRemoveGlobal"});
+  }
+  core_release(&big);
 }
 
 /* GLB-004: ffi.GetGlobalFuncMetadata gives the metadata registered with
