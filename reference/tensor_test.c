@@ -151,5 +151,6 @@ Test(tensor_object, storage_grows_by_shape_and_strides_only) {
   cr_assert_eq(TVMFFISetCustomAllocator(&mine), 0);
   size_t one = tensor_bytes(1), nine = tensor_bytes(9);
   TVMFFISetCustomAllocator(NULL);
-  cr_expect_eq(nine - one, 8 * 2 * sizeof(int64_t), "9 dims take %zu bytes more than 1", nine - one);
+  cr_expect_eq(nine - one, 8 * 2 * sizeof(int64_t), "9 dims take %zu bytes more than 1",
+               nine - one);
 }
