@@ -17,6 +17,8 @@
 #include <criterion/options.h>
 #include <criterion/output.h>
 #include <signal.h>
+
+#include "criterion_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +32,9 @@ __attribute__((weak)) int conf_impl_exported(void);
 __attribute__((weak)) int conf_impl_api_total(void);
 __attribute__((weak)) const char* conf_impl_missing(void);
 __attribute__((weak)) const char* conf_impl_api_release(void);
+
+/* Present only in the forked-worker build (criterion_run.h). */
+__attribute__((weak)) int conf_run_in_forks(struct criterion_test_set* tests, const char* xml);
 
 /* XML text: markup characters escaped; control bytes and bytes outside
  * ASCII (which may not be valid UTF-8) become '?', so the file always parses. */
@@ -77,11 +82,15 @@ static void put_properties(FILE* f) {
   fputs("    </properties>\n", f);
 }
 
+/* A signal or exit status the test declares (.signal, .exit_code) is its
+ * pass, not a crash or a failure. */
 static const char* status_of(const struct criterion_test_stats* t) {
+  const struct criterion_test_extra_data* data = t->test->data;
   if (t->timed_out) return "TIMEOUT";
-  if (t->crashed || t->signal != 0) return "CRASHED";
+  if (t->crashed || (t->signal != 0 && t->signal != data->signal)) return "CRASHED";
   if (t->test_status == CR_STATUS_SKIPPED) return "SKIPPED";
-  if (t->test_status == CR_STATUS_FAILED || t->failed_asserts > 0 || t->exit_code != 0)
+  if (t->test_status == CR_STATUS_FAILED || t->failed_asserts > 0 ||
+      t->exit_code != data->exit_code)
     return "FAILED";
   return "PASSED";
 }
@@ -116,7 +125,7 @@ static void put_case(FILE* f, const char* suite, const struct criterion_test_sta
     fputs("</error>\n", f);
   } else if (strcmp(status, "FAILED") == 0) {
     fputs("      <failure type=\"assert\" message=\"", f);
-    if (t->exit_code != 0 && t->failed_asserts == 0)
+    if (t->exit_code != t->test->data->exit_code && t->failed_asserts == 0)
       fprintf(f, "the test process exited with status %d", t->exit_code);
     else
       put_xml_text(f, t->message && *t->message ? t->message : "");
@@ -127,7 +136,7 @@ static void put_case(FILE* f, const char* suite, const struct criterion_test_sta
   fputs("    </testcase>\n", f);
 }
 
-static void write_junit(FILE* f, struct criterion_global_stats* stats) {
+void conf_write_junit(FILE* f, struct criterion_global_stats* stats) {
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
   fprintf(f, "<testsuites name=\"conformance\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
           stats->nb_tests, stats->tests_failed, stats->tests_crashed);
@@ -172,12 +181,15 @@ int main(int argc, char* argv[]) {
   struct criterion_test_set* tests = criterion_initialize();
   criterion_options.logging_threshold = CRITERION_INFO; /* list every verdict */
   int keep_going = criterion_handle_args(argc, argv, true);
-  criterion_register_output_provider("conformance-junit", write_junit);
+  criterion_register_output_provider("conformance-junit", conf_write_junit);
   if (xml && *xml) criterion_add_output("conformance-junit", xml);
   const char* json = getenv("CONFORMANCE_JSON");
   if (json && *json) criterion_add_output("json", json);
   int ok = 1;
-  if (keep_going) ok = criterion_run_all_tests(tests);
+  if (keep_going && conf_run_in_forks != NULL)
+    ok = conf_run_in_forks(tests, xml);
+  else if (keep_going)
+    ok = criterion_run_all_tests(tests);
   criterion_finalize(tests);
   return keep_going ? !ok : 0;
 }

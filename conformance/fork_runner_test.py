@@ -1,0 +1,87 @@
+"""The forked-worker runner (fork_runner.c, used under valgrind) must report
+every outcome as Criterion's own runner does: the same test cases, statuses
+and failure texts, from one source compiled both ways."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+CRITERION, FORKED = sys.argv[1], sys.argv[2]
+
+EXPECTED = {
+    "passes": "PASSED",
+    "expect_fails_and_goes_on": "FAILED",
+    "assert_stops_the_test": "FAILED",
+    "skips": "SKIPPED",
+    "crashes": "CRASHED",
+    "times_out": "TIMEOUT",
+    "fixture_runs": "PASSED",
+    "expected_signal": "PASSED",
+    "expected_exit_code": "PASSED",
+    "wrong_exit_code": "FAILED",
+    "disabled": "SKIPPED",
+}
+
+
+def run(binary, *args):
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = os.path.join(tmp, "out.xml")
+        env = dict(os.environ, XML_OUTPUT_FILE=xml)
+        proc = subprocess.run([binary, *args], env=env, capture_output=True, text=True,
+                              timeout=120)
+        cases = {}
+        if os.path.exists(xml):
+            for case in ET.parse(xml).getroot().iter("testcase"):
+                texts = [e.get("message", "") + (e.text or "") for e in case]
+                cases[case.get("name")] = (case.get("status"), " ".join(texts))
+        return proc.returncode, cases, proc.stdout + proc.stderr
+
+
+class ForkRunnerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.criterion = run(CRITERION)
+        cls.forked = run(FORKED)
+
+    def test_each_runner_reports_every_outcome(self):
+        for rc, cases, _ in (self.criterion, self.forked):
+            self.assertNotEqual(rc, 0)  # failing cases: the binary fails
+            self.assertEqual({k: v[0] for k, v in cases.items()}, EXPECTED)
+
+    def test_failure_texts_match(self):
+        c, f = self.criterion[1], self.forked[1]
+        for name in ("expect_fails_and_goes_on", "assert_stops_the_test", "skips"):
+            self.assertEqual(c[name][1], f[name][1], name)
+        text = f["expect_fails_and_goes_on"][1]
+        self.assertIn("first expectation 7", text)
+        self.assertIn("second expectation", text)
+        self.assertIn("runner_cases.c:", text)
+        self.assertIn("the assert", f["assert_stops_the_test"][1])
+        self.assertNotIn("never reached", f["assert_stops_the_test"][1])
+        self.assertIn("no device here (reason)", f["skips"][1])
+
+    def test_crash_names_the_signal(self):
+        for _, cases, _ in (self.criterion, self.forked):
+            self.assertIn("signal 11", cases["crashes"][1])
+
+    def test_console_lines_are_criterions(self):
+        # tools/mutants reads these lines; failed assertions in source order.
+        out = self.forked[2]
+        first = out.index("runner_cases.c:18: Assertion Failed")
+        second = out.index("runner_cases.c:19: Assertion Failed")
+        self.assertLess(first, second)
+        self.assertIn("[FAIL] cases::expect_fails_and_goes_on:", out)
+        self.assertIn("[SKIP] cases::skips: no device here (reason)", out)
+        self.assertIn("[PASS] cases::passes:", out)
+
+    def test_fail_fast_stops_at_the_first_failure(self):
+        rc, _, out = run(FORKED, "--fail-fast")
+        self.assertNotEqual(rc, 0)
+        self.assertIn("[FAIL] cases::assert_stops_the_test:", out)  # first by name
+        self.assertNotIn("cases::passes", out)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
