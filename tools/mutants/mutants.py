@@ -404,8 +404,11 @@ def upstream_pytests(root, lib, baseline=False):
     only the package calls. Run last, for what the suite let through."""
     tool = os.path.join(root, "tools", "upstream_pytests", "upstream_pytests.py")
     with tempfile.TemporaryDirectory() as tmp:
+        # --one-process: a mutant needs a verdict, not which file crashed;
+        # one pytest start-up instead of one per file halves the run.
         argv = [sys.executable, tool, "--runtime", lib, "--scope", "runtime", "--jobs", "1",
-                "--json", os.path.join(tmp, "results.json")] + ([] if baseline else ["--no-baseline"])
+                "--one-process", "--json", os.path.join(tmp, "results.json")] + \
+            ([] if baseline else ["--no-baseline"])
         try:
             res = subprocess.run(argv, cwd=root, capture_output=True, text=True, errors="replace",
                                  timeout=600, start_new_session=True)

@@ -2,7 +2,7 @@
 
     bazel run //tools:upstream_pytests -- [--runtime reference|upstream|PATH]
         [--release 0.1.15.post2] [-k EXPR] [--files a.py,b.py] [--scope in|out|all]
-        [--jobs N] [--json FILE] [--no-baseline] [--refresh-baseline]
+        [--jobs N] [--one-process] [--json FILE] [--no-baseline] [--refresh-baseline]
 
 The tests come from the release's source archive on PyPI (pip download, kept
 in the releases cache). The package is the release's wheel, installed into a
@@ -13,7 +13,8 @@ asked for (same bytes), the tool stops with an error. Every child repeats the
 check at its end (proof_plugin.py), so each file's verdict says what it ran on.
 
 Each test file runs in its own pytest process, so a crash is that file's
-verdict (with the test that was running) and the run goes on. Each file is
+verdict (with the test that was running) and the run goes on; --one-process
+runs them all in one, for a pass/fail verdict in half the time. Each file is
 compared with upstream's own result for it (the same files, the same -k, on
 the release's own library; cached per release): SAME when every test has the
 outcome it has on upstream, else DIFF with the tests that differ. The scope
@@ -237,12 +238,14 @@ def record_message(tests, nodeid, rec):
         MESSAGES[(nodeid, rec["when"])] = rec["message"]
 
 
-def run_file(python, source, name, env, k, timeout, workdir):
-    log = os.path.join(workdir, name.replace(os.sep, "_") + ".jsonl")
+def launch(python, source, names, env, k, timeout, log):
+    """One pytest process over `names`; its events go to `log`.
+    Returns (exit status or "timeout", signal name or None, seconds, output)."""
     if os.path.exists(log):
         os.remove(log)
     cmd = [python, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", "-p",
-           "proof_plugin", "-q", "--no-header", "-rN", os.path.join("tests", "python", name)]
+           "proof_plugin", "-q", "--no-header", "-rN"] + [os.path.join("tests", "python", n)
+                                                          for n in names]
     if k:
         cmd += ["-k", k]
     path = [p for p in (env.get("PYTHONPATH", ""), HERE) if p]
@@ -259,26 +262,33 @@ def run_file(python, source, name, env, k, timeout, workdir):
             proc.wait()
             status = "timeout"
     seconds = time.monotonic() - start
-    tests, order, collect_errors, running, maps = parse_log(log)
     with open(log + ".out", encoding="utf-8", errors="replace") as f:
         output_tail = f.read()[-3000:]
     if isinstance(status, int) and status < 0:
         import signal
         signal_name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ else str(-status)
+    return status, signal_name, seconds, output_tail
+
+
+def process_crash(status, signal_name, maps, collect_errors, running, timeout):
+    """Why the pytest process did not finish its session, or None."""
+    if status == "timeout":
+        return "timeout after %d s%s" % (timeout, " in " + running if running else "")
+    if signal_name or maps is None:
+        return "%s%s" % (signal_name or "exit %s without finishing the session" % status,
+                         " in " + running if running else "")
+    if status not in (0, 1, 5) and not collect_errors:
+        # 2 without a collection error: interrupted; 3: internal error; 4: usage error
+        return "pytest exit status %s" % status
+    return None
+
+
+def file_result(name, tests, order, collect_errors, crashed, maps, seconds, output_tail):
     counts = {o: 0 for o in OUTCOMES}
     for nodeid in order:
         if tests[nodeid] is not None:
             counts[tests[nodeid]] += 1
     counts["errors"] += len(collect_errors)
-    crashed = None
-    if status == "timeout":
-        crashed = "timeout after %d s%s" % (timeout, " in " + running if running else "")
-    elif signal_name or maps is None:
-        crashed = "%s%s" % (signal_name or "exit %s without finishing the session" % status,
-                            " in " + running if running else "")
-    elif status not in (0, 1, 5) and not collect_errors:
-        # 2 without a collection error: interrupted; 3: internal error; 4: usage error
-        crashed = "pytest exit status %s" % status
     messages = {}
     for nodeid in order:
         if tests[nodeid] in ("failed", "errors"):
@@ -299,10 +309,50 @@ def run_file(python, source, name, env, k, timeout, workdir):
     }
 
 
+def run_file(python, source, name, env, k, timeout, workdir):
+    log = os.path.join(workdir, name.replace(os.sep, "_") + ".jsonl")
+    status, signal_name, seconds, output_tail = launch(python, source, [name], env, k, timeout, log)
+    tests, order, collect_errors, running, maps = parse_log(log)
+    crashed = process_crash(status, signal_name, maps, collect_errors, running, timeout)
+    return file_result(name, tests, order, collect_errors, crashed, maps, seconds, output_tail)
+
+
+def file_of(nodeid):
+    return nodeid.split("::", 1)[0].replace(os.path.join("tests", "python", ""), "", 1)
+
+
+def run_in_one_process(python, source, files, env, k, timeout, workdir):
+    """Every file in one pytest process (--one-process): one start-up instead
+    of one per file. A crash ends the run: the file running then, and every
+    file not reached, are CRASH; files that finished keep their results."""
+    os.makedirs(workdir, exist_ok=True)
+    log = os.path.join(workdir, "all.jsonl")
+    status, signal_name, seconds, output_tail = launch(python, source, files, env, k,
+                                                       timeout * len(files), log)
+    tests, order, collect_errors, running, maps = parse_log(log)
+    crash = process_crash(status, signal_name, maps, collect_errors, running, timeout * len(files))
+    results = {}
+    for name in files:
+        mine = [n for n in order if file_of(n) == name]
+        errors = [e for e in collect_errors if file_of(e["nodeid"]) == name]
+        reached = mine or errors
+        crashed = None
+        if crash and (not reached or (running and file_of(running) == name) or running is None):
+            crashed = crash if reached else "not reached: " + crash
+        results[name] = file_result(name, {n: tests[n] for n in mine}, mine, errors, crashed,
+                                    maps, seconds / len(files), output_tail)
+    return results
+
+
 # ---------------------------------------------------------------- the run
 
 def run_all(python, source, files, env, args, workdir, on_done):
     os.makedirs(workdir, exist_ok=True)
+    if args.one_process:
+        results = run_in_one_process(python, source, files, env, args.k, args.timeout, workdir)
+        for name in files:
+            on_done(results[name])
+        return results
     results = {}
     lock = threading.Lock()
 
@@ -390,6 +440,9 @@ def main(argv=None):
                         "runtime: in scope, less the files that build C++ code)")
     parser.add_argument("--jobs", type=int, default=2, help="files run at once (default 2)")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per file (default 900)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="run every file in one pytest process: faster, but a crash "
+                        "takes the files not yet run with it (for a pass/fail verdict)")
     parser.add_argument("--json", default=None, help="write the results here (default: "
                         "upstream-pytests/<runtime>.json in the workspace)")
     parser.add_argument("--no-baseline", action="store_true",

@@ -51,6 +51,37 @@ class Bookkeeping(unittest.TestCase):
         self.assertEqual(running, "t::e", "the test running when the log ends is the crash site")
         self.assertIsNone(maps, "no session end recorded")
 
+    def test_one_process_crash_takes_the_files_not_reached(self):
+        # a.py finished, b.py died in its second test, c.py never started.
+        def passed(nodeid):
+            return [{"event": "start", "nodeid": nodeid}] + [
+                {"event": "report", "nodeid": nodeid, "when": w, "outcome": "passed"}
+                for w in ("setup", "call", "teardown")]
+        events = passed("tests/python/a.py::t1") + passed("tests/python/b.py::t1") + [
+            {"event": "start", "nodeid": "tests/python/b.py::t2"}]
+
+        def died(python, source, names, env, k, timeout, log):
+            self.assertEqual(names, ["a.py", "b.py", "c.py"], "one process runs every file")
+            with open(log, "w") as f:
+                f.write("\n".join(json.dumps(e) for e in events) + "\n")
+            return -11, "SIGSEGV", 3.0, "output"
+
+        real = upstream_pytests.launch
+        upstream_pytests.launch = died
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                got = upstream_pytests.run_in_one_process("python", "src", ["a.py", "b.py", "c.py"],
+                                                          {}, None, 10, d)
+        finally:
+            upstream_pytests.launch = real
+        self.assertIsNone(got["a.py"]["crashed"])
+        self.assertEqual(got["a.py"]["tests"], {"tests/python/a.py::t1": "passed"})
+        self.assertEqual(got["b.py"]["crashed"], "SIGSEGV in tests/python/b.py::t2")
+        self.assertEqual(got["b.py"]["tests"]["tests/python/b.py::t2"], "incomplete")
+        self.assertEqual(got["c.py"]["crashed"], "not reached: SIGSEGV in tests/python/b.py::t2")
+        self.assertEqual(upstream_pytests.compare(got["c.py"], {"tests": {}, "crashed": None})[0],
+                         "CRASH")
+
     def test_compare_with_upstream(self):
         base = {"tests": {"a": "passed", "b": "skipped"}, "crashed": None}
         same = {"tests": {"a": "passed", "b": "skipped"}, "crashed": None, "collect_errors": []}
