@@ -282,24 +282,39 @@ def runtime_sources(root):
 # ---- mutants ----------------------------------------------------------------
 
 class Mutant:
+    # The pool holds every mutant of every file (80,000 for the runtime) and
+    # a sample reads a few hundred: each is read and compared with its
+    # original only when first asked (line, before, after, diff).
     def __init__(self, src, path, original_lines):
         self.src, self.path = src, path
-        with open(path, errors="replace") as f:
-            mutated = f.read().splitlines()
-        self.line, self.before, self.after = 0, "", ""
-        for i, (a, b) in enumerate(zip(original_lines, mutated)):
-            if a != b:
-                self.line, self.before, self.after = i + 1, a, b
-                break
-        else:
-            if len(mutated) != len(original_lines):
-                self.line = min(len(mutated), len(original_lines)) + 1
-                self.before = original_lines[self.line - 1] if self.line <= len(original_lines) else ""
-                self.after = ""
-        self.diff = "".join(difflib.unified_diff(
-            [l + "\n" for l in original_lines], [l + "\n" for l in mutated],
-            src, src + " (mutant)", n=1))
+        self.original_lines = original_lines
+        self.compared = None
         self.status, self.detail, self.asan = "", "", ""
+
+    def _compare(self):
+        if self.compared is None:
+            original = self.original_lines
+            with open(self.path, errors="replace") as f:
+                mutated = f.read().splitlines()
+            line, before, after = 0, "", ""
+            for i, (a, b) in enumerate(zip(original, mutated)):
+                if a != b:
+                    line, before, after = i + 1, a, b
+                    break
+            else:
+                if len(mutated) != len(original):
+                    line = min(len(mutated), len(original)) + 1
+                    before = original[line - 1] if line <= len(original) else ""
+            diff = "".join(difflib.unified_diff(
+                [l + "\n" for l in original], [l + "\n" for l in mutated],
+                self.src, self.src + " (mutant)", n=1))
+            self.compared = (line, before, after, diff)
+        return self.compared
+
+    line = property(lambda self: self._compare()[0])
+    before = property(lambda self: self._compare()[1])
+    after = property(lambda self: self._compare()[2])
+    diff = property(lambda self: self._compare()[3])
 
     @property
     def key(self):

@@ -105,5 +105,17 @@ class Draw(unittest.TestCase):
         self.assertNotEqual(first, other)
 
 
+class MutantText(unittest.TestCase):
+    def test_a_mutant_is_read_when_first_asked_not_when_pooled(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "x.mutant.1.c")
+        m = mutants.Mutant("reference/x.c", path, ["int a;", "return 0;", "}"])
+        with open(path, "w") as f:  # written after pooling: the pool never read it
+            f.write("int a;\nreturn 1;\n}\n")
+        self.assertEqual((m.line, m.before, m.after), (2, "return 0;", "return 1;"))
+        self.assertEqual(m.key, "reference/x.c\treturn 0;\treturn 1;")
+        self.assertIn("-return 0;\n+return 1;\n", m.diff)
+
+
 if __name__ == "__main__":
     sys.exit(unittest.main())
