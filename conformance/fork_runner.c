@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,8 +267,14 @@ static void run_test(struct criterion_test* test, struct criterion_suite* suite,
   fflush(NULL); /* nothing buffered in the runner is written twice */
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
+  pid_t runner = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    /* A runner killed from outside (a timeout in tools/mutants) takes its
+     * test with it, as Criterion's workers go with theirs: a mutant's
+     * endless loop must not outlive the run. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != runner) _exit(121);
     close(fds[0]);
     run_child(test, suite, fds[1]);
   }

@@ -2,13 +2,15 @@
 every outcome as Criterion's own runner does: the same test cases, statuses
 and failure texts, from one source compiled both ways."""
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
-CRITERION, FORKED = sys.argv[1], sys.argv[2]
+CRITERION, FORKED, ENDLESS = sys.argv[1], sys.argv[2], sys.argv[3]
 
 EXPECTED = {
     "passes": "PASSED",
@@ -81,6 +83,41 @@ class ForkRunnerTest(unittest.TestCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("[FAIL] cases::assert_stops_the_test:", out)  # first by name
         self.assertNotIn("cases::passes", out)
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return "\nState:\tZ" not in f.read()
+    except FileNotFoundError:
+        return False
+
+
+class RunnerKilled(unittest.TestCase):
+    def test_a_killed_runner_takes_its_test_with_it(self):
+        # tools/mutants kills a runner that runs past its time; the forked
+        # child running the test must not live on (Criterion's workers don't).
+        with tempfile.TemporaryDirectory() as tmp:
+            pid_file = os.path.join(tmp, "child.pid")
+            env = dict(os.environ, RUNNER_CHILD_PID_FILE=pid_file,
+                       XML_OUTPUT_FILE=os.path.join(tmp, "out.xml"))
+            runner = subprocess.Popen([ENDLESS], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 30
+            while not (os.path.exists(pid_file) and open(pid_file).read().endswith("\n")):
+                self.assertLess(time.monotonic(), deadline, "the test never started")
+                time.sleep(0.05)
+            child = int(open(pid_file).read())
+            self.assertNotEqual(child, runner.pid)
+            self.assertTrue(alive(child))
+            runner.send_signal(signal.SIGKILL)
+            runner.wait()
+            deadline = time.monotonic() + 10
+            while alive(child) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if alive(child):
+                os.kill(child, signal.SIGKILL)
+                self.fail("the test's process outlived its killed runner")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -147,12 +148,9 @@ class Suite:
         env.update(env_extra or {})
         with tempfile.TemporaryDirectory() as tmp:
             env["TEST_TMPDIR"] = tmp
-            try:
-                argv = [exe] if name in self.python else [exe, "--fail-fast", "-j1"]
-                res = subprocess.run(argv, env=env, capture_output=True,
-                                     text=True, errors="replace", timeout=timeout or self.timeouts.get(name, 120),
-                                     start_new_session=True)
-            except subprocess.TimeoutExpired:
+            argv = [exe] if name in self.python else [exe, "--fail-fast", "-j1"]
+            res = run_in_group(argv, env, timeout or self.timeouts.get(name, 120))
+            if res is None:
                 return "timeout", "%s: timed out" % name
         if res.returncode == 0:
             return "pass", ""
@@ -166,6 +164,22 @@ class Suite:
         why = next((l for l in after if l), "")
         detail = failed.replace("[FAIL] ", "") + (": " + why if why else "")
         return "fail", "%s: %s" % (name, detail[:200])
+
+
+def run_in_group(argv, env, timeout, cwd=None):
+    """subprocess.run in a process group of its own; None on a timeout, when
+    the whole group is killed: a mutant's endless loop may be running in a
+    child of the binary, which killing the binary alone would leave behind."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace",
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 # ---- building libraries from objects ---------------------------------------
@@ -424,10 +438,8 @@ def upstream_pytests(root, lib, baseline=False):
         argv = [sys.executable, tool, "--runtime", lib, "--scope", "runtime", "--jobs", "1",
                 "--one-process", "--json", os.path.join(tmp, "results.json")] + \
             ([] if baseline else ["--no-baseline"])
-        try:
-            res = subprocess.run(argv, cwd=root, capture_output=True, text=True, errors="replace",
-                                 timeout=600, start_new_session=True)
-        except subprocess.TimeoutExpired:
+        res = run_in_group(argv, None, 600, cwd=root)
+        if res is None:
             return "timeout", "upstream_pytests: timed out"
     if res.returncode == 0:
         return "pass", ""

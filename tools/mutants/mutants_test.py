@@ -3,6 +3,7 @@ publishing, and the seeded draw."""
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
@@ -103,6 +104,26 @@ class Draw(unittest.TestCase):
         other = [m.line for m in mutants.draw_and_judge(None, None, pool, 8, 5, 1, ({}, {}))]
         self.assertEqual(first, second)
         self.assertNotEqual(first, other)
+
+
+class Timeouts(unittest.TestCase):
+    def test_a_timeout_kills_the_whole_process_group(self):
+        # A mutant's endless loop may run in a child of the test binary.
+        with tempfile.TemporaryDirectory() as d:
+            pid_file = os.path.join(d, "pid")
+            script = "sleep 300 & echo $! > %s; wait" % pid_file
+            self.assertIsNone(mutants.run_in_group(["sh", "-c", script], None, 1))
+            child = int(open(pid_file).read())
+            time.sleep(0.2)
+            try:
+                with open("/proc/%d/status" % child) as f:
+                    self.assertIn("\nState:\tZ", f.read(), "the grandchild still runs")
+            except FileNotFoundError:
+                pass
+
+    def test_a_run_in_time_gives_its_output(self):
+        res = mutants.run_in_group(["sh", "-c", "echo out; echo err >&2; exit 3"], None, 10)
+        self.assertEqual((res.returncode, res.stdout, res.stderr), (3, "out\n", "err\n"))
 
 
 class MutantText(unittest.TestCase):
