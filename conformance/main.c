@@ -17,10 +17,10 @@
 #include <criterion/options.h>
 #include <criterion/output.h>
 #include <signal.h>
-
-#include "criterion_run.h"
 #include <stdlib.h>
 #include <string.h>
+
+#include "criterion_run.h"
 
 /* What the harness (conformance/impl.c) knows about the library under test.
  * Weak: binaries without the harness (the reference's unit tests) have none. */
